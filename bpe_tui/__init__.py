@@ -1,0 +1,1 @@
+"""bpe-tui: the Textual app and the ``bpe-tui`` command over the headless ``engine``."""

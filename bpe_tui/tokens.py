@@ -1,0 +1,42 @@
+"""How token bytes look on screen: one readable, consistent form everywhere.
+
+Spaces, newlines, tabs and carriage returns get a visible mark; bytes that are not (yet)
+valid UTF-8, such as half of a Chinese character, are shown as ``\\xNN`` escapes in a
+dimmed style so they never mangle the line.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+MARKS = {" ": "␣", "\n": "↵", "\t": "→", "\r": "␍"}
+
+
+def _pieces(token: bytes) -> list[tuple[str, bool]]:
+    """``(text, is_escape)`` runs of a token's readable form."""
+    out: list[tuple[str, bool]] = []
+    text = token.decode("utf-8", errors="surrogateescape")
+    for ch in text:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte, kept by surrogateescape
+            out.append((f"\\x{code - 0xDC00:02x}", True))
+        elif ch in MARKS:
+            out.append((MARKS[ch], True))
+        elif not ch.isprintable():
+            out.append((f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}", True))
+        else:
+            out.append((ch, False))
+    return out
+
+
+def show_token(token: bytes) -> str:
+    """Plain readable form of a token's bytes."""
+    return "".join(piece for piece, _ in _pieces(token))
+
+
+def token_text(token: bytes, style: str = "", escape_style: str = "dim") -> Text:
+    """Readable form as rich ``Text``: marks and escapes styled apart from real characters."""
+    text = Text(style=style, no_wrap=True)
+    for piece, escaped in _pieces(token):
+        text.append(piece, escape_style if escaped else "")
+    return text

@@ -1,0 +1,179 @@
+"""Reading a corpus: streamed in blocks, counted in parallel worker processes.
+
+The file is read in binary blocks and decoded as UTF-8 (an invalid byte is reported with
+its offset unless ``errors="replace"``). Each block is cut where a pre-token boundary is
+certain (``PreTokenizer.safe_cut``), so
+counting the blocks separately gives exactly the counts of the whole text, and memory
+grows with the number of distinct pre-tokens rather than the file size.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+import multiprocessing
+
+from .errors import CorpusError
+from .pretokenize import PreTokenizer, merge_counts
+
+Progress = Callable[[str, int, int], None]
+"""Progress callback: ``(phase, done, total)``; phase is "read" (bytes) or "merge" (merges)."""
+
+DEFAULT_BLOCK = 8 << 20
+
+
+def _utf8_tail(data: bytes) -> int:
+    """Length of an incomplete UTF-8 sequence at the end of ``data`` (0 if none)."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 != 0x80:  # a lead byte (or ASCII)
+            need = 1 if byte < 0x80 else 2 if byte >> 5 == 0b110 else 3 if byte >> 4 == 0b1110 else 4
+            return back if back < need else 0
+    return 0
+
+
+def read_blocks(
+    path: str | os.PathLike[str],
+    pretok: PreTokenizer,
+    block_size: int = DEFAULT_BLOCK,
+    errors: str = "strict",
+) -> Iterator[tuple[str, int]]:
+    """Yield ``(text, bytes_read_so_far)`` blocks that can be pre-tokenized independently."""
+    offset = 0  # file offset of the first byte of ``pending``
+    pending = b""
+    carry = ""
+    with _open(path) as f:
+        while True:
+            data = f.read(block_size)
+            eof = not data
+            raw = pending + data
+            tail = 0 if eof else _utf8_tail(raw)
+            body, pending = (raw[: len(raw) - tail], raw[len(raw) - tail :]) if tail else (raw, b"")
+            try:
+                text = carry + body.decode("utf-8", errors)
+            except UnicodeDecodeError as e:
+                raise CorpusError(
+                    f"{path}: not valid UTF-8 at byte offset {offset + e.start} "
+                    "(use --errors replace to train anyway)"
+                ) from None
+            offset += len(body)
+            if eof:
+                if text:
+                    yield text, offset
+                return
+            cut = pretok.safe_cut(text)
+            if cut:
+                yield text[:cut], offset
+                carry = text[cut:]
+            else:
+                carry = text
+
+
+def _open(path: str | os.PathLike[str]):
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise CorpusError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CorpusError(f"{path}: is a directory, not a file") from None
+    except PermissionError:
+        raise CorpusError(f"{path}: permission denied") from None
+    except OSError as e:
+        raise CorpusError(f"{path}: cannot read ({e.strerror})") from None
+
+
+_worker_pretok: PreTokenizer | None = None
+
+
+def _init_worker(pattern: str, special_tokens: tuple[str, ...]) -> None:
+    global _worker_pretok
+    _worker_pretok = PreTokenizer(pattern, special_tokens)
+
+
+def _count_block(text: str) -> Counter[bytes]:
+    assert _worker_pretok is not None
+    return _worker_pretok.count(text)
+
+
+def count_file(
+    path: str | os.PathLike[str],
+    pretok: PreTokenizer,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    errors: str = "strict",
+    block_size: int | None = None,
+) -> Counter[bytes]:
+    """Pre-token counts of a corpus file, counted by ``workers`` processes (default: all cores)."""
+    try:
+        total = os.path.getsize(path)
+    except FileNotFoundError:
+        raise CorpusError(f"{path}: no such file") from None
+    except OSError as e:
+        raise CorpusError(f"{path}: cannot read ({e.strerror})") from None
+    if os.path.isdir(path):
+        raise CorpusError(f"{path}: is a directory, not a file")
+    workers = workers or os.cpu_count() or 1
+    if block_size is None:
+        # One block per worker for mid-sized files; bounded blocks keep big files streaming.
+        block_size = max(1 << 20, min(DEFAULT_BLOCK, total // workers + 1))
+    report = progress or (lambda phase, done, total: None)
+    report("read", 0, total)
+    blocks = read_blocks(path, pretok, block_size, errors)
+    if workers == 1 or total <= block_size:
+        parts = []
+        for text, done in blocks:
+            parts.append(pretok.count(text))
+            report("read", done, total)
+        return merge_counts(parts)
+    return _count_parallel(blocks, pretok, workers, report, total)
+
+
+def _count_parallel(
+    blocks: Iterator[tuple[str, int]],
+    pretok: PreTokenizer,
+    workers: int,
+    report: Progress,
+    total: int,
+) -> Counter[bytes]:
+    # fork is fastest, but forking a process that runs other threads (the app) is unsafe.
+    method = "fork" if threading.active_count() == 1 else "forkserver"
+    result: Counter[bytes] = Counter()
+    in_flight: dict[Future[Counter[bytes]], int] = {}
+    try:
+        with ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context(method),
+            initializer=_init_worker,
+            initargs=(pretok.pattern, pretok.special_tokens),
+        ) as pool:
+            for text, done in blocks:
+                if len(in_flight) >= 2 * workers:  # bound memory: a few blocks at a time
+                    _collect(in_flight, result, report, total, wait_for=FIRST_COMPLETED)
+                in_flight[pool.submit(_count_block, text)] = done
+            while in_flight:
+                _collect(in_flight, result, report, total, wait_for=FIRST_COMPLETED)
+    except BrokenProcessPool:
+        raise CorpusError(
+            "a worker process died while counting pre-tokens (out of memory or killed); "
+            "try --workers 1"
+        ) from None
+    return result
+
+
+def _collect(
+    in_flight: dict[Future[Counter[bytes]], int],
+    result: Counter[bytes],
+    report: Progress,
+    total: int,
+    wait_for: str,
+) -> None:
+    done, _ = wait(in_flight, return_when=wait_for)
+    for fut in done:
+        part = fut.result()
+        for k, v in part.items():
+            result[k] += v
+        report("read", in_flight.pop(fut), total)

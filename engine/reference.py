@@ -1,0 +1,51 @@
+"""The plain reference trainer: recount every pair before every merge.
+
+Obviously correct and slow (seed lecture 003's naive BPE on byte-level pre-tokens); the
+optimized ``Trainer`` must produce exactly the same merges, and benchmarks show the gap.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from .trainer import check_settings
+
+
+def train_reference(
+    word_counts: Mapping[bytes, int],
+    vocab_size: int,
+    special_tokens: Sequence[str] = (),
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """Train from pre-token counts; returns ``(vocab, merges)`` like ``train_bpe``."""
+    check_settings(vocab_size, special_tokens)
+    vocab = [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in special_tokens]
+    words = {tuple(word): count for word, count in word_counts.items()}
+    merges: list[tuple[bytes, bytes]] = []
+    while len(vocab) < vocab_size:
+        pairs: Counter[tuple[int, int]] = Counter()
+        for word, count in words.items():
+            for pair in zip(word, word[1:]):
+                pairs[pair] += count
+        if not pairs:
+            break
+        a, b = max(pairs, key=lambda p: (pairs[p], (vocab[p[0]], vocab[p[1]])))
+        new = len(vocab)
+        vocab.append(vocab[a] + vocab[b])
+        merges.append((vocab[a], vocab[b]))
+        words = {merge_word(word, a, b, new): count for word, count in words.items()}
+    return dict(enumerate(vocab)), merges
+
+
+def merge_word(word: tuple[int, ...], a: int, b: int, new: int) -> tuple[int, ...]:
+    """Replace each (a, b) in ``word`` by ``new``, left to right without overlap."""
+    out = []
+    i = 0
+    while i < len(word):
+        if i + 1 < len(word) and word[i] == a and word[i + 1] == b:
+            out.append(new)
+            i += 2
+        else:
+            out.append(word[i])
+            i += 1
+    return tuple(out)

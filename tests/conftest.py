@@ -1,0 +1,41 @@
+"""Shared fixtures: paths into ../shared (skipped cleanly when it is absent)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.byte_unicode import token_string_to_bytes
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+FIXTURES = SHARED / "fixtures"
+CORPORA = SHARED / "corpora"
+
+
+def shared_file(*parts: str) -> Path:
+    """A file under ../shared, or skip the test when it is not there."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    return path
+
+
+def decode_gpt2_token(s: str) -> bytes:
+    return token_string_to_bytes(s)
+
+
+@pytest.fixture(scope="session")
+def reference_merges() -> list[tuple[bytes, bytes]]:
+    path = shared_file("fixtures", "train-bpe-reference-merges.txt")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [tuple(decode_gpt2_token(x) for x in line.split(" ")) for line in lines if line]  # type: ignore[misc]
+
+
+@pytest.fixture(scope="session")
+def reference_vocab() -> set[bytes]:
+    path = shared_file("fixtures", "train-bpe-reference-vocab.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {k.encode() if k == "<|endoftext|>" else decode_gpt2_token(k) for k in data}

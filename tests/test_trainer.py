@@ -1,0 +1,139 @@
+"""The optimized trainer: exact against the reference fixture and the plain reference trainer."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import PreTokenizer, SettingsError, Trainer, train_bpe, train_reference
+
+from .conftest import shared_file
+
+SPECIAL = "<|endoftext|>"
+
+
+def test_reference_fixture_merges_and_vocab(reference_merges, reference_vocab):
+    corpus = shared_file("fixtures", "corpus.en")
+    vocab, merges = train_bpe(corpus, 500, [SPECIAL])
+    assert merges == reference_merges
+    assert set(vocab.values()) == reference_vocab
+    assert len(vocab) == 500
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_same_result_for_any_number_of_workers(workers, reference_merges):
+    corpus = shared_file("fixtures", "corpus.en")
+    _, merges = train_bpe(corpus, 500, [SPECIAL], workers=workers)
+    assert merges == reference_merges
+
+
+def test_ids_layout_bytes_then_specials_then_merges():
+    trainer = Trainer.from_text("low lower lowest<|a|> newest<|b|>", 270, ["<|a|>", "<|b|>"])
+    trainer.run()
+    vocab = trainer.vocab
+    assert all(vocab[i] == bytes([i]) for i in range(256))
+    assert vocab[256] == b"<|a|>" and vocab[257] == b"<|b|>"
+    for k, (left, right) in enumerate(trainer.merges):
+        assert vocab[258 + k] == left + right
+
+
+def test_overlapping_pairs_merge_left_to_right():
+    trainer = Trainer.from_text("aaa", 258)
+    step = trainer.step()
+    assert step is not None and step.token == b"aa" and step.count == 2
+    assert trainer.words(1)[0].parts == [b"aa", b"a"]
+
+
+def test_stops_early_when_pairs_run_out():
+    trainer = Trainer.from_text("ab ab", 1000)
+    trainer.run()
+    assert trainer.stopped_early
+    assert trainer.merges_done == 2 < trainer.merges_planned  # "ab", then " " + "ab"
+
+
+@pytest.mark.parametrize(
+    ("vocab_size", "specials"),
+    [(255, []), (256, [SPECIAL]), (300, [""]), (300, ["<s>", "<s>"])],
+)
+def test_bad_settings_raise_settings_error(vocab_size, specials):
+    with pytest.raises(SettingsError):
+        Trainer.from_text("hello", vocab_size, specials)
+
+
+# -- property tests: optimized == reference, step() == run() --------------------------------
+
+PIECES = [
+    "a", "aa", "aaaa", "ab", "ba", "the", " the", "The", "don't", "we'll", "I'm", " ", "  ", "   ",
+    "\n", "\n\n", "\t", "\r\n", "0", "12", "2024", "é", "naïve", "你好", "世界", "😀", "👍🏽", "🇫🇷",
+    ".", ",", "!?", "--", "<|endoftext|>", "<|pad|>", "ab ab", "x", "yy",
+]
+corpora = st.lists(st.sampled_from(PIECES), min_size=1, max_size=60).map("".join)
+
+
+def _counts(text: str, specials: list[str]) -> dict[bytes, int]:
+    return PreTokenizer("gpt2", specials).count(text)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=corpora, extra=st.integers(0, 60), specials=st.sampled_from([[], ["<|endoftext|>"], ["<|endoftext|>", "<|pad|>"]]))
+def test_optimized_equals_reference(text, extra, specials):
+    vocab_size = 256 + len(specials) + extra
+    counts = _counts(text, specials)
+    trainer = Trainer(counts, vocab_size, specials)
+    trainer.run()
+    ref_vocab, ref_merges = train_reference(counts, vocab_size, specials)
+    assert trainer.merges == ref_merges
+    assert trainer.vocab == ref_vocab
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=corpora, extra=st.integers(0, 40))
+def test_step_by_step_equals_run(text, extra):
+    counts = _counts(text, [])
+    stepped = Trainer(counts, 256 + extra)
+    records = []
+    while (record := stepped.step()) is not None:
+        records.append(record)
+    ran = Trainer(counts, 256 + extra)
+    ran.run()
+    assert stepped.merges == ran.merges
+    assert [r.pair for r in records] == stepped.merge_pairs
+    assert [r.index for r in records] == list(range(1, len(records) + 1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=corpora, extra=st.integers(1, 40))
+def test_events_agree_with_counts(text, extra):
+    """Each step's changes turn the pair counts before it into the pair counts after it."""
+    counts = _counts(text, [])
+    trainer = Trainer(counts, 256 + extra)
+    while True:
+        before = dict(trainer.pair_counter)
+        top = trainer.top_pairs(1)
+        record = trainer.step()
+        if record is None:
+            assert trainer.finished and (not top or trainer.merges_done == trainer.merges_planned)
+            break
+        assert top[0] == (record.pair, record.count)
+        expected = dict(before)
+        del expected[record.pair]
+        for change in record.changes:
+            assert expected.get(change.pair, 0) == change.before
+            expected[change.pair] = change.after
+        assert {p: c for p, c in expected.items() if c} == trainer.pair_counter
+        for tie in record.ties:
+            assert before[tie] == record.count
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=corpora, k=st.integers(0, 30))
+def test_goto_backwards_equals_fresh_run(text, k):
+    counts = _counts(text, [])
+    trainer = Trainer(counts, 300)
+    trainer.run()
+    trainer.goto(k)
+    fresh = Trainer(counts, 300)
+    fresh.run(until=k)
+    assert trainer.merges == fresh.merges
+    assert trainer.words(5) == fresh.words(5)
