@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from .pretokenize import PreTokenizer
+from .trainer import Trainer
 
 Pair = tuple[int, int]
 
@@ -75,6 +76,11 @@ class Tokenizer:
                 raise ValueError(f"merge {rank} ({left!r}, {right!r}) uses a token not in the vocabulary") from None
             self._merge_of.setdefault(pair, (rank, merged))
         self._cache: dict[str, list[int]] = {}
+
+    @classmethod
+    def from_trainer(cls, trainer: Trainer) -> Tokenizer:
+        """The tokenizer as trained so far."""
+        return cls(trainer.vocab, trainer.merges, list(trainer.special_tokens), trainer.pattern)
 
     # -- the merge loop -----------------------------------------------------------------
 

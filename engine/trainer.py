@@ -80,8 +80,11 @@ class Trainer:
         vocab_size: int,
         special_tokens: Sequence[str] = (),
         progress: Progress | None = None,
+        pattern: str = "gpt2",
     ) -> None:
         check_settings(vocab_size, special_tokens)
+        self.pattern = pattern
+        """The pre-tokenizer the counts came from, kept for the tokenizer made from them."""
         self.special_tokens = tuple(special_tokens)
         self.vocab_size = vocab_size
         self.progress = progress
@@ -106,7 +109,7 @@ class Trainer:
         """Train on a string (pre-tokenized here, in this process)."""
         check_settings(vocab_size, special_tokens)
         counts = PreTokenizer(pattern, special_tokens).count(text)
-        return cls(counts, vocab_size, special_tokens, **kwargs)  # type: ignore[arg-type]
+        return cls(counts, vocab_size, special_tokens, pattern=pattern, **kwargs)  # type: ignore[arg-type]
 
     @classmethod
     def from_file(
@@ -123,7 +126,7 @@ class Trainer:
         check_settings(vocab_size, special_tokens)
         pretok = PreTokenizer(pattern, special_tokens)
         counts = count_file(path, pretok, workers=workers, progress=progress, errors=errors)
-        return cls(counts, vocab_size, special_tokens, progress=progress)
+        return cls(counts, vocab_size, special_tokens, progress=progress, pattern=pattern)
 
     def _build(self) -> None:
         """Lay out the words and count their pairs: the state before any merge."""
