@@ -4,6 +4,7 @@ Imports only the standard library and ``regex``.
 """
 
 from .errors import BpeError, CorpusError, ModelFileError, ResumeError, SettingsError
+from .formats import atomic_write
 from .events import MergeStep, PairChange, StalePop
 from .pretokenize import PATTERNS, PreTokenizer
 from .reference import train_reference
@@ -26,6 +27,7 @@ __all__ = [
     "Tokenizer",
     "Trainer",
     "Word",
+    "atomic_write",
     "train_bpe",
     "train_reference",
 ]

@@ -120,12 +120,14 @@ class PreTokenizer:
         return self.count_chunks(chunk_counts)
 
     def count_chunks(self, chunk_counts: Counter[str]) -> Counter[bytes]:
-        counts: Counter[bytes] = Counter()
+        """Pre-token counts from chunk counts: the regex runs once per distinct chunk."""
+        counts: dict[str, int] = {}
+        get = counts.get
         findall = self.regex.findall
         for chunk, n in chunk_counts.items():
             for tok in findall(chunk):
-                counts[tok.encode("utf-8")] += n
-        return counts
+                counts[tok] = get(tok, 0) + n
+        return Counter({tok.encode("utf-8"): n for tok, n in counts.items()})
 
 
 def _not_alnum(ch: str) -> bool:

@@ -8,13 +8,23 @@ tiktoken do. ``encode_steps`` records the same loop as it runs, for the encode v
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain, islice, repeat
+from pathlib import Path
 
+from . import formats
+from .errors import ModelFileError
 from .pretokenize import PreTokenizer
 from .trainer import Trainer
 
 Pair = tuple[int, int]
+
+_NONE = 1 << 62
+"""Rank of a pair that is not in the merge list: above every real rank."""
+_SPACE_AFTER_WORD = re.compile(r"(?<=\S) ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +60,7 @@ class Tokenizer:
         merges: list[tuple[bytes, bytes]],
         special_tokens: list[str] | None = None,
         pattern: str = "gpt2",
+        cache_size: int = 1 << 17,
     ) -> None:
         self.vocab = dict(vocab)
         self.merges = list(merges)
@@ -67,81 +78,223 @@ class Tokenizer:
         if missing:
             raise ValueError(f"vocabulary lacks the single byte {missing[0]:#04x}")
         self._byte_ids = [self.encoder[bytes([b])] for b in range(256)]
-        self._merge_of: dict[Pair, tuple[int, int]] = {}
+        self._rank_of: dict[Pair, int] = {}
+        self._merged: list[int] = []
+        """Id made by each merge rank."""
         for rank, (left, right) in enumerate(merges):
             try:
                 pair = (self.encoder[left], self.encoder[right])
-                merged = self.encoder[left + right]
+                self._merged.append(self.encoder[left + right])
             except KeyError:
                 raise ValueError(f"merge {rank} ({left!r}, {right!r}) uses a token not in the vocabulary") from None
-            self._merge_of.setdefault(pair, (rank, merged))
-        self._cache: dict[str, list[int]] = {}
+            self._rank_of.setdefault(pair, rank)
+        self.direct = False
+        """Emit a pre-token that is a vocabulary entry as that entry, skipping its merge loop
+        (as tiktoken does, and HF with ``ignore_merges``). The same ids only when every entry
+        encodes to itself: proven for trained vocabularies (see ``from_trainer``), checked by
+        ``verify_direct`` for others, kept in ``tokenizer.json`` as ``ignore_merges``."""
+        self._chunks: dict[str, list[int]] = {}
+        """Ids of ``" " + key`` for space-separated chunks (see ``_encode_piece``)."""
+        self._pretokens: dict[str, list[int]] = {}
+        self.cache_size = cache_size
+        """Entries each cache may hold; a full cache is emptied, so memory stays bounded."""
 
     @classmethod
     def from_trainer(cls, trainer: Trainer) -> Tokenizer:
-        """The tokenizer as trained so far."""
-        return cls(trainer.vocab, trainer.merges, list(trainer.special_tokens), trainer.pattern)
+        """The tokenizer as trained so far.
+
+        Every trained entry encodes to itself, so ``direct`` is on: the entry made by merge
+        ``r = (a, b)`` first appeared where ``a`` and ``b`` were whole tokens of a word, so no
+        merge before ``r`` crossed its span there; merging its bytes alone by rank order
+        therefore goes through the same steps, reaches ``[a, b]`` and then merge ``r``.
+        """
+        tokenizer = cls(trainer.vocab, trainer.merges, list(trainer.special_tokens), trainer.pattern)
+        tokenizer.direct = True
+        return tokenizer
+
+    def verify_direct(self) -> bool:
+        """Turn ``direct`` on if every vocabulary entry encodes to itself (true for GPT-2's
+        files); costs one merge loop per entry."""
+        specials = set(self.special_ids.values())
+        encoder = self.encoder
+        self.direct = all(
+            self._bpe(token) == [encoder[token]]
+            for i, token in self.vocab.items()
+            if len(token) > 1 and i not in specials and encoder[token] == i
+        )
+        return self.direct
+
+    # -- files ----------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """Load a ``tokenizer.json``, or a directory holding one or ``vocab.json`` + ``merges.txt``."""
+        return cls._from_data(formats.read_model(path))
+
+    @classmethod
+    def from_files(
+        cls,
+        vocab_json: str | os.PathLike[str],
+        merges_txt: str | os.PathLike[str],
+        special_tokens: list[str] | None = None,
+    ) -> Tokenizer:
+        """Load GPT-2 style files; entries no merge makes (``<|endoftext|>``) become special tokens."""
+        return cls._from_data(formats.read_gpt2_files(vocab_json, merges_txt, special_tokens))
+
+    @classmethod
+    def _from_data(cls, data: formats.ModelData) -> Tokenizer:
+        try:
+            tokenizer = cls(data.vocab, data.merges, data.special_tokens, data.pattern)
+        except ValueError as e:
+            raise ModelFileError(f"{data.path}: {e}") from None
+        tokenizer.direct = data.direct
+        return tokenizer
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write an HF ``tokenizer.json`` (loads in ``tokenizers.Tokenizer.from_file``)."""
+        return formats.atomic_write(path, formats.hf_json(self.vocab, self.merges, self.special_tokens, self.pattern, self.direct))
+
+    def save_gpt2_files(self, directory: str | os.PathLike[str]) -> list[Path]:
+        """Write GPT-2 style ``vocab.json`` + ``merges.txt`` into ``directory``."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        return [
+            formats.atomic_write(directory / formats.VOCAB_JSON, formats.gpt2_vocab_json(self.vocab, self.special_tokens)),
+            formats.atomic_write(directory / formats.MERGES_TXT, formats.gpt2_merges_txt(self.merges)),
+        ]
+
+    def save_dir(self, directory: str | os.PathLike[str]) -> list[Path]:
+        """Write ``tokenizer.json``, ``vocab.json`` and ``merges.txt`` into ``directory``."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        return [self.save(directory / formats.TOKENIZER_JSON), *self.save_gpt2_files(directory)]
+
+    def export_tiktoken(self, path: str | os.PathLike[str]) -> Path:
+        """Write tiktoken's ``.tiktoken`` ranks. Load them with ``tiktoken.load.load_tiktoken_bpe``
+        and pass ``pat_str=self.pretokenizer.pattern, special_tokens=self.special_ids`` to
+        ``tiktoken.Encoding``. ValueError when the ids do not follow merge order."""
+        return formats.atomic_write(path, formats.tiktoken_ranks(self.vocab, self.merges, self.special_tokens))
 
     # -- the merge loop -----------------------------------------------------------------
 
     def _bpe(self, piece: bytes, steps: list[EncodeStep] | None = None) -> list[int]:
-        """Merge one pre-token by lowest rank first; record each round into ``steps``."""
-        byte_ids = self._byte_ids
-        ids = [byte_ids[b] for b in piece]
-        merge_of = self._merge_of
+        """Merge one pre-token by lowest rank first; record each round into ``steps``.
+
+        ``ranks[i]`` is the rank of the pair ``(ids[i], ids[i+1])``; a merge changes only
+        the two ranks beside it, and ``min`` plus ``index`` find the lowest, leftmost pair.
+        """
+        rank = self._rank_of.get
+        ids = list(map(self._byte_ids.__getitem__, piece))
+        ranks = list(map(rank, zip(ids, ids[1:]), repeat(_NONE)))
         while True:
-            best_rank = best = new = -1
-            ranks: list[int | None] | None = [] if steps is not None else None
-            for i in range(len(ids) - 1):
-                m = merge_of.get((ids[i], ids[i + 1]))
-                if ranks is not None:
-                    ranks.append(m[0] if m else None)
-                if m is not None and (best < 0 or m[0] < best_rank):
-                    best_rank, best, new = m[0], i, m[1]
+            best = min(ranks, default=_NONE)
+            i = ranks.index(best) if best != _NONE else -1
             if steps is not None:
-                before = list(ids)
-            if best >= 0:
-                ids[best : best + 2] = [new]
+                before, shown = list(ids), [None if r == _NONE else r for r in ranks]
+            if i >= 0:
+                ids[i : i + 2] = [self._merged[best]]
+                del ranks[i]
+                if i:
+                    ranks[i - 1] = rank((ids[i - 1], ids[i]), _NONE)
+                if i < len(ranks):
+                    ranks[i] = rank((ids[i], ids[i + 1]), _NONE)
             if steps is not None:
-                steps.append(EncodeStep(before, ranks, best if best >= 0 else None, list(ids)))  # type: ignore[arg-type]
-            if best < 0:
+                steps.append(EncodeStep(before, shown, i if i >= 0 else None, list(ids)))
+            if i < 0:
                 return ids
 
-    def _encode_chunk(self, chunk: str) -> list[int]:
-        ids: list[int] = []
-        for pretoken in self.pretokenizer.pretokens(chunk):
-            ids += self._bpe(pretoken.encode("utf-8"))
-        return ids
+    def _encode_pretoken(self, pretoken: str) -> list[int]:
+        piece = pretoken.encode("utf-8")
+        entry = self.encoder.get(piece) if self.direct else None
+        return [entry] if entry is not None else self._bpe(piece)
+
+    def _encode_pretokens(self, pretokens: list[str]) -> list[int]:
+        return list(chain.from_iterable(map(self._cached(pretokens), pretokens)))
+
+    def _cached(self, pretokens: Iterable[str]) -> Callable[[str], list[int]]:
+        """Merge the pre-tokens not cached yet, each once; returns the cache's lookup."""
+        cache = self._pretokens
+        wanted = set(pretokens)
+        if len(cache) + len(wanted) > self.cache_size:
+            cache.clear()  # bounded memory on endless streams
+        for pretoken in wanted.difference(cache):
+            cache[pretoken] = self._encode_pretoken(pretoken)
+        return cache.__getitem__
+
+    def _encode_piece(self, piece: str, out: list[int]) -> None:
+        """Append the ids of one ordinary piece to ``out``.
+
+        Under the named patterns a space after a non-space always starts a pre-token, so the
+        piece is cut there; every part but the first stands for ``" " + part``, and its ids
+        are cached: most of a text is parts seen before.
+        """
+        pretok = self.pretokenizer
+        if not pretok.chunked:
+            out += self._encode_pretokens(pretok.pretokens(piece))
+            return
+        parts = _SPACE_AFTER_WORD.split(piece)
+        out += self._encode_pretokens(pretok.pretokens(parts[0]))
+        chunks = self._chunks
+        try:
+            found = list(map(chunks.__getitem__, islice(parts, 1, None)))
+        except KeyError:
+            wanted = set(islice(parts, 1, None))
+            if len(chunks) + len(wanted) > self.cache_size:
+                chunks.clear()  # bounded memory on endless streams
+            self._fill(wanted.difference(chunks))
+            found = list(map(chunks.__getitem__, islice(parts, 1, None)))
+        out.extend(chain.from_iterable(found))
+
+    def _fill(self, missing: set[str]) -> None:
+        """Encode and cache the parts in ``missing`` (see ``_encode_piece``), all at once:
+        the regex runs per part, the merge loop once per distinct pre-token among them."""
+        chunks = self._chunks
+        parts = list(missing)
+        split = list(map(self.pretokenizer.regex.findall, [" " + p for p in parts]))
+        ids_of = self._cached(chain.from_iterable(split))
+        for part, pretokens in zip(parts, split):
+            chunks[part] = list(chain.from_iterable(map(ids_of, pretokens)))
 
     # -- public API -----------------------------------------------------------------------
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``."""
         out: list[int] = []
-        cache = self._cache
-        pretok = self.pretokenizer
-        for piece, special in pretok.split_special(text):
+        for piece, special in self.pretokenizer.split_special(text):
             if special:
                 out.append(self.special_ids[piece])
-                continue
-            for chunk in pretok.chunks(piece):
-                ids = cache.get(chunk)
-                if ids is None:
-                    ids = cache[chunk] = self._encode_chunk(chunk)
-                out += ids
+            else:
+                self._encode_piece(piece, out)
         return out
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
-        """Lazily encode a stream of strings; the ids equal ``encode`` of their concatenation."""
+        """Lazily encode a stream of strings; the ids equal ``encode`` of their concatenation.
+
+        Text is encoded up to the last safe cut. The cut is looked for short of the last
+        ``margin`` characters, which a longer special token could still claim once more
+        text arrives (``<|endoftext|>`` may turn out to be ``<|endoftext|><|endoftext|>``).
+        """
+        pretok = self.pretokenizer
+        width = max(map(len, self.special_tokens), default=1)
         buffer = ""
         for text in iterable:
             buffer += text
-            cut = self.pretokenizer.safe_cut(buffer)
-            if cut:
+            cut = pretok.safe_cut(buffer[: max(0, len(buffer) - width + 1)])
+            if cut and not self._special_across(buffer, cut):
                 yield from self.encode(buffer[:cut])
                 buffer = buffer[cut:]
         if buffer:
             yield from self.encode(buffer)
+
+    def _special_across(self, text: str, cut: int) -> bool:
+        """Whether a special token of ``text`` spans ``cut``. Matched from the start: where
+        special tokens overlap, a scan begun elsewhere could pair them differently."""
+        if self.pretokenizer.special_regex is None:
+            return False
+        for m in self.pretokenizer.special_regex.finditer(text):
+            if m.end() > cut:
+                return m.start() < cut
+        return False
 
     def encode_steps(self, text: str) -> list[PreTokenTrace]:
         """Every pre-token of ``text`` with each round of its merge loop (see ``EncodeStep``)."""
@@ -157,9 +310,10 @@ class Tokenizer:
         return traces
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """The bytes of ``ids`` joined."""
         vocab = self.vocab
         try:
-            return b"".join([vocab[i] for i in ids])
+            return b"".join(map(vocab.__getitem__, ids))
         except (KeyError, TypeError):
             bad = next(i for i in ids if not isinstance(i, int) or i not in vocab)
             raise ValueError(f"token id {bad!r} is not in the vocabulary (0-{max(vocab)})") from None

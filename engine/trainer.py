@@ -22,15 +22,24 @@ by a key that sorts byte strings in descending order, so the heap top is the exa
 from __future__ import annotations
 
 import gc
+from array import array
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from bisect import insort
 from heapq import heapify, heappop, heappush, heapreplace
 
 from .corpus import Progress, count_file
 from .errors import SettingsError
 from .events import MergeStep, Pair, PairChange, StalePop
 from .pretokenize import PreTokenizer
+
+TIE_LIMIT = 5
+"""How many tied pairs a ``MergeStep`` lists."""
+
+SEPARATOR = -1
+"""The token between words, and of positions merged away: it is never part of a pair."""
 
 _DESC = [chr(256 - x) for x in range(256)]
 _END = chr(257)
@@ -43,6 +52,19 @@ def _desc_key(token: bytes) -> str:
     above them all, so a prefix sorts after its extensions (b"a" < b"ab" becomes key > key).
     """
     return "".join([_DESC[x] for x in token]) + _END
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: training makes many small containers and no
+    cycles, so collections during it only cost time."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def check_settings(vocab_size: int, special_tokens: Sequence[str]) -> None:
@@ -130,6 +152,10 @@ class Trainer:
 
     def _build(self) -> None:
         """Lay out the words and count their pairs: the state before any merge."""
+        with _gc_paused():
+            self._lay_out()
+
+    def _lay_out(self) -> None:
         self._vocab: list[bytes] = [bytes([i]) for i in range(256)]
         self._vocab += [s.encode("utf-8") for s in self.special_tokens]
         self._keys = [_desc_key(t) for t in self._vocab]
@@ -139,40 +165,43 @@ class Trainer:
         self.stopped_early = False
         self.tokens_in_corpus = self.corpus_bytes
 
-        tokens: list[int] = []
-        weight: list[int] = []
-        prev_: list[int] = []
-        next_: list[int] = []
+        # Words side by side, each followed by a separator (token -1, weight 0), so that
+        # prev/next start as plain neighbours and a word's edge reads as "no token".
+        tokens: list[int] = [SEPARATOR]
+        weight: list[int] = [0]
         starts: list[int] = []
         pair_positions: dict[Pair, list[int]] = {}
         pair_counter: dict[Pair, int] = {}
+        get = pair_positions.get
         for word, count in self._words:
             start = len(tokens)
-            n = len(word)
             starts.append(start)
             tokens += word
-            weight += [count] * n
-            prev_ += range(start - 1, start + n - 1)
-            next_ += range(start + 1, start + n + 1)
-            prev_[start] = -1
-            next_[-1] = -1
+            tokens.append(SEPARATOR)
+            weight += [count] * len(word)
+            weight.append(0)
             for pos, pair in enumerate(zip(word, word[1:]), start):
-                where = pair_positions.get(pair)
+                where = get(pair)
                 if where is None:
                     pair_positions[pair] = [pos]
                     pair_counter[pair] = count
                 else:
                     where.append(pos)
                     pair_counter[pair] += count
-        # Sentinel: a missing neighbour (-1) reads as token -2, which never matches a pair.
-        tokens.append(-2)
-        self._tokens, self._weight, self._prev, self._next = tokens, weight, prev_, next_
+        n = len(tokens)
+        self._tokens = tokens
+        self._weight = weight
+        self._prev = list(range(-1, n - 1))
+        self._next = list(range(1, n + 1))
         self._starts = starts
         self.pair_positions = pair_positions
         self.pair_counter = pair_counter
         keys = self._keys
         self._heap = [(-c, keys[a], keys[b], a, b) for (a, b), c in pair_counter.items()]
         heapify(self._heap)
+        self._parked: dict[int, list[Pair]] = {}
+        self._parked_max = 0
+        self._parked_size = 0
 
     # -- state the app reads ------------------------------------------------------------
 
@@ -204,23 +233,59 @@ class Trainer:
     def heap_size(self) -> int:
         return len(self._heap)
 
-    def top_pairs(self, k: int) -> list[tuple[Pair, int]]:
-        """The ``k`` pairs that would win next, in order, with their counts.
+    @property
+    def parked_size(self) -> int:
+        """New pairs waiting in count buckets, off the heap (upper bound: some went stale)."""
+        return self._parked_size
 
-        Pops the heap down to ``k`` current entries and puts everything back unchanged, so
-        asking does not alter what the next step records.
+    def top_pairs(self, k: int) -> list[tuple[Pair, int]]:
+        """The ``k`` pairs that would win next, in order, with their counts (a pure query).
+
+        A stale heap entry still stands for its pair, at the pair's current count, which is
+        never above the stored one: the walk can stop once stored counts fall below the
+        k-th best current count.
         """
-        heap, counter = self._heap, self.pair_counter
-        popped, best = [], []
-        while heap and len(best) < k:
-            entry = heappop(heap)
-            popped.append(entry)
-            pair = (entry[3], entry[4])
-            if counter.get(pair) == -entry[0]:
-                best.append((pair, -entry[0]))
-        for entry in popped:
-            heappush(heap, entry)
-        return best
+        if k <= 0:
+            return []
+        counter = self.pair_counter
+        best: list[tuple[int, str, str, int, int]] = []
+        for neg, ka, kb, a, b in self._in_order():
+            if len(best) == k and -neg < -best[-1][0]:
+                break
+            actual = counter.get((a, b))
+            if actual:
+                insort(best, (-actual, ka, kb, a, b))
+                del best[k:]
+        keys = self._keys
+        for level, bucket in self._parked.items():
+            if len(best) == k and level < -best[-1][0]:
+                continue
+            for a, b in bucket:
+                actual = counter.get((a, b))
+                if actual:
+                    insort(best, (-actual, keys[a], keys[b], a, b))
+                    del best[k:]
+        return [((a, b), -neg) for neg, _, _, a, b in best]
+
+    def _in_order(self) -> Iterator[tuple[int, str, str, int, int]]:
+        """Heap entries in ascending order, read without popping.
+
+        A small frontier heap walks the big heap's tree from the root, so the next entry in
+        order is always a child of one already seen: the first k cost O(k log k).
+        """
+        heap = self._heap
+        if not heap:
+            return
+        frontier = [(heap[0], 0)]
+        size = len(heap)
+        while frontier:
+            entry, i = heappop(frontier)
+            yield entry
+            child = 2 * i + 1
+            if child < size:
+                heappush(frontier, (heap[child], child))
+                if child + 1 < size:
+                    heappush(frontier, (heap[child + 1], child + 1))
 
     def words(self, k: int) -> list[Word]:
         """The ``k`` most frequent words with their current segmentation."""
@@ -228,7 +293,7 @@ class Trainer:
         tokens, next_, vocab = self._tokens, self._next, self._vocab
         for (word, count), pos in zip(self._words[:k], self._starts):
             parts = []
-            while pos >= 0:
+            while tokens[pos] != SEPARATOR:
                 parts.append(vocab[tokens[pos]])
                 pos = next_[pos]
             out.append(Word(word, count, parts))
@@ -238,24 +303,20 @@ class Trainer:
 
     def step(self) -> MergeStep | None:
         """Perform exactly one merge and return its full record (``None`` when done)."""
-        return self._step(detail=True)
+        with _gc_paused():
+            return self._step(detail=True)
 
     def run(self, until: int | None = None) -> None:
         """Merge until ``until`` merges are done (default: all planned), or a stop request."""
         target = self.merges_planned if until is None else min(until, self.merges_planned)
         report = self.progress
-        gc_was_on = gc.isenabled()
-        gc.disable()  # millions of small tuples, no cycles: the collector only costs time
-        try:
+        with _gc_paused():
             while len(self.merge_pairs) < target and not self.stop_requested:
                 self._step(detail=False)
                 if self.stopped_early:
                     break
                 if report is not None and len(self.merge_pairs) % 64 == 0:
                     report("merge", len(self.merge_pairs), self.merges_planned)
-        finally:
-            if gc_was_on:
-                gc.enable()
         if report is not None:
             report("merge", len(self.merge_pairs), self.merges_planned)
 
@@ -280,48 +341,88 @@ class Trainer:
             return None
         stale: list[StalePop] | None = [] if detail else None
         pushes: list[tuple[Pair, int]] | None = [] if detail else None
-        heap, counter, keys = self._heap, self.pair_counter, self._keys
-        # Pop until the top entry's count is current (lazy deletion).
-        while heap:
-            neg, ka, kb, a, b = heap[0]
-            actual = counter.get((a, b), 0)
-            if actual == -neg:
-                heappop(heap)
-                break
-            if actual:
-                heapreplace(heap, (-actual, ka, kb, a, b))
-            else:
-                heappop(heap)
-            if stale is not None:
-                stale.append(StalePop((a, b), -neg, actual))
-                if actual:
-                    pushes.append(((a, b), actual))  # type: ignore[union-attr]
-        else:
+        winner = self._select(stale, pushes)
+        if winner is None:
             self.stopped_early = True
             return None
-        count = actual
+        a, b, count = winner
         ties = self._ties(count) if detail else []
         record = self._merge(a, b, count, detail)
         if record is not None:
             record.ties = ties
             record.stale = stale  # type: ignore[assignment]
             record.pushes = pushes + record.pushes  # type: ignore[operator]
-            record.heap_size = len(heap)
-            record.pair_count = len(counter)
+            record.heap_size = len(self._heap)
+            record.pair_count = len(self.pair_counter)
         return record
 
-    def _ties(self, count: int) -> list[Pair]:
-        """Current pairs with the winner's count, left on the heap (a query, like top_pairs)."""
+    def _select(
+        self, stale: list[StalePop] | None, pushes: list[tuple[Pair, int]] | None
+    ) -> tuple[int, int, int] | None:
+        """Pop the winning pair: the heap top once it is current and no parked pair can match it."""
         heap, counter = self._heap, self.pair_counter
-        popped, ties = [], []
-        while heap and heap[0][0] == -count:
-            entry = heappop(heap)
-            popped.append(entry)
-            pair = (entry[3], entry[4])
-            if counter.get(pair) == count:
-                ties.append(pair)
-        for entry in popped:
-            heappush(heap, entry)
+        while True:
+            while heap:  # lazy deletion: correct or drop stale entries until the top is current
+                neg, ka, kb, a, b = heap[0]
+                actual = counter.get((a, b), 0)
+                if actual == -neg:
+                    break
+                if actual:
+                    heapreplace(heap, (-actual, ka, kb, a, b))
+                else:
+                    heappop(heap)
+                if stale is not None:
+                    stale.append(StalePop((a, b), -neg, actual))
+                    if actual:
+                        pushes.append(((a, b), actual))  # type: ignore[union-attr]
+            top = -heap[0][0] if heap else 0
+            if self._parked_max and self._parked_max >= top:
+                self._release(top, pushes)
+                continue
+            if not heap:
+                return None
+            heappop(heap)
+            return a, b, top
+
+    def _release(self, floor: int, pushes: list[tuple[Pair, int]] | None) -> None:
+        """Move every parked bucket of count ``floor`` or more onto the heap."""
+        counter, keys, parked = self.pair_counter, self._keys, self._parked
+        entries = []
+        for level in [c for c in parked if c >= floor]:
+            bucket = parked.pop(level)
+            self._parked_size -= len(bucket)
+            for pair in bucket:
+                actual = counter.get(pair)
+                if actual:  # parked counts, like heap entries, may have fallen since
+                    entries.append((-actual, keys[pair[0]], keys[pair[1]], pair[0], pair[1]))
+                    if pushes is not None:
+                        pushes.append((pair, actual))
+        self._parked_max = max(parked, default=0)
+        heap = self._heap
+        if len(entries) > len(heap) // 8:
+            heap += entries
+            heapify(heap)
+        else:
+            for entry in entries:
+                heappush(heap, entry)
+
+    def _ties(self, count: int) -> list[Pair]:
+        """Up to ``TIE_LIMIT`` current pairs with the winner's count, in heap order.
+
+        Low counts can tie by the hundred; listing more than a screenful would make a
+        detailed step cost far more than the merge itself. (No parked pair can tie: the
+        winner is only taken once every bucket at its count is on the heap.)
+        """
+        heap = self._heap
+        if not heap or heap[0][0] != -count:
+            return []
+        counter = self.pair_counter
+        ties: list[Pair] = []
+        for neg, _, _, a, b in self._in_order():
+            if neg != -count or len(ties) == TIE_LIMIT:
+                break
+            if counter.get((a, b)) == count:
+                ties.append((a, b))
         return ties
 
     def _merge(self, a: int, b: int, count: int, detail: bool) -> MergeStep | None:
@@ -330,114 +431,122 @@ class Trainer:
         new = len(vocab)
         vocab.append(vocab[a] + vocab[b])
         keys.append(_desc_key(vocab[new]))
-        self.merge_pairs.append((a, b))
+        merged = (a, b)
+        self.merge_pairs.append(merged)
         self.merge_counts.append(count)
         self.tokens_in_corpus -= count
 
+        counter, pair_positions = self.pair_counter, self.pair_positions
         tokens, next_, prev_, weight = self._tokens, self._next, self._prev, self._weight
-        positions = self.pair_positions.pop((a, b))
-        del self.pair_counter[(a, b)]
+        positions = pair_positions.pop(merged)
+        del counter[merged]
         if a == b:
             positions.sort()  # overlapping runs (a a a) must merge left to right
-        # Per neighbour token: summed weight and positions of the new pair it forms.
-        prev_w: dict[int, int] = {}
+        # Per neighbour token, the positions of the new pair it forms with the merged token.
         prev_pos: dict[int, list[int]] = {}
-        next_w: dict[int, int] = {}
         next_pos: dict[int, list[int]] = {}
-        occurrences = 0
         for pos in positions:
             if tokens[pos] != a:
                 continue
             nxt = next_[pos]
-            if tokens[nxt] != b:  # also rejects the sentinel (no next token)
+            if tokens[nxt] != b:
                 continue
-            w = weight[pos]
             prv = prev_[pos]
-            if prv >= 0:
-                x = tokens[prv]
-                if x in prev_w:
-                    prev_w[x] += w
-                    prev_pos[x].append(prv)
-                else:
-                    prev_w[x] = w
+            x = tokens[prv]
+            if x != SEPARATOR:
+                where = prev_pos.get(x)
+                if where is None:
                     prev_pos[x] = [prv]
-            nn = next_[nxt]
-            if nn >= 0:
-                y = tokens[nn]
-                if y in next_w:
-                    next_w[y] += w
-                    next_pos[y].append(pos)
                 else:
-                    next_w[y] = w
+                    where.append(prv)
+            nn = next_[nxt]
+            y = tokens[nn]
+            if y != SEPARATOR:
+                where = next_pos.get(y)
+                if where is None:
                     next_pos[y] = [pos]
-                prev_[nn] = pos
+                else:
+                    where.append(pos)
+            prev_[nn] = pos
             next_[pos] = nn
             tokens[pos] = new
-            tokens[nxt] = -1
-            occurrences += 1
+            tokens[nxt] = SEPARATOR
 
-        # (x, a) -> (x, new) and (b, y) -> (new, y), one delta per distinct neighbour.
-        delta: dict[Pair, int] = {}
-        side: dict[Pair, str] = {}
-        for x, w in prev_w.items():
-            delta[(x, new)] = delta.get((x, new), 0) + w
-            delta[(x, a)] = delta.get((x, a), 0) - w
-            if detail:
-                side.setdefault((x, new), "prev")
-                side.setdefault((x, a), "prev")
-        for y, w in next_w.items():
-            delta[(new, y)] = delta.get((new, y), 0) + w
-            delta[(b, y)] = delta.get((b, y), 0) - w
-            if detail:
-                side.setdefault((new, y), "next")
-                side.setdefault((b, y), "next")
-
-        counter, pair_positions, heap = self.pair_counter, self.pair_positions, self._heap
-        changes: list[PairChange] = []
-        pushes: list[tuple[Pair, int]] = []
-        merged = (a, b)
-        for pair, d in delta.items():
-            if not d or pair == merged:
-                continue
-            before = counter.get(pair, 0)
-            after = before + d
-            if after:
-                counter[pair] = after
-                if not before:  # a new pair: the only kind whose count ever rises
-                    heappush(heap, (-after, keys[pair[0]], keys[pair[1]], pair[0], pair[1]))
-                    if detail:
-                        pushes.append((pair, after))
-            else:
+        # Each neighbour x moves its summed weight from (x, a) to (x, new); each y from
+        # (b, y) to (new, y). Counts may pass through negative values when a pair is both
+        # (the word "abab": (new, a) is gained on one side and lost on the other).
+        weight_at = weight.__getitem__
+        get = counter.get
+        before: dict[Pair, int] | None = {} if detail else None
+        fresh: dict[Pair, None] = {}
+        old: list[Pair] = []
+        for side, neighbours in ((0, prev_pos), (1, next_pos)):
+            for t, where in neighbours.items():
+                w = sum(map(weight_at, where))
+                lost, gained = ((t, a), (t, new)) if side == 0 else ((b, t), (new, t))
+                if before is not None:
+                    before.setdefault(lost, get(lost, 0))
+                    before.setdefault(gained, get(gained, 0))
+                counter[lost] = get(lost, 0) - w
+                counter[gained] = get(gained, 0) + w
+                old.append(lost)
+                fresh[gained] = None
+                known = pair_positions.get(gained)
+                if known is None:
+                    pair_positions[gained] = where
+                else:
+                    known.extend(where)
+        counter.pop(merged, None)  # (a, a) is also a "lost" pair of its own merge
+        pair_positions.pop(merged, None)
+        for pair in old:
+            if not get(pair, 1):
                 del counter[pair]
                 pair_positions.pop(pair, None)
-            if detail:
-                changes.append(PairChange(pair, before, after, side[pair]))
-        for x, where in prev_pos.items():
-            self._add_positions((x, new), where)
-        for y, where in next_pos.items():
-            self._add_positions((new, y), where)
 
-        if not detail:
+        # New pairs are the only ones whose count ever rises. Below the count just merged
+        # they cannot win the next step: park them in a bucket instead of the heap.
+        heap, parked = self._heap, self._parked
+        pushes: list[tuple[Pair, int]] = []
+        parked_now = 0
+        for pair in fresh:
+            c = get(pair, 0)
+            if c <= 0:
+                counter.pop(pair, None)
+                pair_positions.pop(pair, None)
+            elif c < count:
+                bucket = parked.get(c)
+                if bucket is None:
+                    parked[c] = [pair]
+                    if c > self._parked_max:
+                        self._parked_max = c
+                else:
+                    bucket.append(pair)
+                parked_now += 1
+            else:
+                heappush(heap, (-c, keys[pair[0]], keys[pair[1]], pair[0], pair[1]))
+                if detail:
+                    pushes.append((pair, c))
+        self._parked_size += parked_now
+
+        if before is None:
             return None
+        changes = []
+        for pair, was in before.items():
+            now = get(pair, 0)
+            if now != was and pair != merged:
+                # (x, new) and (x, a) hold a prev_token x; (new, y) and (b, y) a next_token y.
+                prev_side = pair[1] == new or (pair[0] != new and pair[1] == a and pair[0] in prev_pos)
+                changes.append(PairChange(pair, was, now, "prev" if prev_side else "next"))
         return MergeStep(
             index=len(self.merge_pairs),
             pair=merged,
             new_id=new,
             token=vocab[new],
             count=count,
-            occurrences=occurrences,
             changes=changes,
             pushes=pushes,
+            parked=parked_now,
         )
-
-    def _add_positions(self, pair: Pair, where: list[int]) -> None:
-        if pair not in self.pair_counter:
-            return
-        known = self.pair_positions.get(pair)
-        if known is None:
-            self.pair_positions[pair] = where
-        else:
-            known.extend(where)
 
 
 def train_bpe(

@@ -137,3 +137,21 @@ def test_goto_backwards_equals_fresh_run(text, k):
     fresh.run(until=k)
     assert trainer.merges == fresh.merges
     assert trainer.words(5) == fresh.words(5)
+
+
+def _desc(token: bytes) -> tuple[int, ...]:
+    return tuple(-x for x in token) + (1,)
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=corpora, merges=st.integers(0, 30), k=st.integers(1, 12))
+def test_top_pairs_is_the_sorted_pair_counter(text, merges, k):
+    """Stale heap entries and parked pairs included, top_pairs is the exact order."""
+    trainer = Trainer(_counts(text, []), 256 + merges)
+    trainer.run()
+    vocab = trainer.vocab
+    expected = sorted(
+        trainer.pair_counter.items(),
+        key=lambda pc: (-pc[1], _desc(vocab[pc[0][0]]), _desc(vocab[pc[0][1]])),
+    )[:k]
+    assert trainer.top_pairs(k) == expected

@@ -1,0 +1,168 @@
+"""The tokenizer on vocabularies trained here: encode, decode, streaming, the step story."""
+
+from __future__ import annotations
+
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import Tokenizer, Trainer
+
+SAMPLE = (Path(__file__).resolve().parent.parent / "sample_corpora" / "sample.txt").read_text(encoding="utf-8")
+SPECIALS = ["<|endoftext|>", "<|endoftext|><|endoftext|>", "<|pad|>"]
+
+# Text that exercises every pre-token class: letters, digits, punctuation, contractions,
+# whitespace runs, non-Latin scripts, emoji (with ZWJ), combining marks and specials.
+texts = st.lists(
+    st.one_of(
+        st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12),
+        st.sampled_from([" ", "  ", "\n", "\n\n ", "\t", "'s", "'ll", "e\u0301", "👩‍👩‍👧", "日本語", "123456", "?!"]),
+        st.sampled_from(SPECIALS),
+        st.sampled_from(SAMPLE.split(" ")[:200]),
+    ),
+    max_size=30,
+).map("".join)
+
+
+def train(pattern: str = "gpt2", vocab_size: int = 600) -> Tokenizer:
+    trainer = Trainer.from_text(SAMPLE + "<|endoftext|>" + SAMPLE.upper(), vocab_size, SPECIALS, pattern=pattern)
+    trainer.run()
+    return Tokenizer.from_trainer(trainer)
+
+
+@pytest.fixture(scope="module")
+def tok() -> Tokenizer:
+    return train()
+
+
+@pytest.fixture(scope="module")
+def merging(tok: Tokenizer) -> Tokenizer:
+    """The same vocabulary with every pre-token merged (no ``direct`` shortcut)."""
+    return Tokenizer(tok.vocab, tok.merges, tok.special_tokens)
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts)
+def test_round_trip_and_direct_shortcut_is_exact(tok, merging, text):
+    ids = tok.encode(text)
+    assert tok.decode(ids) == text
+    assert merging.encode(text) == ids
+
+
+@pytest.fixture(scope="module")
+def gpt4() -> Tokenizer:
+    return train("gpt4", 400)
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts)
+def test_gpt4_pattern_round_trip(gpt4, text):
+    assert gpt4.decode(gpt4.encode(text)) == text
+
+
+def test_trained_vocabulary_encodes_to_itself(tok, merging):
+    assert tok.direct and not merging.direct
+    assert merging.verify_direct()
+
+
+def test_special_tokens_longest_first(tok):
+    eot = tok.special_ids["<|endoftext|>"]
+    double = tok.special_ids["<|endoftext|><|endoftext|>"]
+    assert tok.encode("a<|endoftext|><|endoftext|><|endoftext|>b")[1:3] == [double, eot]
+    assert tok.encode("<|pad|>") == [tok.special_ids["<|pad|>"]]
+    assert tok.special_ids["<|pad|>"] not in tok.encode("<|pad| <|pad")
+
+
+def test_decode_unknown_id_is_a_clear_error(tok):
+    with pytest.raises(ValueError, match="token id 999999 is not in the vocabulary"):
+        tok.decode([1, 999999])
+    with pytest.raises(ValueError, match="'x'"):
+        tok.decode([1, "x"])  # type: ignore[list-item]
+
+
+def test_decode_half_a_character_gives_replacement(tok):
+    euro = "€".encode()
+    assert tok.decode([tok.encoder[euro[:1]]]) == "\ufffd"
+
+
+@settings(max_examples=80, deadline=None)
+@given(texts)
+def test_encode_steps_is_the_encode_loop(tok, text):
+    traces = tok.encode_steps(text)
+    assert [i for t in traces for i in t.ids] == tok.encode(text)
+    assert "".join(t.text for t in traces) == text
+    for trace in traces:
+        if trace.special:
+            assert trace.steps == []
+            continue
+        first, last = trace.steps[0], trace.steps[-1]
+        assert first.parts == [tok.encoder[bytes([b])] for b in trace.text.encode()]
+        assert last.chosen is None and last.after == trace.ids
+        for step, following in zip(trace.steps, trace.steps[1:]):
+            assert step.after == following.parts
+            ranks = [r for r in step.ranks if r is not None]
+            assert step.chosen == step.ranks.index(min(ranks))
+            assert len(step.after) == len(step.parts) - 1
+
+
+def test_encode_steps_story_of_one_word(tok):
+    (trace,) = tok.encode_steps(" lighthouse")
+    assert trace.ids == tok.encode(" lighthouse")
+    assert len(trace.steps) == len(" lighthouse") - len(trace.ids) + 1
+    assert all(len(s.ranks) == len(s.parts) - 1 for s in trace.steps)
+
+
+@settings(max_examples=80, deadline=None)
+@given(texts, st.lists(st.integers(0, 400), max_size=8))
+def test_encode_iterable_equals_encode_wherever_the_text_is_cut(tok, text, cuts):
+    bounds = sorted({min(c, len(text)) for c in cuts})
+    pieces = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)])]
+    assert list(tok.encode_iterable(pieces)) == tok.encode(text)
+
+
+def test_encode_iterable_cut_inside_a_special_token(tok):
+    text = "one two<|endoftext|><|endoftext|> three  four"
+    for i in range(len(text)):
+        assert list(tok.encode_iterable([text[:i], text[i:]])) == tok.encode(text)
+
+
+def test_small_cache_gives_the_same_ids(tok):
+    small = Tokenizer(tok.vocab, tok.merges, tok.special_tokens, cache_size=50)
+    text = SAMPLE * 2
+    assert small.encode(text) == tok.encode(text)
+    assert list(small.encode_iterable(text.splitlines(keepends=True))) == tok.encode(text)
+
+
+def test_custom_pattern_without_chunking():
+    trainer = Trainer.from_text(SAMPLE, 300, pattern=r"\S+|\s+")
+    trainer.run()
+    tok = Tokenizer.from_trainer(trainer)
+    assert tok.pretokenizer.chunked is False
+    ids = tok.encode(SAMPLE)
+    assert tok.decode(ids) == SAMPLE
+    assert list(tok.encode_iterable(SAMPLE.splitlines(keepends=True))) == ids
+
+
+def test_streaming_memory_stays_constant(tok):
+    """Several megabytes streamed line by line: the peak beyond the tokenizer (whose cache
+    is already warm) stays under 1 MB, whatever the length of the stream."""
+    lines = SAMPLE.splitlines(keepends=True)
+    repeats = 3_000_000 // len(SAMPLE)
+    tok.encode(SAMPLE)
+
+    def stream():
+        for n in range(repeats):
+            yield f"{n} "  # a new chunk now and then, so the cache keeps working
+            yield from lines
+
+    tracemalloc.start()
+    try:
+        count = sum(1 for _ in tok.encode_iterable(stream()))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert count > 500_000
+    assert peak < 1 << 20
