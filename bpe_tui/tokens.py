@@ -40,3 +40,23 @@ def token_text(token: bytes, style: str = "", escape_style: str = "dim") -> Text
     for piece, escaped in _pieces(token):
         text.append(piece, escape_style if escaped else "")
     return text
+
+
+def parts_text(
+    parts: list[bytes],
+    sep: str = "|",
+    sep_style: str = "dim",
+    escape_style: str = "dim",
+    marked: bytes | None = None,
+    marked_style: str = "",
+) -> Text:
+    """Tokens side by side with a dimmed ``sep`` between them: a pair or a segmentation.
+
+    Tokens equal to ``marked`` (the newest token, say) get ``marked_style``.
+    """
+    text = Text(no_wrap=True)
+    for i, part in enumerate(parts):
+        if i:
+            text.append(sep, sep_style)
+        text.append_text(token_text(part, marked_style if part == marked else "", escape_style))
+    return text

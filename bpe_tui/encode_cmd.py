@@ -1,0 +1,78 @@
+"""``bpe-tui encode``: open the encode view, or with ``--headless`` print the tokens.
+
+Headless output is the text as coloured token spans with each id below, then the counts.
+``--json`` prints instead a JSON list of ``{"id", "bytes", "text"}`` per token: ``bytes``
+is the token's exact bytes as a list of integers, ``text`` their UTF-8 decoding with
+U+FFFD for a partial character.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.style import Style
+
+from engine import BpeError, Tokenizer
+
+from .widgets.encode.encode_stats import compression
+from .widgets.encode.token_spans import SpanStyles, final_spans, row_lines, span_rows
+
+HEADLESS_STYLES = SpanStyles(
+    even=Style(color="white", bgcolor="blue"),
+    odd=Style(color="white", bgcolor="magenta"),
+    special=Style(color="black", bgcolor="yellow", bold=True),
+    id=Style(dim=True),
+)
+
+
+def read_text(args: argparse.Namespace) -> str | None:
+    """The text to encode: ``--text``, ``--file``, stdin when headless, else None."""
+    if args.text is not None:
+        return args.text
+    if args.file is not None:
+        path = Path(args.file)
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise BpeError(f"cannot read {path}: {e.strerror or e}") from None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise BpeError(f"{path} is not UTF-8 text (byte {data[e.start]:#04x} at offset {e.start})") from None
+    if args.headless or args.json:
+        return sys.stdin.read()
+    return None
+
+
+def print_tokens(tokenizer: Tokenizer, text: str, as_json: bool) -> None:
+    ids = tokenizer.encode(text)
+    if as_json:
+        vocab = tokenizer.vocab
+        tokens = [{"id": i, "bytes": list(vocab[i]), "text": vocab[i].decode("utf-8", errors="replace")} for i in ids]
+        print(json.dumps(tokens, ensure_ascii=False))
+        return
+    console = Console(highlight=False)
+    spans = final_spans(tokenizer, ids, HEADLESS_STYLES)
+    for row in span_rows(spans, console.width):
+        for line in row_lines(spans[row.start : row.stop], HEADLESS_STYLES.id):
+            console.print(line, crop=False, overflow="ignore")
+    size, chars, per_token = compression(text, len(ids))
+    console.print(f"{len(ids)} tokens · {size} bytes · {chars} characters · {per_token:.2f} bytes per token")
+    console.print(f"as plain UTF-8 bytes: {size} tokens · 1.00 bytes per token", style="dim")
+
+
+def run_encode(args: argparse.Namespace) -> int:
+    tokenizer = Tokenizer.load(args.model)
+    text = read_text(args)
+    if args.headless or args.json:
+        print_tokens(tokenizer, text or "", args.json)
+        return 0
+    from .app import BpeApp
+    from .encode_screen import EncodeScreen
+
+    BpeApp(EncodeScreen(tokenizer, text)).run()
+    return 0

@@ -1,0 +1,78 @@
+"""Walking through an encode one merge at a time, over the whole text.
+
+The engine's ``encode_steps`` gives each pre-token's rounds of the merge loop. Laid end to
+end, pre-token by pre-token, the rounds that merge something form one sequence of
+``total`` merges; step ``k`` is the state after the first ``k`` of them: earlier pre-tokens
+are fully merged, the one being worked on is part-way, later ones are still raw bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine import EncodeStep, PreTokenTrace, Tokenizer
+
+
+@dataclass(frozen=True, slots=True)
+class Focus:
+    """The pre-token being worked on at a step, and the round of its merge loop shown."""
+
+    index: int
+    """Index into ``EncodeWalk.traces``."""
+    trace: PreTokenTrace
+    step: EncodeStep
+
+
+class EncodeWalk:
+    """The traces of one encode and the global merge order across them."""
+
+    def __init__(self, tokenizer: Tokenizer, text: str) -> None:
+        self.text = text
+        self.traces = tokenizer.encode_steps(text)
+        self._merges = [
+            (ti, si)
+            for ti, trace in enumerate(self.traces)
+            for si, step in enumerate(trace.steps)
+            if step.chosen is not None
+        ]
+        self.total = len(self._merges)
+        """Merges the whole text needs."""
+
+    @property
+    def ids(self) -> list[int]:
+        """The final token ids (what ``Tokenizer.encode`` returns)."""
+        return [i for trace in self.traces for i in trace.ids]
+
+    def parts(self, k: int) -> list[list[int]]:
+        """Each pre-token's token ids after the first ``k`` merges."""
+        if k >= self.total:
+            return [trace.ids for trace in self.traces]
+        current, si = self._merges[k]
+        out = []
+        for ti, trace in enumerate(self.traces):
+            if ti < current or trace.special:
+                out.append(trace.ids)
+            elif ti == current:
+                out.append(trace.steps[si].parts)
+            else:
+                out.append(trace.steps[0].parts)
+        return out
+
+    def focus(self, k: int) -> Focus | None:
+        """The round about to run at step ``k``.
+
+        At the end it is the last pre-token that merged, on its final round where no pair
+        is left in the merges; with no merges at all, the first pre-token with a pair.
+        """
+        if k < self.total:
+            ti, si = self._merges[k]
+        elif self._merges:
+            ti = self._merges[-1][0]
+            si = len(self.traces[ti].steps) - 1
+        else:
+            ti = next((i for i, t in enumerate(self.traces) if t.steps and t.steps[0].ranks), -1)
+            if ti < 0:
+                return None
+            si = 0
+        trace = self.traces[ti]
+        return Focus(ti, trace, trace.steps[si])

@@ -1,0 +1,96 @@
+"""``bpe-tui encode --headless`` run as a user would, in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import Tokenizer, Trainer
+
+from .conftest import ROOT, shared_file
+
+TEXT = "the tech tests: lowest 你好<|endoftext|> newer"
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    corpus = "the tech team tests the tokenizer; lowest newer widest. 你好 " * 30
+    trainer = Trainer.from_text(corpus, 300, ["<|endoftext|>"])
+    trainer.run()
+    out = tmp_path_factory.mktemp("model")
+    Tokenizer.from_trainer(trainer).save_dir(out)
+    return out
+
+
+def encode(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bpe_tui.cli", "encode", *args],
+        cwd=ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+    )
+
+
+def test_json_ids_equal_encode(model_dir: Path) -> None:
+    for model in (model_dir, model_dir / "tokenizer.json"):
+        done = encode("--model", str(model), "--headless", "--json", "--text", TEXT)
+        assert done.returncode == 0, done.stderr
+        tokens = json.loads(done.stdout)
+        assert [t["id"] for t in tokens] == Tokenizer.load(model).encode(TEXT)
+        assert b"".join(bytes(t["bytes"]) for t in tokens) == TEXT.encode()
+        assert {"id", "bytes", "text"} == set(tokens[0])
+
+
+def test_headless_prints_tokens_ids_and_counts(model_dir: Path) -> None:
+    done = encode("--model", str(model_dir), "--headless", "--text", TEXT)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    ids = Tokenizer.load(model_dir).encode(TEXT)
+    id_lines = [line for line in lines[:-2] if line.split() and all(n.isdigit() for n in line.split())]
+    assert [int(n) for line in id_lines for n in line.split()] == ids
+    assert "<|endoftext|>" in done.stdout
+    assert f"{len(ids)} tokens · {len(TEXT.encode())} bytes" in lines[-2]
+    assert "as plain UTF-8 bytes" in lines[-1]
+
+
+def test_file_and_stdin(model_dir: Path, tmp_path: Path) -> None:
+    path = tmp_path / "text.txt"
+    path.write_text("low\nlower\n", encoding="utf-8")
+    ids = Tokenizer.load(model_dir).encode("low\nlower\n")
+    from_file = encode("--model", str(model_dir), "--json", "--file", str(path))
+    from_stdin = encode("--model", str(model_dir), "--headless", "--json", stdin="low\nlower\n")
+    for done in (from_file, from_stdin):
+        assert done.returncode == 0, done.stderr
+        assert [t["id"] for t in json.loads(done.stdout)] == ids
+
+
+def test_gpt2_files(tmp_path: Path) -> None:
+    shutil.copy(shared_file("fixtures", "gpt2_vocab.json"), tmp_path / "vocab.json")
+    shutil.copy(shared_file("fixtures", "gpt2_merges.txt"), tmp_path / "merges.txt")
+    done = encode("--model", str(tmp_path), "--headless", "--json", "--text", "Hello world! tech<|endoftext|>")
+    assert done.returncode == 0, done.stderr
+    assert [t["id"] for t in json.loads(done.stdout)] == [15496, 995, 0, 7261, 50256]
+
+
+@pytest.mark.parametrize(
+    "make_args, expected",
+    [
+        (lambda d, t: ["--model", str(t / "nowhere"), "--headless", "--text", "x"], "nowhere"),
+        (lambda d, t: ["--model", str(d), "--headless", "--file", str(t / "missing.txt")], "missing.txt"),
+        (lambda d, t: ["--model", str(d), "--headless", "--file", str(t / "latin1.txt")], "not UTF-8"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(model_dir: Path, tmp_path: Path, make_args, expected: str) -> None:
+    (tmp_path / "latin1.txt").write_bytes("café".encode("latin-1"))
+    done = encode(*make_args(model_dir, tmp_path))
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1 and expected in done.stderr
