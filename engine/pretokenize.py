@@ -12,6 +12,7 @@ are counted, and the regex runs once per *distinct* chunk instead of over the wh
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -24,8 +25,9 @@ GPT4_PATTERN = (
 )
 PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
 
-# A space preceded by a non-space starts a new pre-token under both named patterns.
-_CHUNK_BOUNDARY = re.compile(r"(?<=\S)(?= )")
+# A space preceded by a non-space starts a new pre-token under both named patterns. The
+# split consumes that space: every part after the first stands for " " + part.
+_SPACE_AFTER_WORD = re.compile(r"(?<=\S) ")
 
 
 class PreTokenizer:
@@ -62,76 +64,90 @@ class PreTokenizer:
         """The ordinary (non-special) pieces of ``text``."""
         return [p for p, special in self.split_special(text) if not special]
 
-    def chunks(self, piece: str) -> list[str]:
-        """Cut a piece at boundaries every pre-token respects (see module docstring)."""
-        return _CHUNK_BOUNDARY.split(piece) if self.chunked else [piece]
+    def space_parts(self, piece: str) -> list[str]:
+        """Cut a piece before each space that follows a non-space, dropping that space.
+
+        Every part after the first stands for ``" " + part``. Under the named patterns these
+        cuts are pre-token boundaries (see module docstring); otherwise the piece stays whole.
+        """
+        return _SPACE_AFTER_WORD.split(piece) if self.chunked else [piece]
 
     def safe_cut(self, text: str) -> int:
         """The last index at which ``text`` can be cut without changing its pre-tokens.
 
         Used to stream: the text before the cut is final, the rest waits for more input.
-        Candidates: the end of a special token; under the named patterns also a space
-        after a non-space, or a newline after a letter or digit (a token boundary in both,
-        with nothing looking across it). 0 when there is none.
+        ``text`` must start at a boundary (the start of the stream or an earlier cut).
+        Candidates: the end of a special token; under the named patterns also a space after
+        a non-space, or a newline after a non-space (GPT-2) or after a letter or digit (GPT-4,
+        whose punctuation tokens run on into newlines). The last ``longest special token``
+        characters are never cut: more input could still make them part of a longer special
+        token. 0 when there is no candidate.
         """
-        cut = 0
-        if self.special_regex is not None:
-            last = None
-            for last in self.special_regex.finditer(text, max(0, len(text) - (1 << 20))):
-                pass
-            if last is not None:
-                cut = last.end()
-        if not self.chunked:
-            return cut
-        for i in (self._last_cut(text, " ", str.isspace, cut), self._last_cut(text, "\n", _not_alnum, cut)):
-            if i > cut:
-                return i
+        width = max(map(len, self.special_tokens), default=1)
+        limit = len(text) - width + 1
+        if limit <= 0:
+            return 0
+        # Matched from the start: overlapping special tokens pair up differently elsewhere.
+        specials = [m.span() for m in self.special_regex.finditer(text)] if self.special_regex else []
+        cut = max((end for _, end in specials if end <= limit), default=0)
+        if self.chunked:
+            newline_ok = str.isspace if self.pattern_name == "gpt2" else _not_alnum
+            for char, bad_before in ((" ", str.isspace), ("\n", newline_ok)):
+                cut = max(cut, _last_cut(text, char, bad_before, cut, limit, specials))
         return cut
-
-    def _last_cut(self, text: str, char: str, bad_before: Callable[[str], bool], floor: int) -> int:
-        """The last ``char`` after ``floor`` whose predecessor is not ``bad_before``, and is
-        not inside a special token (0 if none)."""
-        i = len(text)
-        while True:
-            i = text.rfind(char, floor + 1, i)
-            if i < 0:
-                return 0
-            if not bad_before(text[i - 1]) and not self._inside_special(text, i):
-                return i
-
-    def _inside_special(self, text: str, i: int) -> bool:
-        if self.special_regex is None:
-            return False
-        width = max(map(len, self.special_tokens))
-        for m in self.special_regex.finditer(text, max(0, i - width), i + width):
-            if m.start() < i < m.end():
-                return True
-        return False
 
     def pretokens(self, piece: str) -> list[str]:
         """Regex pre-tokens of one ordinary piece."""
         return self.regex.findall(piece)
 
     def count(self, text: str) -> Counter[bytes]:
-        """Pre-token counts of ``text`` (special tokens excluded), as UTF-8 bytes."""
-        chunk_counts: Counter[str] = Counter()
-        for piece in self.pieces(text):
-            chunk_counts.update(self.chunks(piece))
-        return self.count_chunks(chunk_counts)
+        """Pre-token counts of ``text`` (special tokens excluded), as UTF-8 bytes.
 
-    def count_chunks(self, chunk_counts: Counter[str]) -> Counter[bytes]:
-        """Pre-token counts from chunk counts: the regex runs once per distinct chunk."""
+        The regex runs once per distinct space part, not once per occurrence.
+        """
+        firsts: Counter[str] = Counter()
+        rest: Counter[str] = Counter()
+        for piece in self.pieces(text):
+            parts = self.space_parts(piece)
+            firsts[parts[0]] += 1
+            rest.update(parts)
+            rest[parts[0]] -= 1
         counts: dict[str, int] = {}
         get = counts.get
         findall = self.regex.findall
-        for chunk, n in chunk_counts.items():
-            for tok in findall(chunk):
-                counts[tok] = get(tok, 0) + n
+        for lead, part_counts in (("", firsts), (" ", rest)):
+            for part, n in part_counts.items():
+                if n:
+                    for tok in findall(lead + part):
+                        counts[tok] = get(tok, 0) + n
         return Counter({tok.encode("utf-8"): n for tok, n in counts.items()})
 
 
 def _not_alnum(ch: str) -> bool:
     return not ch.isalnum()
+
+
+def _last_cut(
+    text: str,
+    char: str,
+    bad_before: Callable[[str], bool],
+    floor: int,
+    limit: int,
+    specials: list[tuple[int, int]],
+) -> int:
+    """The last ``char`` in ``(floor, limit]`` whose predecessor is not ``bad_before`` and
+    that no special token spans (0 if none)."""
+    starts = [start for start, _ in specials]
+    i = limit + 1
+    while True:
+        i = text.rfind(char, floor + 1, i)
+        if i < 0:
+            return 0
+        if bad_before(text[i - 1]):
+            continue
+        k = bisect_right(starts, i - 1) - 1  # the last special token starting before i
+        if k < 0 or specials[k][1] <= i:
+            return i
 
 
 def merge_counts(parts: Iterable[Counter[bytes]]) -> Counter[bytes]:

@@ -9,7 +9,6 @@ tiktoken do. ``encode_steps`` records the same loop as it runs, for the encode v
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice, repeat
@@ -24,7 +23,6 @@ Pair = tuple[int, int]
 
 _NONE = 1 << 62
 """Rank of a pair that is not in the merge list: above every real rank."""
-_SPACE_AFTER_WORD = re.compile(r"(?<=\S) ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +230,7 @@ class Tokenizer:
         if not pretok.chunked:
             out += self._encode_pretokens(pretok.pretokens(piece))
             return
-        parts = _SPACE_AFTER_WORD.split(piece)
+        parts = pretok.space_parts(piece)
         out += self._encode_pretokens(pretok.pretokens(parts[0]))
         chunks = self._chunks
         try:
@@ -270,31 +268,19 @@ class Tokenizer:
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
         """Lazily encode a stream of strings; the ids equal ``encode`` of their concatenation.
 
-        Text is encoded up to the last safe cut. The cut is looked for short of the last
-        ``margin`` characters, which a longer special token could still claim once more
-        text arrives (``<|endoftext|>`` may turn out to be ``<|endoftext|><|endoftext|>``).
+        Text is encoded up to the last cut that more input cannot change
+        (``PreTokenizer.safe_cut``); the rest waits for the next string.
         """
         pretok = self.pretokenizer
-        width = max(map(len, self.special_tokens), default=1)
         buffer = ""
         for text in iterable:
             buffer += text
-            cut = pretok.safe_cut(buffer[: max(0, len(buffer) - width + 1)])
-            if cut and not self._special_across(buffer, cut):
+            cut = pretok.safe_cut(buffer)
+            if cut:
                 yield from self.encode(buffer[:cut])
                 buffer = buffer[cut:]
         if buffer:
             yield from self.encode(buffer)
-
-    def _special_across(self, text: str, cut: int) -> bool:
-        """Whether a special token of ``text`` spans ``cut``. Matched from the start: where
-        special tokens overlap, a scan begun elsewhere could pair them differently."""
-        if self.pretokenizer.special_regex is None:
-            return False
-        for m in self.pretokenizer.special_regex.finditer(text):
-            if m.end() > cut:
-                return m.start() < cut
-        return False
 
     def encode_steps(self, text: str) -> list[PreTokenTrace]:
         """Every pre-token of ``text`` with each round of its merge loop (see ``EncodeStep``)."""
