@@ -23,7 +23,8 @@ from .pretokenize import PreTokenizer, merge_counts
 Progress = Callable[[str, int, int], None]
 """Progress callback: ``(phase, done, total)``; phase is "read" (bytes) or "merge" (merges)."""
 
-DEFAULT_BLOCK = 8 << 20
+MAX_BLOCK = 2 << 20
+"""Largest block counted at once: its text and split parts are what a worker holds."""
 
 
 def _utf8_tail(data: bytes) -> int:
@@ -39,7 +40,7 @@ def _utf8_tail(data: bytes) -> int:
 def read_blocks(
     path: str | os.PathLike[str],
     pretok: PreTokenizer,
-    block_size: int = DEFAULT_BLOCK,
+    block_size: int = MAX_BLOCK,
     errors: str = "strict",
 ) -> Iterator[tuple[str, int]]:
     """Yield ``(text, bytes_read_so_far)`` blocks that can be pre-tokenized independently."""
@@ -118,8 +119,8 @@ def count_file(
         raise CorpusError(f"{path}: is a directory, not a file")
     workers = workers or os.cpu_count() or 1
     if block_size is None:
-        # One block per worker for mid-sized files; bounded blocks keep big files streaming.
-        block_size = max(1 << 20, min(DEFAULT_BLOCK, total // workers + 1))
+        # At least two blocks per worker, so reading overlaps counting; bounded for memory.
+        block_size = max(1 << 18, min(MAX_BLOCK, total // (2 * workers) + 1))
     report = progress or (lambda phase, done, total: None)
     report("read", 0, total)
     blocks = read_blocks(path, pretok, block_size, errors)
@@ -129,10 +130,11 @@ def count_file(
             parts.append(pretok.count(text))
             report("read", done, total)
         return merge_counts(parts)
-    return _count_parallel(blocks, pretok, workers, report, total)
+    return _count_parallel(path, blocks, pretok, workers, report, total)
 
 
 def _count_parallel(
+    path: str | os.PathLike[str],
     blocks: Iterator[tuple[str, int]],
     pretok: PreTokenizer,
     workers: int,
@@ -158,8 +160,8 @@ def _count_parallel(
                 _collect(in_flight, result, report, total, wait_for=FIRST_COMPLETED)
     except BrokenProcessPool:
         raise CorpusError(
-            "a worker process died while counting pre-tokens (out of memory or killed); "
-            "try --workers 1"
+            f"{path}: a worker process died while counting pre-tokens (out of memory or killed); "
+            "try fewer --workers"
         ) from None
     return result
 

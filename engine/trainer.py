@@ -31,7 +31,7 @@ from bisect import insort
 from heapq import heapify, heappop, heappush, heapreplace
 
 from .corpus import Progress, count_file
-from .errors import SettingsError
+from .errors import CorpusError, SettingsError
 from .events import MergeStep, Pair, PairChange, StalePop
 from .pretokenize import PreTokenizer
 
@@ -144,10 +144,16 @@ class Trainer:
         progress: Progress | None = None,
         errors: str = "strict",
     ) -> Trainer:
-        """Train on a corpus file, streamed and counted by ``workers`` processes."""
+        """Train on a corpus file, streamed and counted by ``workers`` processes.
+
+        ``CorpusError`` if it cannot be read, or holds no text besides special tokens.
+        """
         check_settings(vocab_size, special_tokens)
         pretok = PreTokenizer(pattern, special_tokens)
         counts = count_file(path, pretok, workers=workers, progress=progress, errors=errors)
+        if not counts:
+            what = "it holds nothing but special tokens" if os.path.getsize(path) else "the file is empty"
+            raise CorpusError(f"{path}: {what}: no text to train on")
         return cls(counts, vocab_size, special_tokens, progress=progress, pattern=pattern)
 
     def _build(self) -> None:
@@ -191,8 +197,9 @@ class Trainer:
         n = len(tokens)
         self._tokens = tokens
         self._weight = weight
-        self._prev = list(range(-1, n - 1))
-        self._next = list(range(1, n + 1))
+        # Links as arrays: a list would hold a distinct int object for every position.
+        self._prev = array("q", range(-1, n - 1))
+        self._next = array("q", range(1, n + 1))
         self._starts = starts
         self.pair_positions = pair_positions
         self.pair_counter = pair_counter
