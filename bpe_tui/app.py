@@ -5,11 +5,52 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import partial
 
-from textual.app import App, SystemCommand
+from textual import events
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.geometry import Size
 from textual.screen import Screen
+from textual.widgets import Label
 
 from engine import BpeError
+
+MIN_SIZE = Size(60, 16)
+"""The smallest terminal whose panels still show their content."""
+
+
+def fits(size: Size) -> bool:
+    return size.width >= MIN_SIZE.width and size.height >= MIN_SIZE.height
+
+
+class TooSmallScreen(Screen[None]):
+    """Stands in for the app while the terminal is below ``MIN_SIZE``; leaves once it fits."""
+
+    DEFAULT_CSS = """
+    TooSmallScreen { align: center middle; }
+    TooSmallScreen > Label { width: 100%; text-align: center; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Label(id="too-small")
+
+    def on_mount(self) -> None:
+        self._fit(self.app.size)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size)
+
+    def on_screen_resume(self) -> None:
+        self._fit(self.app.size)
+
+    def _fit(self, size: Size) -> None:
+        if fits(size):
+            if self.is_current:  # a resize and a resume may both arrive: leave once
+                self.dismiss()
+            return
+        self.query_one(Label).update(
+            f"The terminal is {size.width}×{size.height}: bpe-tui needs at least "
+            f"{MIN_SIZE.width}×{MIN_SIZE.height}. Enlarge it, or press ctrl+q to quit."
+        )
 
 
 class BpeApp(App[int]):
@@ -29,6 +70,15 @@ class BpeApp(App[int]):
 
     def on_mount(self) -> None:
         self.push_screen(self._first_screen)
+        self._cover_if_small(self.size)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._first_screen in self.screen_stack:
+            self._cover_if_small(event.size)
+
+    def _cover_if_small(self, size: Size) -> None:
+        if not fits(size) and not isinstance(self.screen, TooSmallScreen):
+            self.push_screen(TooSmallScreen())
 
     def fail(self, error: BpeError) -> None:
         self.failure = error

@@ -1,0 +1,158 @@
+"""The trainer's own process: it loads the corpus, then obeys the training screen's commands.
+
+Training is pure Python. In a thread it would share the interpreter lock with the
+interface, and each would slow the other; in a process of its own it runs at full speed on
+another core while the screen stays live. Between slices of merges it reads the commands
+the screen sent, in order (so three quick presses of ``n`` are three merges), and it sends
+back a ``TrainSnapshot`` at most every ``FRAME`` seconds, and always where a motion stops.
+
+Commands are ``(seq, name, arg)``: ``("by", n)`` merges from where the last step was
+heading, ``("to", k)``, ``("play", merges_per_second or None)``, ``("pause", None)``,
+``("save", directory)``, ``("tokenizer", None)``, ``("quit", None)``. Reports are tuples
+whose first item names them: ``reading``, ``sampled``, ``idle``, ``notice``,
+``tokenizer``, ``failed`` (bad input) and ``crashed`` (a bug: the traceback).
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from engine import BpeError, MergeStep, Tokenizer, Trainer
+
+from .train_snapshot import sample
+
+SLICE = 0.04
+"""Seconds of merging at full speed between two looks at the commands."""
+FRAME = 0.1
+"""Shortest time between two snapshots: the panels' frame rate at full speed."""
+CHUNK = 16
+"""Merges per ``Trainer.run`` call inside a slice: the granularity of the time check."""
+IDLE_POLL = 0.5
+"""How long an idle trainer waits for a command before checking its parent is alive."""
+
+
+@dataclass
+class Motion:
+    """Where the trainer is heading: merge ``target``, at ``rate`` merges/s (None: full speed)."""
+
+    target: int
+    rate: int | None = None
+    playing: bool = False
+    """A play (paused by the next key), rather than a step, go to or fast-forward."""
+    seq: int = 0
+    """The command that started it, so the screen knows which motion went idle."""
+    started: float = 0.0
+    start: int = 0
+
+    def goal(self, now: float) -> int:
+        """The merge to reach by ``now``."""
+        if self.rate is None:
+            return self.target
+        return min(self.target, self.start + 1 + int((now - self.started) * self.rate))
+
+    def wait(self, now: float, done: int) -> float:
+        """Seconds until the next merge is due."""
+        if self.rate is None or done < self.goal(now):
+            return 0.0
+        return max(0.0, self.started + (done - self.start) / self.rate - now)
+
+
+def serve(commands: Connection, reports: Connection, corpus: Path, settings: dict, workers: int | None, errors: str) -> None:
+    """The process's main: load, then obey until told to quit or the screen goes away."""
+    try:
+        _Server(commands, reports).run(corpus, settings, workers, errors)
+    except (BrokenPipeError, EOFError):
+        pass  # the screen has gone: nothing left to report to
+    except BaseException:
+        reports.send(("crashed", traceback.format_exc()))
+
+
+class _Server:
+    def __init__(self, commands: Connection, reports: Connection) -> None:
+        self.commands, self.reports = commands, reports
+        self.posted_at = 0.0
+
+    def run(self, corpus: Path, settings: dict, workers: int | None, errors: str) -> None:
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase == "read":
+                self.reports.send(("reading", done, total))
+
+        try:
+            trainer = Trainer.from_file(corpus, **settings, workers=workers, errors=errors, progress=progress)
+        except BpeError as e:
+            self.reports.send(("failed", e))
+            return
+        trainer.progress = None
+        self.reports.send(("sampled", sample(trainer, None)))
+        motion: Motion | None = None
+        while True:
+            wait = IDLE_POLL if motion is None else motion.wait(time.monotonic(), trainer.merges_done)
+            if self.commands.poll(wait):
+                while True:  # obey everything sent so far before merging on
+                    seq, name, arg = self.commands.recv()
+                    if name == "quit":
+                        return
+                    motion = self.obey(trainer, motion, seq, name, arg)
+                    if not self.commands.poll(0):
+                        break
+            if motion is not None and self.move(trainer, motion):
+                self.reports.send(("idle", motion.seq))
+                motion = None
+
+    def obey(self, trainer: Trainer, motion: Motion | None, seq: int, name: str, arg: object) -> Motion | None:
+        """The motion after command ``name``; saving and handing out the tokenizer happen here."""
+        # Steps add up: "n n n" goes three past where the previous step was heading.
+        base = trainer.merges_done if motion is None or motion.playing else motion.target
+        clamp = lambda k: max(0, min(k, trainer.merges_planned))  # noqa: E731
+        if name == "by":
+            return Motion(clamp(base + arg), seq=seq)  # type: ignore[operator]
+        if name == "to":
+            return Motion(clamp(arg), seq=seq)  # type: ignore[arg-type]
+        if name == "play":
+            return Motion(trainer.merges_planned, arg, True, seq, time.monotonic(), trainer.merges_done)  # type: ignore[arg-type]
+        if name == "pause":
+            return None
+        if name == "save":
+            self.save(trainer, str(arg))
+        elif name == "tokenizer":
+            self.reports.send(("tokenizer", trainer.vocab, trainer.merges, list(trainer.special_tokens), trainer.pattern))
+        return motion
+
+    def move(self, trainer: Trainer, motion: Motion) -> bool:
+        """One slice of ``motion``; True once it has arrived."""
+        if motion.target < trainer.merges_done:
+            trainer.goto(0)  # back: rebuild, then replay forwards in slices
+            motion.start, motion.started = 0, time.monotonic()
+        goal = motion.goal(time.monotonic())
+        last = None
+        if goal > trainer.merges_done:
+            deadline = time.monotonic() + SLICE if motion.rate is None else None
+            last = self.advance(trainer, goal, deadline)
+        arrived = trainer.merges_done >= motion.target or trainer.finished
+        now = time.monotonic()
+        if arrived or (last is not None and now - self.posted_at >= FRAME):
+            self.posted_at = now
+            self.reports.send(("sampled", sample(trainer, last)))
+        return arrived
+
+    @staticmethod
+    def advance(trainer: Trainer, goal: int, deadline: float | None) -> MergeStep | None:
+        """Merge towards ``goal`` (until ``deadline``); the last merge is a recorded step."""
+        if deadline is None:
+            trainer.run(until=goal - 1)
+        while trainer.merges_done < goal - 1 and time.monotonic() < deadline:  # type: ignore[operator]
+            trainer.run(until=min(goal - 1, trainer.merges_done + CHUNK))
+        return trainer.step()
+
+    def save(self, trainer: Trainer, directory: str) -> None:
+        try:
+            paths = Tokenizer.from_trainer(trainer).save_dir(directory)
+        except (BpeError, OSError) as e:
+            self.reports.send(("notice", f"not saved: {e}", "error"))
+            return
+        names = ", ".join(p.name for p in paths)
+        self.reports.send(("notice", f"saved merge {trainer.merges_done:,} to {directory}: {names}", "information"))

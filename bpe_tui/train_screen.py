@@ -1,0 +1,340 @@
+"""The training screen: watch byte-level BPE learn, one merge at a time or at full speed.
+
+The trainer runs in a process of its own (``train_process``), so the interface never waits
+for it. Keys become commands sent to that process; a reader thread turns its reports into
+messages. A burst of snapshots collapses to the newest, so the panels repaint at their own
+pace however fast the merges come.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.forkserver
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Label, ProgressBar
+from textual.worker import get_current_worker
+
+from engine import Tokenizer
+
+from .prompt_screen import PromptScreen
+from .train_process import serve
+from .train_snapshot import TrainSnapshot
+from .widgets.train.corpus_words import CorpusWords
+from .widgets.train.heap_stats import HeapStats
+from .widgets.train.merge_changes import MergeChanges
+from .widgets.train.pair_table import PairTable
+from .widgets.train.status_line import StatusLine
+from .widgets.train.vocab_growth import VocabGrowth
+
+SPEEDS: tuple[int | None, ...] = (1, 2, 5, 10, 30, 100, 1000, None)
+"""Play speeds in merges per second; None: as fast as the trainer goes."""
+
+
+class TrainScreen(Screen[None]):
+    """Every panel answers one question about the merge that just happened or comes next."""
+
+    CSS_PATH = "train.tcss"
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    BINDINGS = [
+        Binding("n", "step", "step", tooltip="Do one merge", id="train.step"),
+        Binding("space", "play", "play", tooltip="Play or pause the merges", id="train.play"),
+        Binding("plus,equals_sign", "faster", "faster", key_display="+", tooltip="Play faster", id="train.faster"),
+        Binding("minus", "slower", "slower", key_display="-", tooltip="Play slower", id="train.slower"),
+        Binding("f", "fast_forward", "end", tooltip="Fast-forward to the last merge", id="train.fast_forward"),
+        Binding("g", "goto", "goto", tooltip="Go to merge k, forwards or backwards", id="train.goto"),
+        Binding("b", "back", "back", tooltip="Undo the last merge (rebuild and replay)", id="train.back"),
+        Binding("s", "save", "save", tooltip="Save the tokenizer as it is now", id="train.save"),
+        Binding("e", "encode", "encode", tooltip="Encode text with the tokenizer as it is now", id="train.encode"),
+        Binding("q", "quit", "quit", tooltip="Quit bpe-tui", id="train.quit"),
+    ]
+
+    class Sampled(Message):
+        """The trainer's state after a slice of merges."""
+
+        def __init__(self, snapshot: TrainSnapshot) -> None:
+            super().__init__()
+            self.snapshot = snapshot
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, TrainScreen.Sampled)
+
+    class Reading(Message):
+        """Pre-tokenization progress in bytes."""
+
+        def __init__(self, done: int, total: int) -> None:
+            super().__init__()
+            self.done, self.total = done, total
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, TrainScreen.Reading)
+
+    class Idle(Message):
+        """The trainer reached the target of command ``seq``, or has nothing left to merge."""
+
+        def __init__(self, seq: int) -> None:
+            super().__init__()
+            self.seq = seq
+
+    def __init__(
+        self,
+        corpus: Path,
+        vocab_size: int,
+        special_tokens: list[str],
+        pattern: str = "gpt2",
+        out: str | None = None,
+        workers: int | None = None,
+        errors: str = "strict",
+        label: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.corpus = Path(corpus)
+        self.label = label or self.corpus.name
+        self.out = out
+        self._settings = dict(vocab_size=vocab_size, special_tokens=special_tokens, pattern=pattern)
+        self._workers, self._errors = workers, errors
+        # The trainer's process (and a large corpus's counting pool) come from a fork server,
+        # which starts now: once the app runs, stderr is captured and has no file descriptor
+        # to hand to new processes.
+        multiprocessing.forkserver.ensure_running()
+        self.merges_planned = vocab_size - 256 - len(special_tokens)
+        self.snapshot: TrainSnapshot | None = None
+        """The newest state of the trainer, which only the trainer's thread touches."""
+        self._commands: Connection | None = None
+        self._seq = 0
+        self._speed = SPEEDS.index(10)
+        self.playing = False
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status")
+        with Vertical(id="loading"):
+            yield Label(f"Pre-tokenizing {self.label}…", id="loading-label")
+            yield ProgressBar(id="loading-bar", show_eta=True)
+        with Vertical(id="panels"):
+            with Horizontal(classes="row"):
+                yield PairTable(id="pairs")
+                yield MergeChanges(id="changes")
+            yield HeapStats(id="heap")
+            with Horizontal(classes="row"):
+                yield CorpusWords(id="words")
+                yield VocabGrowth(id="vocab")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.add_class("-loading")
+        status = self.query_one(StatusLine)
+        status.merges_planned = self.merges_planned
+        status.activity = "pre-tokenizing"
+        status.detail = self.label
+        self._run_trainer()
+
+    # -- the trainer's process -----------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="trainer")
+    def _run_trainer(self) -> None:
+        """Start the trainer's process and pass its reports on as messages until it ends."""
+        context = multiprocessing.get_context("forkserver")
+        commands_in, self._commands = context.Pipe(duplex=False)
+        reports, reports_out = context.Pipe(duplex=False)
+        process = context.Process(
+            target=serve,
+            args=(commands_in, reports_out, self.corpus, self._settings, self._workers, self._errors),
+        )
+        process.start()
+        commands_in.close()
+        reports_out.close()
+        worker = get_current_worker()
+        try:
+            while not worker.is_cancelled:
+                if not reports.poll(0.1):
+                    continue
+                try:
+                    report = reports.recv()
+                except EOFError:
+                    break
+                self._report(report)
+        finally:
+            process.terminate()  # ends a load that is still running; a no-op once it quit
+            process.join()
+
+    def _report(self, report: tuple) -> None:
+        kind, *rest = report
+        if kind == "reading":
+            self.post_message(self.Reading(*rest))
+        elif kind == "sampled":
+            self.post_message(self.Sampled(*rest))
+        elif kind == "idle":
+            self.post_message(self.Idle(*rest))
+        elif kind == "notice":
+            text, severity = rest
+            self.app.call_from_thread(self.notify, text, severity=severity)
+        elif kind == "tokenizer":
+            self.app.call_from_thread(self._push_encode, Tokenizer(*rest), self._opening_text())
+        elif kind == "failed":
+            self.app.call_from_thread(self.app.fail, *rest)
+        else:  # "crashed"
+            self.app.call_from_thread(self.app.panic, f"the trainer failed:\n{rest[0]}")
+
+    def _opening_text(self, size: int = 240) -> str:
+        """The start of the corpus, cut at a line or word end: something to encode."""
+        with open(self.corpus, encoding="utf-8", errors="replace") as f:
+            text = f.read(size)
+        cut = max(text.rfind("\n"), text.rfind(" "))
+        return text[:cut] if len(text) == size and cut > 0 else text
+
+    def _push_encode(self, tokenizer: Tokenizer, text: str) -> None:
+        try:
+            from .encode_screen import EncodeScreen
+        except ImportError:
+            self.notify("the encode view is not available", severity="error")
+            return
+        self.app.push_screen(EncodeScreen(tokenizer, text))
+
+    # -- what the thread reports ----------------------------------------------------------
+
+    def on_train_screen_reading(self, message: Reading) -> None:
+        bar = self.query_one("#loading-bar", ProgressBar)
+        done = max(message.done, int(bar.progress))  # parallel counters finish out of order
+        bar.update(total=message.total, progress=done)
+        label = self.query_one("#loading-label", Label)
+        if done >= message.total:
+            label.update(f"Pre-tokenized {self.label}: laying out the words and counting pairs…")
+        else:
+            label.update(f"Pre-tokenizing {self.label}: {done / 1e6:,.1f} of {message.total / 1e6:,.1f} MB")
+
+    def on_train_screen_sampled(self, message: Sampled) -> None:
+        snapshot = self.snapshot = message.snapshot
+        if self.has_class("-loading"):
+            self.remove_class("-loading")
+            self._show_activity()
+        for panel in self.query("#panels > .row > *, #heap").results():
+            panel.show(snapshot)  # type: ignore[attr-defined]
+        status = self.query_one(StatusLine)
+        status.merges_done = snapshot.merges_done
+        status.merges_planned = snapshot.merges_planned
+        status.detail = self._detail()
+
+    def on_train_screen_idle(self, message: Idle) -> None:
+        if message.seq == self._seq:  # not an older motion that a newer key replaced
+            self.playing = False
+            self._show_activity()
+
+    # -- keys ------------------------------------------------------------------------------
+
+    def _send(self, command: str, arg: object = None, activity: str | None = None) -> bool:
+        """Queue a command for the trainer's thread (refused while the corpus loads)."""
+        if self.snapshot is None:
+            self.notify("still pre-tokenizing the corpus")
+            return False
+        assert self._commands is not None
+        self._seq += 1
+        self._commands.send((self._seq, command, arg))
+        if activity is not None:
+            self.query_one(StatusLine).activity = activity
+        return True
+
+    def action_step(self) -> None:
+        self.playing = False
+        self._send("by", 1, "one merge")
+
+    def action_back(self) -> None:
+        self.playing = False
+        self._send("by", -1, "one back: rebuild and replay")
+
+    def action_play(self) -> None:
+        if self.playing:
+            self._pause()
+        else:
+            self._play()
+
+    def _play(self) -> None:
+        self.playing = self._send("play", SPEEDS[self._speed], self._play_label())
+
+    def _play_label(self) -> str:
+        speed = SPEEDS[self._speed]
+        return "▶ playing at full speed" if speed is None else f"▶ playing {speed:,} merges/s"
+
+    def _pause(self) -> None:
+        self.playing = False
+        self._send("pause")
+        self._show_activity()
+
+    def action_faster(self) -> None:
+        self._change_speed(+1)
+
+    def action_slower(self) -> None:
+        self._change_speed(-1)
+
+    def _change_speed(self, step: int) -> None:
+        self._speed = max(0, min(len(SPEEDS) - 1, self._speed + step))
+        if self.playing:
+            self._play()
+        else:
+            self.query_one(StatusLine).detail = self._detail()
+
+    def action_fast_forward(self) -> None:
+        self.playing = False
+        self._send("to", self.merges_planned, "⏩ fast-forward to the end")
+
+    def action_goto(self) -> None:
+        def chosen(answer: str | None) -> None:
+            if answer is not None:
+                self._send("to", int(answer), f"going to merge {int(answer):,}")
+
+        if self.snapshot is not None:
+            self._pause()
+            question = f"Go to merge (0 to {self.merges_planned:,}):"
+            self.app.push_screen(PromptScreen(question, placeholder="k", integer=True), chosen)
+
+    def action_save(self) -> None:
+        def chosen(answer: str | None) -> None:
+            if answer is not None:
+                self.out = answer
+                self._send("save", answer)
+
+        if self.out is not None:
+            self._send("save", self.out)
+        elif self.snapshot is not None:
+            question = "Save tokenizer.json, vocab.json and merges.txt to directory:"
+            self.app.push_screen(PromptScreen(question, "out"), chosen)
+
+    def action_encode(self) -> None:
+        if self.playing:
+            self._pause()
+        self._send("tokenizer")
+
+    def action_quit(self) -> None:
+        if self.snapshot is not None:
+            self._send("quit")
+        self.app.exit(0)
+
+    # -- status ----------------------------------------------------------------------------
+
+    def _show_activity(self) -> None:
+        snapshot = self.snapshot
+        status = self.query_one(StatusLine)
+        if self.has_class("-loading"):
+            status.activity = "pre-tokenizing"
+        elif snapshot is not None and snapshot.stopped_early:
+            status.activity = "■ stopped early: no pairs left to merge"
+        elif snapshot is not None and snapshot.finished:
+            status.activity = "■ done"
+        elif self.playing:
+            status.activity = self._play_label()
+        else:
+            status.activity = "⏸ paused"
+        status.detail = self._detail()
+
+    def _detail(self) -> str:
+        speed = SPEEDS[self._speed]
+        pace = "full speed" if speed is None else f"{speed:,}/s"
+        ratio = f"{self.snapshot.bytes_per_token:.2f} bytes/token · " if self.snapshot else ""
+        return f"{ratio}play {pace} · {self.label}"

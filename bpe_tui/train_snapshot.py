@@ -1,0 +1,91 @@
+"""What the training screen shows, sampled from the trainer between merges.
+
+The trainer is not thread-safe: its heap and lists change under a running merge. So the
+thread that runs the merges also takes these samples, and the widgets read only them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine import MergeStep, Trainer, Word
+
+Pair = tuple[int, int]
+
+ROWS = 40
+"""Rows sampled for each list: more than the tallest panel shows."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrainSnapshot:
+    """The trainer's state after ``merges_done`` merges, and the record of the last one."""
+
+    merges_done: int
+    merges_planned: int
+    finished: bool
+    stopped_early: bool
+    last: MergeStep | None
+    """The merge that led here (None at merge 0)."""
+    top_pairs: list[tuple[Pair, int]]
+    """The pairs that would win next, in tie-break order, with their counts."""
+    words: list[Word]
+    merge_counts: list[int]
+    """The winning count of every merge so far."""
+    newest: list[tuple[int, bytes, int]]
+    """The newest tokens, newest first: (id, bytes, count at merge)."""
+    heap_size: int
+    pair_counter_size: int
+    pair_positions_size: int
+    corpus_bytes: int
+    tokens_in_corpus: int
+    names: dict[int, bytes]
+    """Bytes of every token id the fields above mention."""
+
+    def token(self, token_id: int) -> bytes:
+        return self.names[token_id]
+
+    def pair(self, pair: Pair) -> list[bytes]:
+        return [self.names[pair[0]], self.names[pair[1]]]
+
+    @property
+    def bytes_per_token(self) -> float:
+        return self.corpus_bytes / max(1, self.tokens_in_corpus)
+
+
+def sample(trainer: Trainer, last: MergeStep | None) -> TrainSnapshot:
+    """Read what the screen needs; call only from the thread that runs the merges."""
+    done = trainer.merges_done
+    if last is not None and last.index != done:
+        last = None  # a record of some other state
+    top = trainer.top_pairs(ROWS)
+    first_id = 256 + len(trainer.special_tokens)
+    counts = list(trainer.merge_counts)
+    newest = [
+        (first_id + i, trainer.token_bytes(first_id + i), counts[i]) for i in range(done - 1, max(-1, done - 1 - ROWS), -1)
+    ]
+    ids = {i for pair, _ in top for i in pair}
+    if last is not None:
+        ids.update(last.pair)
+        ids.update(i for change in last.changes for i in change.pair)
+        ids.update(i for pair in last.ties for i in pair)
+        ids.update(i for stale in last.stale for i in stale.pair)
+        ids.update(i for pair, _ in last.pushes for i in pair)
+    names = {i: trainer.token_bytes(i) for i in ids}
+    names.update((i, token) for i, token, _ in newest)
+    return TrainSnapshot(
+        merges_done=done,
+        merges_planned=trainer.merges_planned,
+        finished=trainer.finished,
+        stopped_early=trainer.stopped_early,
+        last=last,
+        top_pairs=top,
+        words=trainer.words(ROWS),
+        merge_counts=counts,
+        newest=newest,
+        heap_size=trainer.heap_size,
+        pair_counter_size=len(trainer.pair_counter),
+        pair_positions_size=len(trainer.pair_positions),
+        corpus_bytes=trainer.corpus_bytes,
+        tokens_in_corpus=trainer.tokens_in_corpus,
+        names=names,
+    )

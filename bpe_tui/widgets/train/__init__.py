@@ -1,0 +1,1 @@
+"""The training screen's panels, one per question a student asks of a merge."""

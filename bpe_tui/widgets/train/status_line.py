@@ -1,0 +1,28 @@
+"""The one-line status: ``merge K/TOTAL``, what the trainer is doing, and the speed."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.text import Text
+
+from textual.reactive import reactive
+from textual.widget import Widget
+
+
+class StatusLine(Widget):
+    """``merge K/TOTAL`` first, always; then the activity and the corpus."""
+
+    COMPONENT_CLASSES = {"status-line--merge", "status-line--activity", "status-line--dim"}
+
+    merges_done: reactive[int] = reactive(0)
+    merges_planned: reactive[int] = reactive(0)
+    activity: reactive[str] = reactive("")
+    detail: reactive[str] = reactive("")
+
+    def render(self) -> RenderableType:
+        style = self.get_component_rich_style
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f" merge {self.merges_done:,}/{self.merges_planned:,} ", style("status-line--merge"))
+        text.append(f" {self.activity} ", style("status-line--activity"))
+        text.append(f" {self.detail}", style("status-line--dim"))
+        return text

@@ -1,0 +1,72 @@
+"""Vocabulary growth: compression so far, the winning count per merge, the newest tokens."""
+
+from __future__ import annotations
+
+import math
+
+from rich.console import RenderableType
+from rich.text import Text
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Sparkline
+
+from ...tokens import token_text
+from ...train_snapshot import TrainSnapshot
+from .panel import SnapshotPanel, columns
+
+
+class Compression(SnapshotPanel):
+    """Bytes per token on the whole corpus, and the winning counts the chart below plots."""
+
+    def draw(self, snapshot: TrainSnapshot) -> RenderableType:
+        dim, label = self.style_of("panel--dim"), self.style_of("panel--label")
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{snapshot.bytes_per_token:.2f} bytes/token", label)
+        text.append(f"  {snapshot.corpus_bytes:,} bytes → {snapshot.tokens_in_corpus:,} tokens\n", dim)
+        counts = snapshot.merge_counts
+        if counts:
+            text.append(f"winning count per merge (log): {counts[0]:,} → {counts[-1]:,}", dim)
+        else:
+            text.append("winning count per merge: none yet", dim)
+        return text
+
+
+class NewestTokens(SnapshotPanel):
+    """The newest vocabulary entries, newest first."""
+
+    def draw(self, snapshot: TrainSnapshot) -> RenderableType:
+        dim, newest = self.style_of("panel--dim"), self.style_of("panel--newest")
+        rows: list[list[Text | str]] = [["id", "new token", "count"]]
+        for i, (token_id, token, count) in enumerate(snapshot.newest[: max(1, self.content_size.height - 1)]):
+            rows.append([str(token_id), token_text(token, newest if i == 0 else "", dim), f"{count:,}"])
+        return columns(rows, right=frozenset({0, 2}), styles=[dim])
+
+
+class VocabGrowth(Vertical):
+    """Compression, a chart of the winning counts, and the newest tokens."""
+
+    BORDER_TITLE = "vocabulary"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._log_counts: list[float] = []
+
+    def compose(self) -> ComposeResult:
+        yield Compression()
+        yield Sparkline([], id="winning-counts")
+        yield NewestTokens()
+
+    def show(self, snapshot: TrainSnapshot) -> None:
+        self.query_one(Compression).show(snapshot)
+        self.query_one(NewestTokens).show(snapshot)
+        # Counts fall by orders of magnitude; a log scale keeps late merges visible. Merges
+        # are deterministic, so after going back the kept prefix is still right.
+        logs, counts = self._log_counts, snapshot.merge_counts
+        del logs[len(counts) :]
+        logs.extend(math.log10(c) for c in counts[len(logs) :])
+        chart = self.query_one(Sparkline)
+        # One value per column: the chart then draws in no time, however many merges.
+        width = max(1, chart.size.width)
+        n = len(logs)
+        chart.data = list(logs) if n <= width else [max(logs[i * n // width : (i + 1) * n // width]) for i in range(width)]

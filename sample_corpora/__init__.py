@@ -1,0 +1,1 @@
+"""Small corpora bundled with bpe-tui; ``sample.txt`` is what ``bpe-tui train`` uses by default."""

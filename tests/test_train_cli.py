@@ -1,0 +1,68 @@
+"""``bpe-tui train --headless`` run as a user runs it: a subprocess, then its files loaded back."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import Tokenizer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def bpe_tui(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bpe_tui.cli", *args],
+        cwd=cwd,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_headless_on_the_bundled_sample_writes_a_loadable_tokenizer(tmp_path):
+    done = bpe_tui("train", "--headless", "--vocab-size", "400", "--out", str(tmp_path / "tok"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "143 of 143" in done.stdout and "bytes/token" in done.stdout
+    assert sorted(p.name for p in (tmp_path / "tok").iterdir()) == ["merges.txt", "tokenizer.json", "vocab.json"]
+
+    tokenizer = Tokenizer.load(tmp_path / "tok" / "tokenizer.json")
+    assert len(tokenizer.vocab) == 400 and tokenizer.special_tokens == ["<|endoftext|>"]
+    text = "The lighthouse cat sat by the window.<|endoftext|>小河边的灯"
+    assert tokenizer.decode(tokenizer.encode(text)) == text
+    assert len(tokenizer.encode(" the lighthouse")) < len(" the lighthouse")
+
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tok" / "tokenizer.json"))
+    assert hf.encode(text).ids == tokenizer.encode(text)
+
+
+def test_headless_defaults_to_out_and_takes_settings(tmp_path):
+    corpus = tmp_path / "toy.txt"
+    corpus.write_text("low low low low low lower lower widest widest widest newest newest newest\n" * 3)
+    done = bpe_tui(
+        "train", str(corpus), "--headless", "--vocab-size", "270", "--special-token", "<s>", "--pattern", "gpt4",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    model = json.loads((tmp_path / "out" / "tokenizer.json").read_text(encoding="utf-8"))
+    assert [t["content"] for t in model["added_tokens"]] == ["<s>"]
+    assert len(Tokenizer.load(tmp_path / "out").merges) == 270 - 257
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.txt"], "missing.txt: no such file"),
+        (["--vocab-size", "100"], "vocab size 100 is below 257"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
+    done = bpe_tui("train", *args, "--headless", cwd=tmp_path)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1

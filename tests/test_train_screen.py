@@ -1,0 +1,125 @@
+"""The training screen driven as a user would: keys in, panels and status out."""
+
+from __future__ import annotations
+
+import json
+
+from bpe_tui.widgets.train.status_line import StatusLine
+
+from .train_app import SAMPLE_MERGES, at_merge, train_app, wait_until
+
+
+def status(screen) -> str:
+    return str(screen.query_one(StatusLine).render())
+
+
+async def test_opens_on_merge_zero_with_the_winner_on_top():
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        assert f"merge 0/{SAMPLE_MERGES}" in status(screen)
+        (pair, count), *_ = screen.snapshot.top_pairs
+        assert screen.snapshot.names[pair[0]] + screen.snapshot.names[pair[1]] == b"he"
+        assert count == 280
+
+
+async def test_each_key_press_is_one_merge():
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("n", "n", "n")
+        await at_merge(pilot, screen, 3)
+        last = screen.snapshot.last
+        assert last.index == 3 and last.token == b" the"
+        assert any(w.parts == [b" the"] for w in screen.snapshot.words)
+        assert f"merge 3/{SAMPLE_MERGES}" in status(screen)
+
+
+async def test_play_then_pause():
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("minus", "space")  # 5 merges/s: the screen keeps up between presses
+        assert screen.playing and "playing 5 merges/s" in status(screen)
+        await wait_until(pilot, lambda: screen.snapshot.merges_done >= 3)
+        await pilot.press("space")
+        assert not screen.playing and "paused" in status(screen)
+        await pilot.pause(0.3)
+        paused_at = screen.snapshot.merges_done
+        await pilot.pause(0.3)
+        assert screen.snapshot.merges_done == paused_at < SAMPLE_MERGES
+
+
+async def test_go_to_k_and_back():
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("g", *"200", "enter")
+        await at_merge(pilot, screen, 200)
+        forwards = screen.snapshot
+        await pilot.press("b")
+        await at_merge(pilot, screen, 199)
+        await pilot.press("g", *"5", "enter")
+        await at_merge(pilot, screen, 5)
+        await pilot.press("g", *"200", "enter")
+        await at_merge(pilot, screen, 200)
+        again = screen.snapshot
+        assert again.last.token == forwards.last.token  # replaying gives the same merges
+        assert again.merge_counts == forwards.merge_counts
+        await pilot.press("g", *"0", "enter")
+        await at_merge(pilot, screen, 0)
+        assert screen.snapshot.last is None
+
+
+async def test_fast_forward_to_the_end():
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("f")
+        await at_merge(pilot, screen, SAMPLE_MERGES)
+        assert "done" in status(screen)
+        await pilot.press("n")  # nothing left: stays put
+        await at_merge(pilot, screen, SAMPLE_MERGES)
+
+
+async def test_save_asks_where_and_writes_files(tmp_path):
+    app, screen = train_app()
+    target = tmp_path / "saved"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("n", "n")
+        await at_merge(pilot, screen, 2)
+        await pilot.press("s")
+        await pilot.press("ctrl+u", *str(target), "enter")
+        await wait_until(pilot, lambda: (target / "merges.txt").exists())
+    merges = (target / "merges.txt").read_text(encoding="utf-8").splitlines()
+    assert [m for m in merges if not m.startswith("#")] == ["h e", "Ġ t"]
+    assert len(json.loads((target / "vocab.json").read_text(encoding="utf-8"))) == 259
+
+
+async def test_save_to_out_without_asking(tmp_path):
+    app, screen = train_app(out=str(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("s")
+        await wait_until(pilot, lambda: (tmp_path / "tokenizer.json").exists())
+
+
+async def test_quit():
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_keys_are_in_the_palette_and_remappable():
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        titles = [c.title for c in app.get_system_commands(screen)]
+        assert "step (n)" in titles and "go to (g)" not in titles and "goto (g)" in titles
+        app.set_keymap({"train.step": "j"})
+        await pilot.press("j")
+        await at_merge(pilot, screen, 1)

@@ -1,0 +1,37 @@
+"""The training app on the bundled sample, and a way to wait for its trainer thread."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from textual.pilot import Pilot
+
+from bpe_tui.app import BpeApp
+from bpe_tui.train_cmd import sample_corpus
+from bpe_tui.train_screen import TrainScreen
+
+SAMPLE_MERGES = 1000 - 256 - 1
+
+
+def train_app(out: str | None = None) -> tuple[BpeApp, TrainScreen]:
+    with sample_corpus() as path:  # a real file once installed; the app reads it at once
+        screen = TrainScreen(path, 1000, ["<|endoftext|>"], out=out, workers=1, label="sample.txt")
+    return BpeApp(screen), screen
+
+
+async def wait_until(pilot: Pilot, condition: Callable[[], bool], limit: float = 20.0) -> None:
+    """Let the app run until ``condition`` holds (the trainer works in its own thread)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + limit
+    while not condition():
+        assert loop.time() < end, "the training screen did not get there"
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
+async def at_merge(pilot: Pilot, screen: TrainScreen, k: int) -> None:
+    """Wait until the screen shows merge ``k`` and the trainer has gone idle."""
+    await wait_until(
+        pilot, lambda: screen.snapshot is not None and screen.snapshot.merges_done == k and not screen.playing
+    )
