@@ -1,0 +1,113 @@
+"""Encode and decode throughput with GPT-2's files, against tiktoken and HF tokenizers.
+
+    python benchmarks/bench_encode.py [--rounds 3] [--corpus ../shared/corpora/en-mix-6m.txt]
+
+Single thread. Every round builds a fresh tokenizer, then times a cold encode (empty cache),
+a warm encode (same text again) and a decode. Peers run in the same rounds, so their ratios
+hold even on a busy machine. Reports the median MB/s of UTF-8 input (decode: of output).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("RAYON_NUM_THREADS", "1")  # HF tokenizers: one thread
+
+from engine import Tokenizer  # noqa: E402
+
+SHARED = ROOT.parent / "shared"
+
+
+def peers(tok: Tokenizer) -> dict[str, Callable[[], tuple[Callable[[str], list[int]], Callable[[list[int]], str]]]]:
+    """Name -> factory of a fresh (encode, decode) pair."""
+    out = {}
+
+    def ours(direct: bool) -> Callable[[], tuple[Callable[[str], list[int]], Callable[[list[int]], str]]]:
+        def make() -> tuple[Callable[[str], list[int]], Callable[[list[int]], str]]:
+            fresh = Tokenizer(tok.vocab, tok.merges, tok.special_tokens)
+            fresh.direct = direct
+            return fresh.encode, fresh.decode
+
+        return make
+
+    out["bpe-tui"] = ours(False)
+    # Every GPT-2 entry encodes to itself (checked once here; a tokenizer.json saved after
+    # verify_direct() keeps it as ignore_merges), so entries may skip the merge loop.
+    out["bpe-tui direct"] = ours(tok.verify_direct())
+    try:
+        import tiktoken
+
+        ranks = {t: i for i, t in tok.vocab.items() if i not in tok.special_ids.values()}
+
+        def tt() -> tuple[Callable[[str], list[int]], Callable[[list[int]], str]]:
+            enc = tiktoken.Encoding("gpt2", pat_str=tok.pretokenizer.pattern, mergeable_ranks=ranks, special_tokens=tok.special_ids)
+            return (lambda s: enc.encode(s, allowed_special="all")), enc.decode
+
+        out["tiktoken"] = tt
+    except ImportError:
+        pass
+    try:
+        import tokenizers
+
+        def hf() -> tuple[Callable[[str], list[int]], Callable[[list[int]], str]]:
+            model = tokenizers.models.BPE.from_file(str(SHARED / "fixtures/gpt2_vocab.json"), str(SHARED / "fixtures/gpt2_merges.txt"))
+            t = tokenizers.Tokenizer(model)
+            t.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+            t.decoder = tokenizers.decoders.ByteLevel()
+            t.add_special_tokens(list(tok.special_ids))
+            return (lambda s: t.encode(s).ids), (lambda ids: t.decode(ids, skip_special_tokens=False))
+
+        out["hf-tokenizers"] = hf
+    except ImportError:
+        pass
+    return out
+
+
+def timed(f: Callable[[], object]) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = f()
+    return time.perf_counter() - start, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--corpus", type=Path, default=SHARED / "corpora/en-mix-6m.txt")
+    args = parser.parse_args()
+    text = args.corpus.read_text(encoding="utf-8")
+    mb = len(text.encode("utf-8")) / 1e6
+    tok = Tokenizer.from_files(SHARED / "fixtures/gpt2_vocab.json", SHARED / "fixtures/gpt2_merges.txt")
+    contenders = peers(tok)
+    times: dict[str, dict[str, list[float]]] = {name: {"cold": [], "warm": [], "decode": []} for name in contenders}
+    reference = None
+    for _ in range(args.rounds):
+        for name, make in contenders.items():
+            encode, decode = make()
+            cold, ids = timed(lambda: encode(text))
+            warm, _ = timed(lambda: encode(text))
+            dec, back = timed(lambda: decode(ids))  # noqa: B023 - used at once
+            reference = reference or ids
+            assert ids == reference and back == text, f"{name} disagrees"
+            for key, t in (("cold", cold), ("warm", warm), ("decode", dec)):
+                times[name][key].append(t)
+    print(f"{args.corpus.name}: {mb:.2f} MB, {args.rounds} rounds, median MB/s (ratio to tiktoken)")
+    base = {k: statistics.median(v) for k, v in times.get("tiktoken", {}).items()}
+    for name, row in times.items():
+        cells = []
+        for key in ("cold", "warm", "decode"):
+            t = statistics.median(row[key])
+            ratio = f" ({base[key] / t:.2f}x)" if base else ""
+            cells.append(f"{key} {mb / t:7.2f}{ratio}")
+        print(f"  {name:15} " + "   ".join(cells))
+
+
+if __name__ == "__main__":
+    main()
