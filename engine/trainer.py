@@ -1,14 +1,17 @@
 """The optimized, steppable BPE trainer (seed lecture 000, PART 3).
 
 Every distinct pre-token ("word") is laid out once in flat arrays, each byte at a token
-position with ``prev``/``next`` links inside its word and the word's count as its weight.
+position with ``prev``/``next`` links and the word's count as its weight; a separator
+token between words marks their edges.
 
 - ``pair_positions``: pair -> positions where it starts; append-only, each position is
   checked when used (it may have been merged away since).
 - ``pair_counter``: pair -> weighted count.
 - a lazy max-heap of ``(count, pair)``: a merge only *lowers* the counts of existing pairs,
-  so those entries are left in place and corrected when popped (stale pops); only the new
-  pairs, which contain the new token, are pushed.
+  so those entries are left in place and corrected when popped (stale pops). Only new
+  pairs, which contain the new token, are queued: on the heap if their count equals the
+  count just merged, else parked in a bucket per count, since they cannot win before the
+  heap falls to that count.
 
 Merging a pair visits only its positions: for each, the token before (prev_token) and after
 (next_token) lose a pair with the old token and gain one with the new token. Those deltas,
@@ -22,18 +25,21 @@ by a key that sorts byte strings in descending order, so the heap top is the exa
 from __future__ import annotations
 
 import gc
-from array import array
 import os
+from array import array
+from bisect import insort
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from bisect import insort
 from heapq import heapify, heappop, heappush, heapreplace
 
 from .corpus import Progress, count_file
 from .errors import CorpusError, SettingsError
 from .events import MergeStep, Pair, PairChange, StalePop
 from .pretokenize import PreTokenizer
+
+_Start = tuple[list[int], array, array, dict[Pair, list[int]], dict[Pair, int]]
+"""tokens, prev, next, pair_positions, pair_counter before any merge."""
 
 TIE_LIMIT = 5
 """How many tied pairs a ``MergeStep`` lists."""
@@ -115,6 +121,7 @@ class Trainer:
         # Most frequent words first: they are the ones worth showing.
         self._words = sorted(word_counts.items(), key=lambda wc: (-wc[1], wc[0]))
         self.corpus_bytes = sum(len(w) * c for w, c in self._words)
+        self._start: _Start | None = None
         self._build()
 
     # -- construction -------------------------------------------------------------------
@@ -157,11 +164,18 @@ class Trainer:
         return cls(counts, vocab_size, special_tokens, progress=progress, pattern=pattern)
 
     def _build(self) -> None:
-        """Lay out the words and count their pairs: the state before any merge."""
-        with _gc_paused():
-            self._lay_out()
-
-    def _lay_out(self) -> None:
+        """Set up the state before any merge: from a saved copy after the first time."""
+        if self._start is None:
+            with _gc_paused():
+                self._start = self._lay_out()
+        tokens, prev_, next_, pair_positions, pair_counter = self._start
+        self._tokens = tokens.copy()
+        self._prev = array("q", prev_)
+        self._next = array("q", next_)
+        # The starting position lists are never changed in place, only dropped: a shallow
+        # copy of the dict is a full copy of the state.
+        self.pair_positions = dict(pair_positions)
+        self.pair_counter = dict(pair_counter)
         self._vocab: list[bytes] = [bytes([i]) for i in range(256)]
         self._vocab += [s.encode("utf-8") for s in self.special_tokens]
         self._keys = [_desc_key(t) for t in self._vocab]
@@ -170,7 +184,10 @@ class Trainer:
         self.merge_counts: list[int] = []
         self.stopped_early = False
         self.tokens_in_corpus = self.corpus_bytes
+        self._requeue()
 
+    def _lay_out(self) -> _Start:
+        """Lay out the words and count their pairs."""
         # Words side by side, each followed by a separator (token -1, weight 0), so that
         # prev/next start as plain neighbours and a word's edge reads as "no token".
         tokens: list[int] = [SEPARATOR]
@@ -194,17 +211,16 @@ class Trainer:
                 else:
                     where.append(pos)
                     pair_counter[pair] += count
-        n = len(tokens)
-        self._tokens = tokens
-        self._weight = weight
-        # Links as arrays: a list would hold a distinct int object for every position.
-        self._prev = array("q", range(-1, n - 1))
-        self._next = array("q", range(1, n + 1))
+        self._weight = weight  # never changes: merged positions keep their word's count
         self._starts = starts
-        self.pair_positions = pair_positions
-        self.pair_counter = pair_counter
+        n = len(tokens)
+        # Links as arrays: a list would hold a distinct int object for every position.
+        return tokens, array("q", range(-1, n - 1)), array("q", range(1, n + 1)), pair_positions, pair_counter
+
+    def _requeue(self) -> None:
+        """Put every current pair on a fresh heap, with no stale entries and none parked."""
         keys = self._keys
-        self._heap = [(-c, keys[a], keys[b], a, b) for (a, b), c in pair_counter.items()]
+        self._heap = [(-c, keys[a], keys[b], a, b) for (a, b), c in self.pair_counter.items()]
         heapify(self._heap)
         self._parked: dict[int, list[Pair]] = {}
         self._parked_max = 0
@@ -328,10 +344,20 @@ class Trainer:
             report("merge", len(self.merge_pairs), self.merges_planned)
 
     def goto(self, k: int) -> None:
-        """Move to the state after ``k`` merges; going back rebuilds and replays."""
-        if k < len(self.merge_pairs):
-            self._build()
-        self.run(until=k)
+        """Move to the state after ``k`` merges.
+
+        Going back rebuilds the start and redoes the first ``k`` merges, which are known:
+        no pair is selected or queued on the way, and the heap is built once at the end.
+        """
+        if k >= len(self.merge_pairs):
+            self.run(until=k)
+            return
+        redo = self.merge_pairs[:k]
+        self._build()
+        with _gc_paused():
+            for a, b in redo:
+                self._merge(a, b, self.pair_counter[(a, b)], detail=False, queue=False)
+            self._requeue()
 
     def replay(self, merges: Sequence[tuple[bytes, bytes]]) -> bool:
         """Redo saved ``merges``; False if this corpus and settings would choose otherwise."""
@@ -432,8 +458,12 @@ class Trainer:
                 ties.append((a, b))
         return ties
 
-    def _merge(self, a: int, b: int, count: int, detail: bool) -> MergeStep | None:
-        """Merge every occurrence of (a, b) left to right; apply the pair-count deltas."""
+    def _merge(self, a: int, b: int, count: int, detail: bool, queue: bool = True) -> MergeStep | None:
+        """Merge every occurrence of (a, b) left to right; apply the pair-count deltas.
+
+        ``queue=False`` leaves new pairs off the heap and out of the buckets (``goto``
+        rebuilds the heap afterwards).
+        """
         vocab, keys = self._vocab, self._keys
         new = len(vocab)
         vocab.append(vocab[a] + vocab[b])
@@ -520,6 +550,8 @@ class Trainer:
             if c <= 0:
                 counter.pop(pair, None)
                 pair_positions.pop(pair, None)
+            elif not queue:
+                pass
             elif c < count:
                 bucket = parked.get(c)
                 if bucket is None:

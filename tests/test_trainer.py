@@ -132,11 +132,15 @@ def test_goto_backwards_equals_fresh_run(text, k):
     counts = _counts(text, [])
     trainer = Trainer(counts, 300)
     trainer.run()
+    full = trainer.merges
     trainer.goto(k)
     fresh = Trainer(counts, 300)
     fresh.run(until=k)
     assert trainer.merges == fresh.merges
     assert trainer.words(5) == fresh.words(5)
+    assert trainer.top_pairs(5) == fresh.top_pairs(5)
+    trainer.run()  # going on from the rebuilt heap gives the uninterrupted result
+    assert trainer.merges == full
 
 
 def _desc(token: bytes) -> tuple[int, ...]:
