@@ -23,6 +23,7 @@ from pathlib import Path
 
 from engine import BpeError, MergeStep, Tokenizer, Trainer
 
+from .train_cmd import replay_saved
 from .train_snapshot import sample
 
 SLICE = 0.04
@@ -61,10 +62,19 @@ class Motion:
         return max(0.0, self.started + (done - self.start) / self.rate - now)
 
 
-def serve(commands: Connection, reports: Connection, corpus: Path, settings: dict, workers: int | None, errors: str) -> None:
-    """The process's main: load, then obey until told to quit or the screen goes away."""
+def serve(
+    commands: Connection,
+    reports: Connection,
+    corpus: Path,
+    settings: dict,
+    workers: int | None,
+    errors: str,
+    resume: tuple[str, list[tuple[bytes, bytes]]] | None = None,
+) -> None:
+    """The process's main: load (and redo the merges of a ``resume``: its directory and
+    merges), then obey until told to quit or the screen goes away."""
     try:
-        _Server(commands, reports).run(corpus, settings, workers, errors)
+        _Server(commands, reports).run(corpus, settings, workers, errors, resume)
     except (BrokenPipeError, EOFError):
         pass  # the screen has gone: nothing left to report to
     except BaseException:
@@ -76,13 +86,17 @@ class _Server:
         self.commands, self.reports = commands, reports
         self.posted_at = 0.0
 
-    def run(self, corpus: Path, settings: dict, workers: int | None, errors: str) -> None:
+    def run(
+        self, corpus: Path, settings: dict, workers: int | None, errors: str, resume: tuple[str, list[tuple[bytes, bytes]]] | None
+    ) -> None:
         def progress(phase: str, done: int, total: int) -> None:
             if phase == "read":
                 self.reports.send(("reading", done, total))
 
         try:
             trainer = Trainer.from_file(corpus, **settings, workers=workers, errors=errors, progress=progress)
+            if resume is not None:
+                replay_saved(trainer, resume[1], resume[0], corpus)
         except BpeError as e:
             self.reports.send(("failed", e))
             return
@@ -125,8 +139,10 @@ class _Server:
     def move(self, trainer: Trainer, motion: Motion) -> bool:
         """One slice of ``motion``; True once it has arrived."""
         if motion.target < trainer.merges_done:
-            trainer.goto(0)  # back: rebuild, then replay forwards in slices
-            motion.start, motion.started = 0, time.monotonic()
+            # Back: the engine redoes the known merges up to just before the target; the
+            # last one is then a recorded step, so the screen can show what it changed.
+            trainer.goto(max(0, motion.target - 1))
+            motion.start, motion.started = trainer.merges_done, time.monotonic()
         goal = motion.goal(time.monotonic())
         last = None
         if goal > trainer.merges_done:
