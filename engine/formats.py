@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import regex
+
 from .byte_unicode import bytes_to_token_string, token_string_to_bytes
 from .errors import ModelFileError
 from .pretokenize import PATTERNS
@@ -47,12 +49,19 @@ class ModelData:
 # -- writing ------------------------------------------------------------------------------
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: Pathish, data: str | bytes) -> Path:
     """Write ``data`` to a temporary file beside ``path``, sync it, then rename it over ``path``."""
     path = Path(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a saved file is an ordinary file
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
             f.flush()
@@ -306,7 +315,11 @@ def _hf_pattern(path: Path, pre: Any) -> str:
         return "gpt2"
     if len(splits) == 1 and not last.get("use_regex", True):
         split = splits[0]
-        regex = split.get("pattern", {}).get("Regex") if isinstance(split.get("pattern"), dict) else None
-        if split.get("type") == "Split" and isinstance(regex, str) and split.get("behavior") == "Isolated" and not split.get("invert"):
-            return next((name for name, p in PATTERNS.items() if p == regex), regex)
+        pattern = split.get("pattern", {}).get("Regex") if isinstance(split.get("pattern"), dict) else None
+        if split.get("type") == "Split" and isinstance(pattern, str) and split.get("behavior") == "Isolated" and not split.get("invert"):
+            try:
+                regex.compile(pattern)
+            except regex.error as e:
+                raise ModelFileError(f"{path}: the pre_tokenizer's regex does not compile ({e})") from None
+            return next((name for name, p in PATTERNS.items() if p == pattern), pattern)
     raise ModelFileError(f"{path}: unsupported pre_tokenizer (expected ByteLevel, or a regex Split then ByteLevel)")
