@@ -26,8 +26,9 @@ GPT4_PATTERN = (
 PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
 
 # A space preceded by a non-space starts a new pre-token under both named patterns. The
-# split consumes that space: every part after the first stands for " " + part.
-_SPACE_AFTER_WORD = re.compile(r"(?<=\S) ")
+# split consumes that space: every part after the first stands for " " + part. The space
+# comes first in the pattern so the search can scan for it.
+_SPACE_AFTER_WORD = re.compile(r" (?<=\S )")
 
 
 class PreTokenizer:

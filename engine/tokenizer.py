@@ -4,11 +4,16 @@ Special tokens are matched first; the rest is pre-tokenized and each pre-token i
 by lowest merge rank first: list every adjacent pair with its rank, merge the lowest
 (leftmost on a tie), repeat until no pair is in the merge list. This is what GPT-2 and
 tiktoken do. ``encode_steps`` records the same loop as it runs, for the encode view.
+
+Inside the encoder, ids travel as strings of code points (``chr(id)``): the caches hold
+them compactly, and joining, splitting and concatenating them runs in C.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice, repeat
@@ -17,12 +22,21 @@ from pathlib import Path
 from . import formats
 from .errors import ModelFileError
 from .pretokenize import PreTokenizer
-from .trainer import Trainer
+from .trainer import Trainer, _gc_paused
 
 Pair = tuple[int, int]
 
 _NONE = 1 << 62
 """Rank of a pair that is not in the merge list: above every real rank."""
+
+_UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
+_UINT32 = next(code for code in "IL" if array(code).itemsize == 4)
+
+
+def _code_points(ids: str) -> list[int]:
+    """``list(map(ord, ids))``, faster: through the string's UTF-32 bytes (ids may be lone
+    surrogates, hence ``surrogatepass``)."""
+    return array(_UINT32, ids.encode(_UTF32, "surrogatepass")).tolist()
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +85,10 @@ class Tokenizer:
                 self.vocab[new_id] = s.encode("utf-8")
                 self.encoder[s.encode("utf-8")] = new_id
         self.special_ids = {s: self.encoder[s.encode("utf-8")] for s in self.special_tokens}
+        if min(self.vocab, default=0) < 0 or max(self.vocab, default=0) >= sys.maxunicode:
+            raise ValueError(f"token ids must lie in 0-{sys.maxunicode - 1}")
+        self._mark = chr(max(self.vocab, default=0) + 1)
+        """A code point that is no id: marks where a part starts (see ``_fill``)."""
         self.pretokenizer = PreTokenizer(pattern, self.special_tokens)
         missing = [b for b in range(256) if bytes([b]) not in self.encoder]
         if missing:
@@ -89,11 +107,13 @@ class Tokenizer:
         self.direct = False
         """Emit a pre-token that is a vocabulary entry as that entry, skipping its merge loop
         (as tiktoken does, and HF with ``ignore_merges``). The same ids only when every entry
-        encodes to itself: proven for trained vocabularies (see ``from_trainer``), checked by
-        ``verify_direct`` for others, kept in ``tokenizer.json`` as ``ignore_merges``."""
-        self._chunks: dict[str, list[int]] = {}
+        encodes to itself: proven for trained vocabularies (see ``from_trainer``) and on
+        loading files (see ``_merges_rebuild_vocab``), checked by ``verify_direct``, kept in
+        ``tokenizer.json`` as ``ignore_merges``."""
+        self._chunks: dict[str, str] = {}
         """Ids of ``" " + key`` for space-separated chunks (see ``_encode_piece``)."""
-        self._pretokens: dict[str, list[int]] = {}
+        self._pretokens: dict[str, str] = {}
+        """Ids of each pre-token."""
         self.cache_size = cache_size
         """Entries each cache may hold; a full cache is emptied, so memory stays bounded."""
 
@@ -112,15 +132,66 @@ class Tokenizer:
 
     def verify_direct(self) -> bool:
         """Turn ``direct`` on if every vocabulary entry encodes to itself (true for GPT-2's
-        files); costs one merge loop per entry."""
+        files). Proven from the merges where ``_merges_rebuild_vocab`` can; otherwise each
+        entry goes through the merge loop."""
         specials = set(self.special_ids.values())
         encoder = self.encoder
-        self.direct = all(
+        self.direct = self._merges_rebuild_vocab() or all(
             self._bpe(token) == [encoder[token]]
             for i, token in self.vocab.items()
             if len(token) > 1 and i not in specials and encoder[token] == i
         )
         return self.direct
+
+    def _merges_rebuild_vocab(self) -> bool:
+        """True when the merges prove that every vocabulary entry encodes to itself; False
+        when they do not (the entries may still do).
+
+        Goes through the merges in rank order, each entry at the first merge ``r = (a, b)``
+        that makes it, ``a`` and ``b`` proven before (a byte encodes to itself): if merging
+        the bytes of ``a + b`` keeps ``a`` and ``b`` apart (``_apart``), it reaches
+        ``[a, b]`` and then merge ``r``.
+        """
+        merged = self._merged
+        recipes = {i: (-1, i, i) for i in self._byte_ids}
+        """Proven entry -> (rank of the merge that makes it, its left, its right)."""
+        for (a, b), r in self._rank_of.items():  # in rank order, each pair at its first rank
+            t = merged[r]
+            if t in recipes:
+                continue  # made by an earlier merge
+            if recipes.get(a, (r,))[0] >= r or recipes.get(b, (r,))[0] >= r:
+                return False  # an operand not proven, or made by a later merge
+            if not self._apart(recipes, a, b):
+                return False
+            recipes[t] = (r, a, b)
+        specials = set(self.special_ids.values())
+        return all(i in recipes for i in self.encoder.values() if i not in specials)
+
+    def _apart(self, recipes: dict[int, tuple[int, int, int]], a: int, b: int) -> bool:
+        """Whether merging the bytes of ``a + b`` (both proven, in ``recipes``) reaches
+        ``[a, b]`` with no merge across the seam between them.
+
+        Until a pair across the seam is chosen, it runs the merges of ``a`` and of ``b`` side
+        by side, in rising rank order (each merge comes after those that made its operands).
+        The seam pair ``(x, y)`` changes only when a new last token of ``a``'s side (on
+        ``a``'s right spine) is made, at rank ``lx``, or a new first token of ``b``'s side (on
+        ``b``'s left spine), at rank ``my``; it is chosen before that iff its rank ``c < lx``
+        and ``c <= my`` (ties go to the leftmost pair). Walks back from ``(a, b)``.
+        """
+        rank_of = self._rank_of
+        x, y, lx, my = a, b, _NONE, _NONE
+        while True:
+            made_x, _, right_of_x = recipes[x]
+            made_y, left_of_y, _ = recipes[y]
+            if made_x > made_y:
+                lx, x = made_x, right_of_x
+            elif made_y >= 0:  # on a tie a's side merges first, so b's came last
+                my, y = made_y, left_of_y
+            else:
+                return True
+            c = rank_of.get((x, y), _NONE)
+            if c < lx and c <= my:
+                return False
 
     # -- files ----------------------------------------------------------------------------
 
@@ -145,7 +216,7 @@ class Tokenizer:
             tokenizer = cls(data.vocab, data.merges, data.special_tokens, data.pattern)
         except ValueError as e:
             raise ModelFileError(f"{data.path}: {e}") from None
-        tokenizer.direct = data.direct
+        tokenizer.direct = data.direct or tokenizer._merges_rebuild_vocab()
         return tokenizer
 
     def save(self, path: str | os.PathLike[str]) -> Path:
@@ -182,34 +253,35 @@ class Tokenizer:
         the two ranks beside it, and ``min`` plus ``index`` find the lowest, leftmost pair.
         """
         rank = self._rank_of.get
+        merged = self._merged
         ids = list(map(self._byte_ids.__getitem__, piece))
         ranks = list(map(rank, zip(ids, ids[1:]), repeat(_NONE)))
         while True:
             best = min(ranks, default=_NONE)
-            i = ranks.index(best) if best != _NONE else -1
+            i = ranks.index(best) if best != _NONE else None
             if steps is not None:
                 before, shown = list(ids), [None if r == _NONE else r for r in ranks]
-            if i >= 0:
-                ids[i : i + 2] = [self._merged[best]]
-                del ranks[i]
+            if i is not None:
+                ids[i] = merged[best]
+                del ids[i + 1], ranks[i]
                 if i:
                     ranks[i - 1] = rank((ids[i - 1], ids[i]), _NONE)
                 if i < len(ranks):
                     ranks[i] = rank((ids[i], ids[i + 1]), _NONE)
             if steps is not None:
-                steps.append(EncodeStep(before, shown, i if i >= 0 else None, list(ids)))
-            if i < 0:
+                steps.append(EncodeStep(before, shown, i, list(ids)))
+            if i is None:
                 return ids
 
-    def _encode_pretoken(self, pretoken: str) -> list[int]:
+    def _encode_pretoken(self, pretoken: str) -> str:
         piece = pretoken.encode("utf-8")
         entry = self.encoder.get(piece) if self.direct else None
-        return [entry] if entry is not None else self._bpe(piece)
+        return chr(entry) if entry is not None else "".join(map(chr, self._bpe(piece)))
 
-    def _encode_pretokens(self, pretokens: list[str]) -> list[int]:
-        return list(chain.from_iterable(map(self._cached(pretokens), pretokens)))
+    def _encode_pretokens(self, pretokens: list[str]) -> str:
+        return "".join(map(self._cached(pretokens), pretokens))
 
-    def _cached(self, pretokens: Iterable[str]) -> Callable[[str], list[int]]:
+    def _cached(self, pretokens: Iterable[str]) -> Callable[[str], str]:
         """Merge the pre-tokens not cached yet, each once; returns the cache's lookup."""
         cache = self._pretokens
         wanted = set(pretokens)
@@ -219,8 +291,8 @@ class Tokenizer:
             cache[pretoken] = self._encode_pretoken(pretoken)
         return cache.__getitem__
 
-    def _encode_piece(self, piece: str, out: list[int]) -> None:
-        """Append the ids of one ordinary piece to ``out``.
+    def _encode_piece(self, piece: str) -> str:
+        """The ids of one ordinary piece (as code points, like every cached value).
 
         Under the named patterns a space after a non-space always starts a pre-token, so the
         piece is cut there; every part but the first stands for ``" " + part``, and its ids
@@ -228,42 +300,55 @@ class Tokenizer:
         """
         pretok = self.pretokenizer
         if not pretok.chunked:
-            out += self._encode_pretokens(pretok.pretokens(piece))
-            return
+            return self._encode_pretokens(pretok.pretokens(piece))
         parts = pretok.space_parts(piece)
-        out += self._encode_pretokens(pretok.pretokens(parts[0]))
+        first = self._encode_pretokens(pretok.pretokens(parts[0]))
         chunks = self._chunks
         try:
-            found = list(map(chunks.__getitem__, islice(parts, 1, None)))
+            return first + "".join(map(chunks.__getitem__, islice(parts, 1, None)))
         except KeyError:
             wanted = set(islice(parts, 1, None))
             if len(chunks) + len(wanted) > self.cache_size:
                 chunks.clear()  # bounded memory on endless streams
-            self._fill(wanted.difference(chunks))
-            found = list(map(chunks.__getitem__, islice(parts, 1, None)))
-        out.extend(chain.from_iterable(found))
+            with _gc_paused():  # many new containers, no cycles
+                self._fill(wanted.difference(chunks), parts[-1])
+            return first + "".join(map(chunks.__getitem__, islice(parts, 1, None)))
 
-    def _fill(self, missing: set[str]) -> None:
-        """Encode and cache the parts in ``missing`` (see ``_encode_piece``), all at once:
-        the regex runs per part, the merge loop once per distinct pre-token among them."""
+    def _fill(self, missing: set[str], last: str) -> None:
+        """Encode and cache the parts in ``missing`` (see ``_encode_piece``), a piece's
+        ``last`` part among them or not.
+
+        Parts without a space inside are done together: the regex runs once over them joined
+        by spaces, which are pre-token boundaries since every part ends in a non-space (all
+        but ``last``, which goes at the end). Their pre-tokens that start with a space are
+        exactly their first ones, so marking those splits the joined ids into the parts'.
+        The few parts with a space inside, where later pre-tokens may start with a space
+        too, get a regex run each.
+        """
+        findall = self.pretokenizer.regex.findall
+        spaced = [part for part in missing if " " in part]
+        plain = missing.difference(spaced)
+        plain_parts = [*plain.difference((last,)), *plain.intersection((last,))]
+        pretokens = findall(" " + " ".join(plain_parts)) if plain_parts else []
+        spaced_pretokens = [findall(" " + part) for part in spaced]
+        distinct = set(pretokens)
+        ids_of = self._cached(chain(distinct, *spaced_pretokens))
+        mark = self._mark
+        marked = {p: mark + ids_of(p) if p.startswith(" ") else ids_of(p) for p in distinct}
         chunks = self._chunks
-        parts = list(missing)
-        split = list(map(self.pretokenizer.regex.findall, [" " + p for p in parts]))
-        ids_of = self._cached(chain.from_iterable(split))
-        for part, pretokens in zip(parts, split):
-            chunks[part] = list(chain.from_iterable(map(ids_of, pretokens)))
+        chunks.update(zip(plain_parts, "".join(map(marked.__getitem__, pretokens)).split(mark)[1:]))
+        chunks.update(zip(spaced, ["".join(map(ids_of, p)) for p in spaced_pretokens]))
 
     # -- public API -----------------------------------------------------------------------
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``."""
-        out: list[int] = []
-        for piece, special in self.pretokenizer.split_special(text):
-            if special:
-                out.append(self.special_ids[piece])
-            else:
-                self._encode_piece(piece, out)
-        return out
+        return _code_points(
+            "".join(
+                chr(self.special_ids[piece]) if special else self._encode_piece(piece)
+                for piece, special in self.pretokenizer.split_special(text)
+            )
+        )
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
         """Lazily encode a stream of strings; the ids equal ``encode`` of their concatenation.

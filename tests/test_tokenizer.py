@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -60,12 +62,92 @@ def gpt4() -> Tokenizer:
 @settings(max_examples=60, deadline=None)
 @given(texts)
 def test_gpt4_pattern_round_trip(gpt4, text):
-    assert gpt4.decode(gpt4.encode(text)) == text
+    ids = gpt4.encode(text)
+    assert gpt4.decode(ids) == text
+    assert ids == [i for trace in gpt4.encode_steps(text) for i in trace.ids]
 
 
 def test_trained_vocabulary_encodes_to_itself(tok, merging):
     assert tok.direct and not merging.direct
-    assert merging.verify_direct()
+    assert merging._merges_rebuild_vocab()
+    assert Tokenizer(tok.vocab, tok.merges, tok.special_tokens).verify_direct()
+
+
+def test_loading_saved_files_proves_direct(tok, tmp_path):
+    tok.save_gpt2_files(tmp_path)
+    loaded = Tokenizer.load(tmp_path)
+    assert loaded.direct
+    assert loaded.encode(SAMPLE) == tok.encode(SAMPLE)
+
+
+def tiny(merges: list[tuple[bytes, bytes]]) -> Tokenizer:
+    """Bytes plus the entries ``merges`` make, in the order they first appear."""
+    vocab = {i: bytes([i]) for i in range(256)}
+    for left, right in merges:
+        if left + right not in vocab.values():
+            vocab[len(vocab)] = left + right
+    return Tokenizer(vocab, merges)
+
+
+def test_direct_refused_where_an_entry_does_not_encode_to_itself(tmp_path):
+    # "abc" is an entry, but "bc" merges first and ("a", "bc") is no merge.
+    tok = tiny([(b"b", b"c"), (b"a", b"b"), (b"ab", b"c")])
+    assert not tok._merges_rebuild_vocab()
+    assert not tok.verify_direct()
+    bc = tok.encoder[b"bc"]
+    assert tok.encode("abc abc") == [ord("a"), bc, ord(" "), ord("a"), bc]
+    tok.save_gpt2_files(tmp_path)
+    assert not Tokenizer.load(tmp_path).direct
+
+
+def test_direct_checked_entry_by_entry_where_the_merges_prove_nothing():
+    # ("ab", "c") is listed before ("a", "b"), which makes its operand: no proof, yet
+    # "abc" still becomes "ab" then "abc".
+    tok = tiny([(b"ab", b"c"), (b"a", b"b")])
+    assert not tok._merges_rebuild_vocab()
+    assert tok.verify_direct()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99)), max_size=40), st.randoms(), st.booleans())
+def test_merges_prove_direct_only_when_every_entry_encodes_to_itself(picks, rng, shuffled):
+    """Random merge lists over three letters, some with several merges to one entry, some
+    out of order: whenever the merges prove ``direct``, every entry does encode to itself."""
+    tokens = [b"a", b"b", b"c"]
+    merges = []
+    for i, j in picks:
+        left, right = tokens[i % len(tokens)], tokens[j % len(tokens)]
+        merges.append((left, right))
+        if left + right not in tokens:
+            tokens.append(left + right)
+    if shuffled:
+        rng.shuffle(merges)
+    tok = tiny(merges)
+    if tok._merges_rebuild_vocab():
+        assert all(tok._bpe(token) == [tok.encoder[token]] for token in tokens)
+
+
+def test_ids_must_be_code_points():
+    vocab = {i: bytes([i]) for i in range(255)} | {sys.maxunicode: b"\xff"}
+    with pytest.raises(ValueError, match="token ids must lie in"):
+        Tokenizer(vocab, [])
+
+
+@pytest.mark.parametrize("cache_size", [1 << 17, 3])
+@pytest.mark.parametrize("trained", ["tok", "gpt4"])
+def test_space_parts_with_spaces_and_newlines_inside(request, trained, cache_size):
+    """Parts that hold spaces, a piece ending in spaces or a newline, and a first part that
+    is all space: the cached parts give the ids of the regex run over the whole text."""
+    tok = request.getfixturevalue(trained)
+    words = ["a", "  b", "\n c", "d\n", "  ", "e ", " \n\n  f", "\t", "g  \n", "1234", "!?\n", "'s"]
+    rng = random.Random(7)
+    for _ in range(200):
+        text = " ".join(rng.choices(words, k=rng.randrange(1, 8)))
+        fresh = Tokenizer(tok.vocab, tok.merges, tok.special_tokens, tok.pattern, cache_size)
+        fresh.direct = True
+        expected = [i for trace in fresh.encode_steps(text) for i in trace.ids]
+        assert fresh.encode(text) == expected
+        assert fresh.encode(text + "<|pad|>" + text) == fresh.encode(text) + [fresh.special_ids["<|pad|>"]] + expected
 
 
 def test_special_tokens_longest_first(tok):
