@@ -22,7 +22,7 @@ from pathlib import Path
 from . import formats
 from .errors import ModelFileError
 from .pretokenize import PreTokenizer
-from .trainer import Trainer, _gc_paused
+from .trainer import Trainer, gc_paused
 
 Pair = tuple[int, int]
 
@@ -310,7 +310,7 @@ class Tokenizer:
             wanted = set(islice(parts, 1, None))
             if len(chunks) + len(wanted) > self.cache_size:
                 chunks.clear()  # bounded memory on endless streams
-            with _gc_paused():  # many new containers, no cycles
+            with gc_paused():  # many new containers, no cycles
                 self._fill(wanted.difference(chunks), parts[-1])
             return first + "".join(map(chunks.__getitem__, islice(parts, 1, None)))
 

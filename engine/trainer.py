@@ -61,7 +61,7 @@ def _desc_key(token: bytes) -> str:
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector: training makes many small containers and no
     cycles, so collections during it only cost time."""
     was_on = gc.isenabled()
@@ -166,7 +166,7 @@ class Trainer:
     def _build(self) -> None:
         """Set up the state before any merge: from a saved copy after the first time."""
         if self._start is None:
-            with _gc_paused():
+            with gc_paused():
                 self._start = self._lay_out()
         tokens, prev_, next_, pair_positions, pair_counter = self._start
         self._tokens = tokens.copy()
@@ -326,14 +326,14 @@ class Trainer:
 
     def step(self) -> MergeStep | None:
         """Perform exactly one merge and return its full record (``None`` when done)."""
-        with _gc_paused():
+        with gc_paused():
             return self._step(detail=True)
 
     def run(self, until: int | None = None) -> None:
         """Merge until ``until`` merges are done (default: all planned), or a stop request."""
         target = self.merges_planned if until is None else min(until, self.merges_planned)
         report = self.progress
-        with _gc_paused():
+        with gc_paused():
             while len(self.merge_pairs) < target and not self.stop_requested:
                 self._step(detail=False)
                 if self.stopped_early:
@@ -354,7 +354,7 @@ class Trainer:
             return
         redo = self.merge_pairs[:k]
         self._build()
-        with _gc_paused():
+        with gc_paused():
             for a, b in redo:
                 self._merge(a, b, self.pair_counter[(a, b)], detail=False, queue=False)
             self._requeue()
