@@ -87,7 +87,8 @@ class BpeApp(App[int]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for binding in screen.BINDINGS:
-            if isinstance(binding, Binding) and binding.tooltip:
+            # False: the screen hides that key now (the encode view's q is Back or Quit).
+            if isinstance(binding, Binding) and binding.tooltip and screen.check_action(binding.action, ()) is not False:
                 yield SystemCommand(
                     f"{binding.description} ({binding.key_display or binding.key})",
                     binding.tooltip,
