@@ -1,6 +1,7 @@
-"""The ``bpe-tui`` command: ``train`` and ``encode``.
+"""The ``bpe-tui`` command: ``train``, ``encode`` and ``decode``.
 
-Bad input ends with one line on stderr and exit status 2, never a traceback.
+Bad input ends with one line on stderr and exit status 2, never a traceback; an interrupted
+command (Ctrl-C) with exit status 130.
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--file", help="file whose text to encode")
     encode.add_argument("--headless", action="store_true", help="print the tokens and exit")
     encode.add_argument("--json", action="store_true", help="with --headless: a JSON list of {id, bytes, text}")
+
+    decode = sub.add_parser("decode", help="print the text of token ids")
+    decode.add_argument("--model", required=True, metavar="PATH", help="tokenizer.json, or a directory with it or vocab.json + merges.txt")
+    decode.add_argument("ids", nargs="*", metavar="ID", help="token ids (default: read from stdin, separated by spaces or commas)")
     return parser
 
 
@@ -55,12 +60,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .train_cmd import run_train
 
             return run_train(args)
+        if args.command == "decode":
+            from .decode_cmd import run_decode
+
+            return run_decode(args)
         from .encode_cmd import run_encode
 
         return run_encode(args)
     except BpeError as e:
         print(f"bpe-tui: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("bpe-tui: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

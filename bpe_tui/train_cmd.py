@@ -2,13 +2,21 @@
 
 Without a FILE it trains on the bundled sample corpus (``sample_corpora/sample.txt``:
 short English stories, a Chinese story and a few emoji).
+
+Headless, SIGINT (Ctrl-C) or SIGTERM stops at the next merge boundary, saves what is trained
+so far and exits 130; ``--resume DIR`` continues such a run to the very tokenizer an
+uninterrupted run gives.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import sys
 import time
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from importlib.resources import as_file, files
 from pathlib import Path
 
@@ -17,12 +25,13 @@ from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskProgres
 from rich.table import Table
 from rich.text import Text
 
-from engine import SettingsError, Tokenizer, Trainer
+from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
 from engine.trainer import check_settings
 
 DEFAULT_SPECIAL = "<|endoftext|>"
 DEFAULT_OUT = "out"
 SAMPLE = "sample.txt"
+Merges = list[tuple[bytes, bytes]]
 
 
 def sample_corpus(name: str = SAMPLE) -> AbstractContextManager[Path]:
@@ -34,20 +43,59 @@ def sample_corpus(name: str = SAMPLE) -> AbstractContextManager[Path]:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    if args.resume:
-        raise SettingsError("--resume is not supported yet")
     special_tokens = [DEFAULT_SPECIAL] if args.special_tokens is None else list(args.special_tokens)
     check_settings(args.vocab_size, special_tokens)
     if args.workers is not None and args.workers < 1:
         raise SettingsError("--workers must be at least 1")
+    resume = _saved_merges(args, special_tokens) if args.resume else None
+    if args.resume and args.out is None:  # a resumed run goes on in its own directory
+        args.out = args.resume if Path(args.resume).is_dir() else str(Path(args.resume).parent)
+    if args.out is not None or args.headless:
+        _check_out(Path(args.out or DEFAULT_OUT))
     with nullcontext(Path(args.file)) if args.file else sample_corpus() as corpus:
         label = corpus.name if args.file else f"{corpus.name} (bundled sample)"
         if args.headless:
-            return _headless(args, corpus, special_tokens, label)
-        return _interactive(args, corpus, special_tokens, label)
+            return _headless(args, corpus, special_tokens, label, resume)
+        return _interactive(args, corpus, special_tokens, label, resume)
 
 
-def _interactive(args: argparse.Namespace, corpus: Path, special_tokens: list[str], label: str) -> int:
+def _check_out(out: Path) -> None:
+    """Refuse an output directory that cannot be written now, not after the training."""
+    if out.exists() and not out.is_dir():
+        raise SettingsError(f"--out {out}: exists and is not a directory")
+    existing = next(p for p in (out, *out.parents) if p.exists())
+    if not existing.is_dir():
+        raise SettingsError(f"--out {out}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise SettingsError(f"--out {out}: {existing} is not writable")
+
+
+def _saved_merges(args: argparse.Namespace, special_tokens: list[str]) -> Merges:
+    """The merges saved in ``--resume``, once its settings are found to match these."""
+    saved = Tokenizer.load(args.resume)
+    where = args.resume
+    if saved.pattern != args.pattern:
+        raise ResumeError(f"{where}: trained with --pattern {saved.pattern}, not {args.pattern}: resume with the same settings")
+    if saved.special_tokens != special_tokens:
+        raise ResumeError(
+            f"{where}: trained with special tokens {saved.special_tokens}, not {special_tokens}: resume with the same settings"
+        )
+    room = args.vocab_size - 256 - len(special_tokens)
+    if len(saved.merges) > room:
+        raise ResumeError(f"{where}: has {len(saved.merges):,} merges already, more than --vocab-size {args.vocab_size} leaves room for")
+    return saved.merges
+
+
+def replay_saved(trainer: Trainer, merges: Merges, saved: str, corpus: Path) -> None:
+    """Redo a saved run's merges on ``trainer``; ``ResumeError`` if it would choose others."""
+    if not trainer.replay(merges):
+        raise ResumeError(
+            f"{saved}: its merges are not the ones {corpus} gives with these settings (another corpus, "
+            "or other --errors?): resume it on the corpus it was trained on, or train from scratch"
+        )
+
+
+def _interactive(args: argparse.Namespace, corpus: Path, special_tokens: list[str], label: str, resume: Merges | None) -> int:
     from .app import BpeApp
     from .train_screen import TrainScreen
 
@@ -60,6 +108,7 @@ def _interactive(args: argparse.Namespace, corpus: Path, special_tokens: list[st
         workers=args.workers,
         errors=args.errors,
         label=label,
+        resume=None if resume is None else (args.resume, resume),
     )
     app = BpeApp(screen)
     app.run()
@@ -79,7 +128,25 @@ class _Amount(ProgressColumn):
         return Text(f"{task.completed:,.0f}/{task.total or 0:,.0f}  {speed:,.0f}/s")
 
 
-def _headless(args: argparse.Namespace, corpus: Path, special_tokens: list[str], label: str) -> int:
+@contextmanager
+def _stop_on_signals(trainer: list[Trainer]) -> Iterator[None]:
+    """SIGINT and SIGTERM ask the trainer in ``trainer`` (once there is one) to stop at the
+    next merge boundary; before that there is nothing to save, so they interrupt at once."""
+
+    def stop(signum: int, frame: object) -> None:
+        if not trainer:
+            raise KeyboardInterrupt
+        trainer[0].stop_requested = True
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _headless(args: argparse.Namespace, corpus: Path, special_tokens: list[str], label: str, resume: Merges | None) -> int:
     console = Console(stderr=True)
     progress = Progress(
         TextColumn("{task.description}"),
@@ -89,6 +156,7 @@ def _headless(args: argparse.Namespace, corpus: Path, special_tokens: list[str],
         TimeRemainingColumn(),
         console=console,
         transient=True,  # the summary replaces the bars (and an error leaves just its line)
+        disable=not console.is_terminal,  # transient bars leave a file nothing but a blank line
     )
     read = progress.add_task("pre-tokenizing", total=None, unit="bytes")
     merge = progress.add_task("merging", total=None, unit="merges", start=False)
@@ -103,22 +171,40 @@ def _headless(args: argparse.Namespace, corpus: Path, special_tokens: list[str],
         progress.update(merge, completed=done, total=total)
 
     started = time.perf_counter()
-    with progress:
-        trainer = Trainer.from_file(
-            corpus,
-            args.vocab_size,
-            special_tokens,
-            pattern=args.pattern,
-            workers=args.workers,
-            errors=args.errors,
-            progress=report,
-        )
-        counted = time.perf_counter()
-        trainer.run()
-    merged = time.perf_counter()
-    out = Path(args.out or DEFAULT_OUT)
-    paths = Tokenizer.from_trainer(trainer).save_dir(out)
+    holder: list[Trainer] = []
+    try:
+        with _stop_on_signals(holder), progress:
+            trainer = Trainer.from_file(
+                corpus,
+                args.vocab_size,
+                special_tokens,
+                pattern=args.pattern,
+                workers=args.workers,
+                errors=args.errors,
+                progress=report,
+            )
+            holder.append(trainer)
+            if resume is not None:
+                replay_saved(trainer, resume, args.resume, corpus)
+            counted = time.perf_counter()
+            trainer.run()
+            merged = time.perf_counter()
+            out = Path(args.out or DEFAULT_OUT)
+            try:
+                paths = Tokenizer.from_trainer(trainer).save_dir(out)
+            except OSError as e:
+                raise BpeError(f"{out}: cannot write the tokenizer ({e.strerror or e})") from None
+    except KeyboardInterrupt:
+        print(f"bpe-tui: interrupted while pre-tokenizing {corpus}: nothing trained, nothing saved", file=sys.stderr)
+        return 130
     _summary(Console(), trainer, label, paths, counted - started, merged - counted)
+    if trainer.stop_requested and not trainer.finished:
+        print(
+            f"bpe-tui: interrupted at merge {trainer.merges_done:,} of {trainer.merges_planned:,}: saved to {out}; "
+            f"continue with --resume {out}",
+            file=sys.stderr,
+        )
+        return 130
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.forkserver
+import signal
 from multiprocessing.connection import Connection
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, ProgressBar
 from textual.worker import get_current_worker
 
-from engine import Tokenizer
+from engine import BpeError, Tokenizer
 
 from .prompt_screen import PromptScreen
 from .train_process import serve
@@ -36,6 +37,8 @@ from .widgets.train.vocab_growth import VocabGrowth
 
 SPEEDS: tuple[int | None, ...] = (1, 2, 5, 10, 30, 100, 1000, None)
 """Play speeds in merges per second; None: as fast as the trainer goes."""
+TRAINER_PROCESS = "bpe-tui trainer"
+"""The name of the trainer's process among ``multiprocessing.active_children()``."""
 
 
 class TrainScreen(Screen[None]):
@@ -94,6 +97,7 @@ class TrainScreen(Screen[None]):
         workers: int | None = None,
         errors: str = "strict",
         label: str | None = None,
+        resume: tuple[str, list[tuple[bytes, bytes]]] | None = None,
     ) -> None:
         super().__init__()
         self.corpus = Path(corpus)
@@ -101,6 +105,8 @@ class TrainScreen(Screen[None]):
         self.out = out
         self._settings = dict(vocab_size=vocab_size, special_tokens=special_tokens, pattern=pattern)
         self._workers, self._errors = workers, errors
+        self._resume = resume
+        """A saved run to continue: its directory and merges, redone once the corpus is read."""
         # The trainer's process (and a large corpus's counting pool) come from a fork server,
         # which starts now: once the app runs, stderr is captured and has no file descriptor
         # to hand to new processes.
@@ -112,6 +118,8 @@ class TrainScreen(Screen[None]):
         self._seq = 0
         self._speed = SPEEDS.index(10)
         self.playing = False
+        self._quitting = False
+        """``q`` was pressed: the app ends once the trainer has obeyed every earlier key."""
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -146,7 +154,8 @@ class TrainScreen(Screen[None]):
         reports, reports_out = context.Pipe(duplex=False)
         process = context.Process(
             target=serve,
-            args=(commands_in, reports_out, self.corpus, self._settings, self._workers, self._errors),
+            name=TRAINER_PROCESS,
+            args=(commands_in, reports_out, self.corpus, self._settings, self._workers, self._errors, self._resume),
         )
         process.start()
         commands_in.close()
@@ -162,8 +171,16 @@ class TrainScreen(Screen[None]):
                     break
                 self._report(report)
         finally:
-            process.terminate()  # ends a load that is still running; a no-op once it quit
+            if worker.is_cancelled:  # the app is closing: end a load or motion still running
+                process.terminate()
             process.join()
+        if self._quitting:
+            self.app.call_from_thread(self.app.exit, 0)
+        elif process.exitcode and not worker.is_cancelled:
+            code = process.exitcode
+            how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+            error = BpeError(f"{self.corpus}: the training process died ({how}: out of memory, or killed)")
+            self.app.call_from_thread(self.app.fail, error)
 
     def _report(self, report: tuple) -> None:
         kind, *rest = report
@@ -312,9 +329,11 @@ class TrainScreen(Screen[None]):
         self._send("tokenizer")
 
     def action_quit(self) -> None:
-        if self.snapshot is not None:
-            self._send("quit")
-        self.app.exit(0)
+        if self.snapshot is None:  # still loading: nothing to save, and the load is stopped
+            self.app.exit(0)
+        elif not self._quitting:  # a save sent before is written before the trainer quits
+            self._quitting = True
+            self._send("quit", activity="quitting…")
 
     # -- status ----------------------------------------------------------------------------
 

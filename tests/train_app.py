@@ -14,9 +14,9 @@ from bpe_tui.train_screen import TrainScreen
 SAMPLE_MERGES = 1000 - 256 - 1
 
 
-def train_app(out: str | None = None) -> tuple[BpeApp, TrainScreen]:
+def train_app(out: str | None = None, resume: tuple[str, list[tuple[bytes, bytes]]] | None = None) -> tuple[BpeApp, TrainScreen]:
     with sample_corpus() as path:  # a real file once installed; the app reads it at once
-        screen = TrainScreen(path, 1000, ["<|endoftext|>"], out=out, workers=1, label="sample.txt")
+        screen = TrainScreen(path, 1000, ["<|endoftext|>"], out=out, workers=1, label="sample.txt", resume=resume)
     return BpeApp(screen), screen
 
 

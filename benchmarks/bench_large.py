@@ -1,0 +1,153 @@
+"""A corpus bigger than it is worth holding in memory: time and peak memory on ~1 GB.
+
+The corpus is ``en-mix-6m.txt`` repeated, each repetition with a different number appended
+to every line, so the file grows while its distinct pre-tokens grow only by the numbers
+(at most ``NUMBERS`` of them). It is written to a temporary directory and deleted at the
+end. Each trainer runs in a process of its own; its peak memory is sampled as the resident
+size of it and all its descendants together (Linux ``/proc``), so counting workers count.
+
+    python benchmarks/bench_large.py                       # 1 GB, vocab 10,000
+    python benchmarks/bench_large.py --gb 0.1 --gb 1      # memory at two file sizes
+    python benchmarks/bench_large.py --gb 2 --trainer bpe-tui
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT.parent / "shared" / "corpora" / "en-mix-6m.txt"
+SPECIAL = "<|endoftext|>"
+NUMBERS = 100_000
+"""The numbers appended to lines are drawn below this."""
+
+
+def generate(path: Path, size: int, source: Path = SOURCE) -> int:
+    """Write about ``size`` bytes of ``source`` repeated with varied numbers; the size written."""
+    lines = source.read_text(encoding="utf-8").splitlines()
+    written = 0
+    with open(path, "w", encoding="utf-8") as f:
+        for rep in range(1 << 30):
+            if written >= size:
+                break
+            rng = random.Random(rep)
+            block = "".join(f"{line} {rng.randrange(NUMBERS)}\n" if line else "\n" for line in lines)
+            data = block.encode("utf-8")
+            f.write(block)
+            written += len(data)
+    return written
+
+
+def child(name: str, corpus: str, vocab_size: int) -> None:
+    """Train once in this process and print JSON about the run."""
+    info: dict[str, object] = {}
+    if name == "bpe-tui":
+        sys.path.insert(0, str(ROOT))
+        from engine import PreTokenizer, Trainer
+        from engine.corpus import count_file
+
+        counts = count_file(corpus, PreTokenizer("gpt2", [SPECIAL]))
+        info["distinct_pretokens"] = len(counts)
+        trainer = Trainer(counts, vocab_size, [SPECIAL])
+        del counts
+        trainer.run()
+        info["merges"] = trainer.merges_done
+    else:
+        from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size,
+            special_tokens=[SPECIAL],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        )
+        tok.train([corpus], trainer)
+        info["merges"] = tok.get_vocab_size() - 257
+    print(json.dumps(info))
+
+
+def _tree_rss(pid: int) -> int:
+    """Resident bytes of ``pid`` and its descendants now (0 once it has gone)."""
+    total, stack = 0, [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+            total += next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")) * 1024
+            for task in os.listdir(f"/proc/{p}/task"):
+                stack += map(int, Path(f"/proc/{p}/task/{task}/children").read_text().split())
+        except (OSError, StopIteration):
+            continue
+    return total
+
+
+def measure(name: str, corpus: str, vocab_size: int) -> tuple[float, float, dict]:
+    """Wall seconds, peak MB of the process tree, and what the child printed."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--child", name, "--corpus", corpus, "--vocab-size", str(vocab_size)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    peak = 0
+
+    def sample() -> None:
+        nonlocal peak
+        while proc.poll() is None:
+            peak = max(peak, _tree_rss(proc.pid))
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    out, _ = proc.communicate()
+    wall = time.perf_counter() - start
+    sampler.join()
+    if proc.returncode:
+        raise SystemExit(f"{name} failed with status {proc.returncode}")
+    return wall, peak / 1e6, json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--child")
+    parser.add_argument("--corpus")
+    parser.add_argument("--vocab-size", type=int, default=10_000)
+    parser.add_argument("--gb", type=float, action="append", help="corpus size in GB (repeatable; default 1)")
+    parser.add_argument("--dir", help="where to write the corpus (default: a temporary directory)")
+    parser.add_argument("--trainer", action="append", choices=["bpe-tui", "hf-tokenizers"], help="(repeatable; default both)")
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.corpus, args.vocab_size)
+        return
+    if not SOURCE.exists():
+        raise SystemExit(f"{SOURCE}: not found")
+    names = args.trainer or ["bpe-tui"] + (["hf-tokenizers"] if importlib.util.find_spec("tokenizers") else [])
+    print(f"{os.cpu_count()} cores; vocab {args.vocab_size:,}; trainers: {', '.join(names)}")
+    with tempfile.TemporaryDirectory(dir=args.dir, prefix="bench-large-") as tmp:
+        for gb in args.gb or [1.0]:
+            corpus = Path(tmp) / f"corpus-{gb:g}gb.txt"
+            started = time.perf_counter()
+            size = generate(corpus, int(gb * 1e9))
+            print(f"\n{size / 1e9:.2f} GB corpus generated in {time.perf_counter() - started:.0f} s")
+            print(f"  {'trainer':<15}{'wall s':>9}{'peak RSS MB':>13}  notes")
+            for name in names:
+                wall, peak, info = measure(name, str(corpus), args.vocab_size)
+                notes = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in info.items())
+                print(f"  {name:<15}{wall:>9.1f}{peak:>13.0f}  {notes}", flush=True)
+            corpus.unlink()
+
+
+if __name__ == "__main__":
+    main()

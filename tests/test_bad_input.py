@@ -1,0 +1,180 @@
+"""Bad input, as users make it: one line on stderr naming what is wrong, exit 2, no traceback,
+nothing written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bpe_tui.app import MIN_SIZE, BpeApp, TooSmallScreen
+from bpe_tui.encode_screen import EncodeScreen
+from bpe_tui.train_screen import TrainScreen
+from engine import CorpusError, Tokenizer, Trainer
+
+from .train_app import wait_until
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECIAL = "<|endoftext|>"
+
+
+def bpe_tui(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bpe_tui.cli", *args],
+        cwd=cwd,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def refused(done: subprocess.CompletedProcess[str], *expected: str) -> str:
+    """Assert the one-line refusal; its text."""
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 1 and lines[0].startswith("bpe-tui: "), done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    for part in expected:
+        assert part in lines[0]
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory) -> Path:
+    trainer = Trainer.from_text("the cat sat on the mat " * 20, 280, [SPECIAL])
+    trainer.run()
+    directory = tmp_path_factory.mktemp("model")
+    Tokenizer.from_trainer(trainer).save_dir(directory)
+    return directory
+
+
+# -- train ------------------------------------------------------------------------------------
+
+CORPORA = {
+    "empty.txt": b"",
+    "specials.txt": (SPECIAL * 3).encode(),
+    "latin1.txt": "the café is open".encode("latin-1"),
+    "ok.txt": b"the cat sat on the mat\n" * 20,
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["missing.txt"], ["missing.txt: no such file"]),
+        (["."], [".: is a directory, not a file"]),
+        (["empty.txt"], ["empty.txt: the file is empty: no text to train on"]),
+        (["specials.txt"], ["specials.txt: it holds nothing but special tokens"]),
+        (["latin1.txt"], ["latin1.txt: not valid UTF-8 at byte offset 7", "--errors replace"]),
+        (["ok.txt", "--vocab-size", "257", "--special-token", "<s>", "--special-token", "<pad>"], ["vocab size 257 is below 258 (256 bytes + 2 special tokens)"]),
+        (["ok.txt", "--special-token", ""], ["special tokens must not be empty"]),
+        (["ok.txt", "--special-token", "<a>", "--special-token", "<a>"], ["duplicate special token: '<a>'"]),
+        (["ok.txt", "--vocab-sise", "300"], ["unrecognized arguments: --vocab-sise"]),
+        (["ok.txt", "--vocab-size", "many"], ["--vocab-size: invalid int value: 'many'"]),
+        (["ok.txt", "--workers", "0"], ["--workers must be at least 1"]),
+        (["ok.txt", "--out", "ok.txt"], ["ok.txt", "not a directory"]),
+    ],
+)
+def test_train_refuses(tmp_path, args, expected):
+    for name, data in CORPORA.items():
+        (tmp_path / name).write_bytes(data)
+    refused(bpe_tui("train", *args, "--headless", cwd=tmp_path), *expected)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(CORPORA)  # nothing written
+
+
+def test_errors_replace_trains_on_invalid_utf8(tmp_path):
+    (tmp_path / "latin1.txt").write_bytes("the café is open, the café is shut".encode("latin-1"))
+    done = bpe_tui("train", "latin1.txt", "--headless", "--vocab-size", "260", "--errors", "replace", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    merged = [a + b for a, b in Tokenizer.load(tmp_path / "out").merges]
+    assert any("\ufffd".encode()[:2] in m for m in merged)  # U+FFFD stands for the bad byte
+
+
+def test_unknown_command(tmp_path):
+    refused(bpe_tui("tokenize", "x.txt", cwd=tmp_path), "invalid choice: 'tokenize'")
+
+
+# -- model files ----------------------------------------------------------------------------
+
+
+def test_model_path_that_does_not_exist(tmp_path):
+    refused(bpe_tui("encode", "--model", "nowhere/tokenizer.json", "--headless", "--text", "x", cwd=tmp_path), "nowhere/tokenizer.json: no such file")
+    refused(bpe_tui("decode", "--model", "nowhere", "1", cwd=tmp_path), "nowhere: no such file")
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (lambda good: good[: len(good) // 3], "truncated JSON at line"),
+        (lambda good: b"\x89PNG\r\n\x1a\n\x00\x00", "not UTF-8 text"),
+        (lambda good: b"{\"model\": [1, 2", "truncated JSON"),
+        (lambda good: b"[]", "not a tokenizer.json"),
+        (lambda good: good.replace(b'"type": "BPE"', b'"type": "WordPiece"'), "model type is 'WordPiece', only BPE"),
+        (lambda good: b"", "truncated JSON"),
+    ],
+)
+def test_corrupt_truncated_or_wrong_kind_model(tmp_path, model, content, expected):
+    path = tmp_path / "tokenizer.json"
+    path.write_bytes(content((model / "tokenizer.json").read_bytes()))
+    refused(bpe_tui("encode", "--model", str(path), "--headless", "--text", "x", cwd=tmp_path), str(path), expected)
+
+
+def test_corpus_passed_as_model(tmp_path):
+    (tmp_path / "corpus.txt").write_text("the cat sat\n")
+    refused(bpe_tui("encode", "--model", "corpus.txt", "--headless", "--text", "x", cwd=tmp_path), "corpus.txt: not a tokenizer.json")
+
+
+# -- decode -----------------------------------------------------------------------------------
+
+
+def test_decode_prints_the_text(tmp_path, model):
+    ids = Tokenizer.load(model).encode("the mat, 日本")
+    done = bpe_tui("decode", "--model", str(model), *map(str, ids), cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == "the mat, 日本"
+    piped = bpe_tui("decode", "--model", str(model), cwd=tmp_path, stdin=json.dumps(ids))
+    assert piped.stdout == "the mat, 日本"
+
+
+@pytest.mark.parametrize(
+    ("ids", "expected"),
+    [
+        (["116", "9999"], "tokenizer.json: token id 9999 is not in the vocabulary (0-"),
+        (["116", "-1"], "not a token id: '-1'"),
+        (["1e3"], "not a token id: '1e3'"),
+    ],
+)
+def test_decode_refuses_ids_outside_the_vocabulary(tmp_path, model, ids, expected):
+    refused(bpe_tui("decode", "--model", str(model / "tokenizer.json"), *ids, cwd=tmp_path), expected)
+
+
+# -- the app ----------------------------------------------------------------------------------
+
+
+async def test_terminal_too_small_shows_a_message_until_it_fits(model):
+    app = BpeApp(EncodeScreen(Tokenizer.load(model), "the cat"))
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, TooSmallScreen)
+        message = str(app.screen.query_one("#too-small").render())
+        assert "40×10" in message and f"{MIN_SIZE.width}×{MIN_SIZE.height}" in message
+        await pilot.press("n")  # keys do not reach the screen beneath
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert isinstance(app.screen, EncodeScreen) and app.screen.k == 0
+        await pilot.resize_terminal(MIN_SIZE.width - 1, 24)
+        await pilot.pause()
+        assert isinstance(app.screen, TooSmallScreen)
+
+
+async def test_app_on_a_bad_corpus_closes_with_the_message(tmp_path):
+    (tmp_path / "latin1.txt").write_bytes("café".encode("latin-1"))
+    app = BpeApp(TrainScreen(tmp_path / "latin1.txt", 300, [SPECIAL], workers=1))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.failure is not None)
+    assert app.return_code == 2
+    assert isinstance(app.failure, CorpusError) and "latin1.txt: not valid UTF-8 at byte offset 3" in str(app.failure)

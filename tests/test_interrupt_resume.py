@@ -1,0 +1,254 @@
+"""Interrupted training keeps its work, resuming finishes it exactly, and dying processes
+end the run with a message instead of a hang."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bpe_tui.cli import main
+from bpe_tui.train_cmd import sample_corpus
+from bpe_tui.train_screen import TRAINER_PROCESS
+from engine import ResumeError, Tokenizer
+from engine.formats import MERGES_TXT, TOKENIZER_JSON, VOCAB_JSON
+
+from .conftest import shared_file
+from .train_app import at_merge, train_app, wait_until
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+FILES = (TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT)
+BIG_VOCAB = "40000"
+"""On en-mix-6m.txt: a few seconds of merging, time enough to interrupt it."""
+
+
+def bpe_tui(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bpe_tui.cli", *args], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=300)
+
+
+def same_files(a: Path, b: Path) -> bool:
+    return all((a / name).read_bytes() == (b / name).read_bytes() for name in FILES)
+
+
+@pytest.fixture(scope="module")
+def big_corpus() -> Path:
+    return shared_file("corpora", "en-mix-6m.txt")
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(big_corpus, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("uninterrupted")
+    done = bpe_tui("train", str(big_corpus), "--headless", "--vocab-size", BIG_VOCAB, "--out", str(out), cwd=out)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+MERGING = re.compile(rb"merging[^\r\n]*%\s+[1-9][\d,]*/")
+"""The merging bar once it has counted a merge: "merging ━━━   0% 64/39,743 ..."."""
+
+
+def interrupt_while_merging(args: list[str], cwd: Path, signum: int) -> tuple[int, str]:
+    """Run ``bpe-tui`` with stderr on a terminal (so it draws progress bars), send ``signum``
+    once the merging bar shows a merge, and return the exit status and everything on stderr."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bpe_tui.cli", *args], cwd=cwd, env=ENV | {"TERM": "xterm"},
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave,
+    )
+    os.close(slave)
+    seen, sent = b"", False
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 120)
+            assert ready, "no output from bpe-tui"
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:  # the terminal closes with the process
+                break
+            if not chunk:
+                break
+            seen += chunk
+            if not sent and MERGING.search(ANSI.sub(b"", seen)):
+                proc.send_signal(signum)
+                sent = True
+        return proc.wait(timeout=120), seen.decode(errors="replace")
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_saves_a_prefix_and_resume_finishes_it_exactly(tmp_path, big_corpus, uninterrupted, signum):
+    out = tmp_path / "run"
+    args = ["train", str(big_corpus), "--headless", "--vocab-size", BIG_VOCAB, "--out", str(out)]
+    status, stderr = interrupt_while_merging(args, tmp_path, signum)
+    assert status == 130, stderr
+    assert re.search(rf"interrupted at merge [\d,]+ of [\d,]+: saved to {out}; continue with --resume {out}", stderr)
+    assert "Traceback" not in stderr
+    assert not list(out.glob(".*.tmp"))  # the atomic writes left no temporary files
+
+    partial, full = Tokenizer.load(out).merges, Tokenizer.load(uninterrupted).merges
+    assert 0 < len(partial) < len(full) and full[: len(partial)] == partial
+    if signum == signal.SIGTERM:
+        return
+    resumed = bpe_tui("train", str(big_corpus), "--headless", "--vocab-size", BIG_VOCAB, "--resume", str(out), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert same_files(out, uninterrupted)
+
+
+def test_interrupted_while_pre_tokenizing_saves_nothing(tmp_path, monkeypatch, capsys):
+    import engine.trainer
+
+    counted = engine.trainer.count_file
+
+    def count_then_interrupt(*args, **kwargs):  # Ctrl-C arrives before the first merge
+        counts = counted(*args, **kwargs)
+        signal.raise_signal(signal.SIGINT)
+        return counts
+
+    monkeypatch.setattr(engine.trainer, "count_file", count_then_interrupt)
+    with sample_corpus() as corpus:
+        assert main(["train", str(corpus), "--headless", "--out", str(tmp_path / "out")]) == 130
+    assert "interrupted while pre-tokenizing" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers restored
+
+
+def test_ctrl_c_in_any_command_is_one_line_and_exit_130(tmp_path, monkeypatch, capsys):
+    with sample_corpus() as corpus:
+        assert main(["train", str(corpus), "--headless", "--vocab-size", "300", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+
+    class CtrlC:  # stdin of a decode waiting for ids when Ctrl-C is pressed
+        def read(self) -> str:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys, "stdin", CtrlC())
+    assert main(["decode", "--model", str(tmp_path)]) == 130
+    assert capsys.readouterr() == ("", "bpe-tui: interrupted\n")
+
+
+# -- resume ---------------------------------------------------------------------------------
+
+
+def test_resume_from_a_smaller_vocabulary_equals_one_run(tmp_path):
+    with sample_corpus() as corpus:
+        assert main(["train", str(corpus), "--headless", "--vocab-size", "600", "--out", str(tmp_path / "once")]) == 0
+        assert main(["train", str(corpus), "--headless", "--vocab-size", "400", "--out", str(tmp_path / "twice")]) == 0
+        assert main(["train", str(corpus), "--headless", "--vocab-size", "600", "--resume", str(tmp_path / "twice")]) == 0
+    assert same_files(tmp_path / "once", tmp_path / "twice")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (["OTHER"], "other.txt gives with these settings (another corpus"),
+        (["SAME", "--pattern", "gpt4"], "trained with --pattern gpt2, not gpt4"),
+        (["SAME", "--special-token", "<s>"], "trained with special tokens ['<|endoftext|>'], not ['<s>']"),
+        (["SAME", "--vocab-size", "270"], "merges already, more than --vocab-size 270 leaves room for"),
+    ],
+)
+def test_resume_with_another_corpus_or_settings_is_refused(tmp_path, capsys, change, message):
+    same, other = tmp_path / "same.txt", tmp_path / "other.txt"
+    same.write_bytes("the cat sat on the mat, the hat on the cat\n".encode() * 20 + b"caf\xe9 caf\xe9 \xe9\xe9\xe9\n")
+    other.write_text("a different text with different words in it\n" * 20)
+    saved = tmp_path / "saved"
+    assert main(["train", str(same), "--headless", "--vocab-size", "287", "--errors", "replace", "--out", str(saved)]) == 0
+    before = [(saved / name).read_bytes() for name in FILES]
+    corpus = {"SAME": str(same), "OTHER": str(other)}[change[0]]
+    args = ["train", corpus, "--headless", "--vocab-size", "300", "--errors", "replace", *change[1:], "--resume", str(saved)]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"bpe-tui: {saved}: ") and message in err[-1]
+    assert [(saved / name).read_bytes() for name in FILES] == before  # left as it was
+
+
+def test_resume_from_nothing(tmp_path, capsys):
+    with sample_corpus() as corpus:
+        assert main(["train", str(corpus), "--headless", "--resume", str(tmp_path / "nowhere")]) == 2
+    assert "nowhere: no such file" in capsys.readouterr().err
+
+
+# -- processes that die -------------------------------------------------------------------------
+
+
+def test_a_counting_worker_that_dies_ends_the_run_with_a_message(tmp_path):
+    """A worker killed mid-count (as the out-of-memory killer would) is reported, not waited on."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("some words to count, and more words\n" * 20_000)
+    script = textwrap.dedent(
+        f"""
+        import os, signal, sys
+        import engine.corpus
+        from bpe_tui.cli import main
+
+        def die(text):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        engine.corpus._count_block = die
+        sys.exit(main(["train", {str(corpus)!r}, "--headless", "--workers", "2"]))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"bpe-tui: {corpus}: a worker process died while counting pre-tokens (out of memory or killed); try fewer --workers"
+    )
+
+
+async def test_app_reports_a_trainer_process_that_dies():
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        for child in multiprocessing.active_children():
+            if child.name == TRAINER_PROCESS:  # as the out-of-memory killer would
+                child.kill()
+        await wait_until(pilot, lambda: app.failure is not None)
+    assert app.return_code == 2
+    assert "the training process died (killed by SIGKILL: out of memory, or killed)" in str(app.failure)
+
+
+# -- the app ----------------------------------------------------------------------------------
+
+
+async def test_app_quit_right_after_save_keeps_the_save(tmp_path):
+    app, screen = train_app(out=str(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("f")
+        await at_merge(pilot, screen, screen.merges_planned)
+        await pilot.press("s", "q")
+        await wait_until(pilot, lambda: app.return_code is not None)
+    assert len(Tokenizer.load(tmp_path).merges) == screen.merges_planned
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+async def test_app_resumes_a_saved_run(tmp_path):
+    with sample_corpus() as corpus:
+        assert main(["train", str(corpus), "--headless", "--vocab-size", "300", "--out", str(tmp_path)]) == 0
+    merges = Tokenizer.load(tmp_path).merges
+    app, screen = train_app(resume=(str(tmp_path), merges))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, len(merges))
+        await pilot.press("n")
+        await at_merge(pilot, screen, len(merges) + 1)
+
+
+async def test_app_refuses_to_resume_another_run(tmp_path):
+    merges = [(b"z", b"z")]
+    app, screen = train_app(resume=(str(tmp_path), merges))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.failure is not None)
+    assert isinstance(app.failure, ResumeError) and str(app.failure).startswith(f"{tmp_path}: its merges are not")
