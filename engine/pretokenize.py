@@ -98,8 +98,25 @@ class PreTokenizer:
         return cut
 
     def pretokens(self, piece: str) -> list[str]:
-        """Regex pre-tokens of one ordinary piece."""
-        return self.regex.findall(piece)
+        """Regex pre-tokens of one ordinary piece.
+
+        The named patterns match every character. A custom pattern may not: the text
+        between its matches is kept as pre-tokens too, as Hugging Face's ``Split`` with
+        ``behavior: Isolated`` does, so no text is ever dropped.
+        """
+        if self.chunked:
+            return self.regex.findall(piece)
+        out = []
+        end = 0
+        for m in self.regex.finditer(piece):
+            if m.start() > end:
+                out.append(piece[end : m.start()])
+            if m.end() > m.start():
+                out.append(m.group())
+            end = m.end()
+        if end < len(piece):
+            out.append(piece[end:])
+        return out
 
     def count(self, text: str) -> Counter[bytes]:
         """Pre-token counts of ``text`` (special tokens excluded), as UTF-8 bytes.
@@ -115,7 +132,7 @@ class PreTokenizer:
             rest[parts[0]] -= 1
         counts: dict[str, int] = {}
         get = counts.get
-        findall = self.regex.findall
+        findall = self.pretokens
         for lead, part_counts in (("", firsts), (" ", rest)):
             for part, n in part_counts.items():
                 if n:

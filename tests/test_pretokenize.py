@@ -44,3 +44,17 @@ def test_streamed_count_equals_whole_count(tmp_path, pattern, text, block, worke
     path.write_text(text, encoding="utf-8", newline="")
     pretok = PreTokenizer(pattern, SPECIALS)
     assert count_file(path, pretok, workers=workers, block_size=block) == pretok.count(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(max_size=60))
+def test_custom_pattern_keeps_the_text_between_matches(text):
+    """A pattern that does not match everything still loses no text (HF Split, Isolated)."""
+    pretok = PreTokenizer(r"[a-z]+|\d")
+    assert "".join(pretok.pretokens(text)) == text
+    from engine import Tokenizer, Trainer
+
+    trainer = Trainer.from_text("the cat, 12 sat on the mat" + text, 300, pattern=r"[a-z]+|\d")
+    trainer.run()
+    tokenizer = Tokenizer.from_trainer(trainer)
+    assert tokenizer.decode(tokenizer.encode(text)) == text
