@@ -15,12 +15,13 @@ import signal
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
-import multiprocessing
+from typing import TYPE_CHECKING, BinaryIO
 
-from .errors import CorpusError
+from .errors import CorpusError, unreadable
 from .pretokenize import PreTokenizer, merge_counts
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 Progress = Callable[[str, int, int], None]
 """Progress callback: ``(phase, done, total)``; phase is "read" (bytes) or "merge" (merges)."""
@@ -76,17 +77,15 @@ def read_blocks(
                 carry = text
 
 
-def _open(path: str | os.PathLike[str]):
+def _open(path: str | os.PathLike[str]) -> BinaryIO:
     try:
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise CorpusError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise CorpusError(f"{path}: is a directory, not a file") from None
-    except PermissionError:
-        raise CorpusError(f"{path}: permission denied") from None
+        f = open(path, "rb")
     except OSError as e:
-        raise CorpusError(f"{path}: cannot read ({e.strerror})") from None
+        raise CorpusError(unreadable(path, e)) from None
+    if os.path.isdir(path):  # some systems open a directory without complaint
+        f.close()
+        raise CorpusError(unreadable(path, IsADirectoryError()))
+    return f
 
 
 def _heap_trimmer() -> Callable[[], object]:
@@ -134,14 +133,8 @@ def count_file(
     block_size: int | None = None,
 ) -> Counter[bytes]:
     """Pre-token counts of a corpus file, counted by ``workers`` processes (default: all cores)."""
-    try:
-        total = os.path.getsize(path)
-    except FileNotFoundError:
-        raise CorpusError(f"{path}: no such file") from None
-    except OSError as e:
-        raise CorpusError(f"{path}: cannot read ({e.strerror})") from None
-    if os.path.isdir(path):
-        raise CorpusError(f"{path}: is a directory, not a file")
+    with _open(path) as f:  # a clear error now, before any worker starts
+        total = os.fstat(f.fileno()).st_size
     workers = workers or os.cpu_count() or 1
     if block_size is None:
         # At least two blocks per worker, so reading overlaps counting; bounded for memory.
@@ -167,6 +160,11 @@ def _count_parallel(
     report: Progress,
     total: int,
 ) -> Counter[bytes]:
+    # Imported here: a small corpus, counted in this process, need not pay for them.
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     # fork is fastest, but forking a process that runs other threads (the app) is unsafe.
     method = "fork" if threading.active_count() == 1 else "forkserver"
     result: Counter[bytes] = Counter()
@@ -180,10 +178,10 @@ def _count_parallel(
         ) as pool:
             for text, done in blocks:
                 if len(in_flight) >= 2 * workers:  # bound memory: a few blocks at a time
-                    _collect(in_flight, result, report, total, wait_for=FIRST_COMPLETED)
+                    _collect(in_flight, result, report, total)
                 in_flight[pool.submit(_count_block, text)] = done
             while in_flight:
-                _collect(in_flight, result, report, total, wait_for=FIRST_COMPLETED)
+                _collect(in_flight, result, report, total)
     except BrokenProcessPool:
         raise CorpusError(
             f"{path}: a worker process died while counting pre-tokens (out of memory or killed); "
@@ -197,9 +195,11 @@ def _collect(
     result: Counter[bytes],
     report: Progress,
     total: int,
-    wait_for: str,
 ) -> None:
-    done, _ = wait(in_flight, return_when=wait_for)
+    """Add the counts of the blocks finished so far (waiting for at least one)."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
     for fut in done:
         part = fut.result()
         for k, v in part.items():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 class BpeError(Exception):
     """Base class: a problem with the user's input, reported as one line."""
@@ -21,3 +23,14 @@ class ResumeError(BpeError):
 
 class SettingsError(BpeError, ValueError):
     """Training settings that cannot work (vocabulary too small, bad special tokens)."""
+
+
+def unreadable(path: str | os.PathLike[str], error: OSError) -> str:
+    """One line saying why ``path`` could not be opened or read."""
+    if isinstance(error, FileNotFoundError):
+        return f"{path}: no such file or directory"
+    if isinstance(error, IsADirectoryError):
+        return f"{path}: is a directory, not a file"
+    if isinstance(error, PermissionError):
+        return f"{path}: permission denied"
+    return f"{path}: cannot read ({error.strerror or error})"

@@ -20,7 +20,7 @@ from typing import Any
 import regex
 
 from .byte_unicode import bytes_to_token_string, token_string_to_bytes
-from .errors import ModelFileError
+from .errors import ModelFileError, unreadable
 from .pretokenize import PATTERNS
 
 TOKENIZER_JSON = "tokenizer.json"
@@ -242,14 +242,10 @@ def read_gpt2_files(vocab_json: Pathish, merges_txt: Pathish, special_tokens: Se
 def _read_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ModelFileError(f"{path}: no such file or directory") from None
-    except IsADirectoryError:
-        raise ModelFileError(f"{path}: is a directory, not a file") from None
     except UnicodeDecodeError as e:
         raise ModelFileError(f"{path}: not UTF-8 text (byte {e.start})") from None
     except OSError as e:
-        raise ModelFileError(f"{path}: cannot read ({e.strerror})") from None
+        raise ModelFileError(unreadable(path, e)) from None
 
 
 def _load_json(path: Path) -> Any:
