@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, BinaryIO
 
 from .errors import CorpusError, unreadable
-from .pretokenize import PreTokenizer, merge_counts
+from .pretokenize import PreTokenizer, SpaceParts, merge_counts
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
+    from multiprocessing.connection import Connection
 
 Progress = Callable[[str, int, int], None]
 """Progress callback: ``(phase, done, total)``; phase is "read" (bytes) or "merge" (merges)."""
@@ -105,23 +105,20 @@ def _heap_trimmer() -> Callable[[], object]:
 
 _trim_heap = _heap_trimmer()
 
-_worker_pretok: PreTokenizer | None = None
-
-
-def _init_worker(pattern: str, special_tokens: tuple[str, ...]) -> None:
-    global _worker_pretok
+def _count_worker(pattern: str, special_tokens: tuple[str, ...], conn: Connection) -> None:
+    """A counting process: add up the space parts of every block it is sent, then send
+    back the pre-token counts (the regex runs once per distinct part it saw)."""
     # Ctrl-C reaches the whole process group: the parent decides what it means, not workers.
-    # SIGTERM (the pool shutting down) just ends a worker, whatever handler it was forked with.
+    # SIGTERM (the parent giving up) just ends a worker, whatever handler it was forked with.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _worker_pretok = PreTokenizer(pattern, special_tokens)
-
-
-def _count_block(text: str) -> Counter[bytes]:
-    assert _worker_pretok is not None
-    counts = _worker_pretok.count(text)
-    _trim_heap()
-    return counts
+    pretok = PreTokenizer(pattern, special_tokens)
+    parts = SpaceParts()
+    while (text := conn.recv()) is not None:
+        pretok.count_parts(text, parts)
+        del text
+        _trim_heap()
+    conn.send(pretok.pretoken_counts(parts))
 
 
 def count_file(
@@ -137,18 +134,19 @@ def count_file(
         total = os.fstat(f.fileno()).st_size
     workers = workers or os.cpu_count() or 1
     if block_size is None:
-        # At least two blocks per worker, so reading overlaps counting; bounded for memory.
-        block_size = max(1 << 18, min(MAX_BLOCK, total // (2 * workers) + 1))
+        # Several blocks per worker, so reading overlaps counting; bounded for memory.
+        block_size = max(1 << 18, min(MAX_BLOCK, total // (4 * workers) + 1))
     report = progress or (lambda phase, done, total: None)
     report("read", 0, total)
     blocks = read_blocks(path, pretok, block_size, errors)
     if workers == 1 or total <= block_size:
-        counts: Counter[bytes] = Counter()
-        for text, done in blocks:  # summed as they come: a list of parts would grow with the file
-            counts = merge_counts([counts, pretok.count(text)])
+        parts = SpaceParts()
+        for text, done in blocks:
+            pretok.count_parts(text, parts)
+            del text
             _trim_heap()
             report("read", done, total)
-        return counts
+        return pretok.pretoken_counts(parts)
     return _count_parallel(path, blocks, pretok, workers, report, total)
 
 
@@ -160,49 +158,40 @@ def _count_parallel(
     report: Progress,
     total: int,
 ) -> Counter[bytes]:
-    # Imported here: a small corpus, counted in this process, need not pay for them.
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+    """Deal the blocks out to ``workers`` processes in turn; add up what they send back.
+
+    Each worker keeps its part counts across all its blocks, so it runs the regex once per
+    distinct part it saw rather than once per block. A send waits while that worker is
+    still busy with its previous block, which keeps reading in step with counting.
+    """
+    import multiprocessing  # here: a small corpus, counted in this process, needs none of it
 
     # fork is fastest, but forking a process that runs other threads (the app) is unsafe.
-    method = "fork" if threading.active_count() == 1 else "forkserver"
-    result: Counter[bytes] = Counter()
-    in_flight: dict[Future[Counter[bytes]], int] = {}
+    context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
+    conns: list[Connection] = []
+    procs = []
     try:
-        with ProcessPoolExecutor(
-            workers,
-            mp_context=multiprocessing.get_context(method),
-            initializer=_init_worker,
-            initargs=(pretok.pattern, pretok.special_tokens),
-        ) as pool:
-            for text, done in blocks:
-                if len(in_flight) >= 2 * workers:  # bound memory: a few blocks at a time
-                    _collect(in_flight, result, report, total)
-                in_flight[pool.submit(_count_block, text)] = done
-            while in_flight:
-                _collect(in_flight, result, report, total)
-    except BrokenProcessPool:
+        for _ in range(workers):
+            conn, child_conn = context.Pipe()
+            proc = context.Process(target=_count_worker, args=(pretok.pattern, pretok.special_tokens, child_conn), daemon=True)
+            proc.start()
+            child_conn.close()
+            conns.append(conn)
+            procs.append(proc)
+        for i, (text, done) in enumerate(blocks):
+            conns[i % workers].send(text)
+            del text
+            report("read", done, total)
+        for conn in conns:
+            conn.send(None)
+        return merge_counts(conn.recv() for conn in conns)
+    except (EOFError, BrokenPipeError, ConnectionResetError):
         raise CorpusError(
             f"{path}: a worker process died while counting pre-tokens (out of memory or killed); "
             "try fewer --workers"
         ) from None
-    return result
-
-
-def _collect(
-    in_flight: dict[Future[Counter[bytes]], int],
-    result: Counter[bytes],
-    report: Progress,
-    total: int,
-) -> None:
-    """Add the counts of the blocks finished so far (waiting for at least one)."""
-    from concurrent.futures import FIRST_COMPLETED, wait
-
-    done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-    for fut in done:
-        part = fut.result()
-        for k, v in part.items():
-            result[k] += v
-        report("read", in_flight.pop(fut), total)
-    _trim_heap()
+    finally:
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()

@@ -15,6 +15,7 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 import regex
 
@@ -35,8 +36,9 @@ class PreTokenizer:
     """Splits text at special tokens, then into regex pre-tokens."""
 
     def __init__(self, pattern: str = "gpt2", special_tokens: Sequence[str] = ()) -> None:
-        self.pattern_name = pattern if pattern in PATTERNS else None
         self.pattern = PATTERNS.get(pattern, pattern)
+        # Known by name or by its text (a worker process or a loaded file gives the text).
+        self.pattern_name = next((name for name, text in PATTERNS.items() if text == self.pattern), None)
         self.regex = regex.compile(self.pattern)
         self.special_tokens = tuple(special_tokens)
         # Longest first, so "<|a|><|a|>" wins over "<|a|>" where both match.
@@ -119,26 +121,43 @@ class PreTokenizer:
         return out
 
     def count(self, text: str) -> Counter[bytes]:
-        """Pre-token counts of ``text`` (special tokens excluded), as UTF-8 bytes.
+        """Pre-token counts of ``text`` (special tokens excluded), as UTF-8 bytes."""
+        parts = SpaceParts()
+        self.count_parts(text, parts)
+        return self.pretoken_counts(parts)
 
-        The regex runs once per distinct space part, not once per occurrence.
-        """
-        firsts: Counter[str] = Counter()
-        rest: Counter[str] = Counter()
+    def count_parts(self, text: str, parts: SpaceParts) -> None:
+        """Add the space parts of ``text`` to ``parts`` (the first stage of ``count``)."""
         for piece in self.pieces(text):
-            parts = self.space_parts(piece)
-            firsts[parts[0]] += 1
-            rest.update(parts)
-            rest[parts[0]] -= 1
+            split = self.space_parts(piece)
+            parts.firsts[split[0]] += 1
+            parts.rest.update(split)
+            parts.rest[split[0]] -= 1
+
+    def pretoken_counts(self, parts: SpaceParts) -> Counter[bytes]:
+        """Pre-token counts from space-part counts: the regex runs once per distinct part."""
         counts: dict[str, int] = {}
         get = counts.get
-        findall = self.pretokens
-        for lead, part_counts in (("", firsts), (" ", rest)):
+        split = self.regex.findall if self.chunked else self.pretokens
+        for lead, part_counts in (("", parts.firsts), (" ", parts.rest)):
             for part, n in part_counts.items():
                 if n:
-                    for tok in findall(lead + part):
+                    for tok in split(lead + part):
                         counts[tok] = get(tok, 0) + n
         return Counter({tok.encode("utf-8"): n for tok, n in counts.items()})
+
+
+@dataclass
+class SpaceParts:
+    """Counts of the space parts of some text (see ``PreTokenizer.space_parts``).
+
+    ``firsts`` are the parts that begin a piece; ``rest`` the others, which stand for
+    ``" " + part``. Counting these first, then running the regex once per distinct part,
+    is what makes counting a large corpus fast: most of it is parts seen before.
+    """
+
+    firsts: Counter[str] = field(default_factory=Counter)
+    rest: Counter[str] = field(default_factory=Counter)
 
 
 def _not_alnum(ch: str) -> bool:

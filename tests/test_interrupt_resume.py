@@ -194,10 +194,10 @@ def test_a_counting_worker_that_dies_ends_the_run_with_a_message(tmp_path):
         import engine.corpus
         from bpe_tui.cli import main
 
-        def die(text):
+        def die(*args):
             os.kill(os.getpid(), signal.SIGKILL)
 
-        engine.corpus._count_block = die
+        engine.corpus._count_worker = die
         sys.exit(main(["train", {str(corpus)!r}, "--headless", "--workers", "2"]))
         """
     )

@@ -58,3 +58,10 @@ def test_custom_pattern_keeps_the_text_between_matches(text):
     trainer.run()
     tokenizer = Tokenizer.from_trainer(trainer)
     assert tokenizer.decode(tokenizer.encode(text)) == text
+
+
+@pytest.mark.parametrize("name", ["gpt2", "gpt4"])
+def test_named_patterns_are_known_by_their_text(name):
+    """Worker processes and loaded files pass the regex itself: the fast paths still apply."""
+    assert PreTokenizer(PATTERNS[name]).pattern_name == name
+    assert PreTokenizer(PATTERNS[name]).chunked
