@@ -112,7 +112,8 @@ async def latency(corpus: Path, presses: int) -> list[float]:
             playing = lambda: screen.playing and "playing" in screen.query_one("StatusLine").activity  # noqa: E731
             times.append(await painted.after(send(app, "space", " "), playing))
             await asyncio.sleep(0.25)  # full speed for a while
-            times.append(await painted.after(send(app, "space", " "), lambda: "paused" in screen.query_one("StatusLine").activity))
+            stopped = lambda: "playing" not in screen.query_one("StatusLine").activity  # noqa: E731 (paused, or done)
+            times.append(await painted.after(send(app, "space", " "), stopped))
         done = screen.snapshot.merges_done
         app.exit()
     print(f"  (played up to merge {done:,} in {presses // 2} bursts of 0.25 s)")
