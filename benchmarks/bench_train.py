@@ -45,6 +45,12 @@ def child(name: str, corpus: str, vocab_size: int) -> None:
         from engine import train_bpe
 
         train_bpe(corpus, vocab_size, [SPECIAL])
+    elif name == "bpe-tui steps":  # the detailed stream: a MergeStep record for every merge
+        sys.path.insert(0, str(ROOT))
+        from engine import Trainer
+
+        for _ in Trainer.from_file(corpus, vocab_size, [SPECIAL]).steps():
+            pass
     elif name == "reference":
         sys.path.insert(0, str(ROOT))
         from engine import PreTokenizer, train_reference
@@ -128,7 +134,7 @@ def main() -> None:
     if args.child:
         child(args.child, args.corpus, args.vocab_size)
         return
-    names = available(["bpe-tui", "hf-tokenizers", "rustbpe", "bpeasy"])
+    names = available(["bpe-tui", "bpe-tui steps", "hf-tokenizers", "rustbpe", "bpeasy"])
     if args.reference:
         names.append("reference")
     runs = [(args.corpus, args.vocab_size)] if args.corpus else [(str(SHARED / c), v) for c, v in STANDARD_RUNS]

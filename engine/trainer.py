@@ -329,6 +329,21 @@ class Trainer:
         with gc_paused():
             return self._step(detail=True)
 
+    def steps(self, until: int | None = None) -> Iterator[MergeStep]:
+        """The detailed stream: merge until ``until`` (default: all planned) or a stop
+        request, yielding each merge's record.
+
+        The garbage collector stays paused while the iteration is open, as during ``run()``:
+        between separate ``step()`` calls it would keep scanning the trainer's containers.
+        """
+        target = self.merges_planned if until is None else min(until, self.merges_planned)
+        with gc_paused():
+            while len(self.merge_pairs) < target and not self.stop_requested:
+                record = self._step(detail=True)
+                if record is None:
+                    return
+                yield record
+
     def run(self, until: int | None = None) -> None:
         """Merge until ``until`` merges are done (default: all planned), or a stop request."""
         target = self.merges_planned if until is None else min(until, self.merges_planned)

@@ -97,7 +97,9 @@ def test_step_by_step_equals_run(text, extra):
         records.append(record)
     ran = Trainer(counts, 256 + extra)
     ran.run()
-    assert stepped.merges == ran.merges
+    streamed = Trainer(counts, 256 + extra)
+    assert list(streamed.steps()) == records
+    assert stepped.merges == ran.merges == streamed.merges
     assert [r.pair for r in records] == stepped.merge_pairs
     assert [r.index for r in records] == list(range(1, len(records) + 1))
 
