@@ -138,7 +138,8 @@ def main() -> None:
     if args.reference:
         names.append("reference")
     runs = [(args.corpus, args.vocab_size)] if args.corpus else [(str(SHARED / c), v) for c, v in STANDARD_RUNS]
-    print(f"{os.cpu_count()} cores; peers found: {', '.join(n for n in names if n != 'bpe-tui') or 'none'}")
+    peers = [n for n in names if not n.startswith("bpe-tui")]
+    print(f"{os.cpu_count()} cores; peers found: {', '.join(peers) or 'none'}")
     for corpus, vocab_size in runs:
         if not Path(corpus).exists():
             print(f"\n{corpus}: not found, skipped")

@@ -25,6 +25,7 @@ from textual.worker import get_current_worker
 
 from engine import BpeError, Tokenizer
 
+from .encode_screen import EncodeScreen
 from .prompt_screen import PromptScreen
 from .train_process import serve
 from .train_snapshot import TrainSnapshot
@@ -208,11 +209,6 @@ class TrainScreen(Screen[None]):
         return text[:cut] if len(text) == size and cut > 0 else text
 
     def _push_encode(self, tokenizer: Tokenizer, text: str) -> None:
-        try:
-            from .encode_screen import EncodeScreen
-        except ImportError:
-            self.notify("the encode view is not available", severity="error")
-            return
         self.app.push_screen(EncodeScreen(tokenizer, text))
 
     # -- what the thread reports ----------------------------------------------------------
