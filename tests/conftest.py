@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,23 @@ def shared_file(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} not available")
     return path
+
+
+CLI_ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+
+
+def run_cli(*args: str, cwd: Path = ROOT, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``bpe-tui ARGS`` in a fresh process, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "bpe_tui.cli", *args],
+        cwd=cwd,
+        env=CLI_ENV,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
+    )
 
 
 def decode_gpt2_token(s: str) -> bytes:

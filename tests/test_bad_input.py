@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,22 +14,12 @@ from bpe_tui.encode_screen import EncodeScreen
 from bpe_tui.train_screen import TrainScreen
 from engine import CorpusError, Tokenizer, Trainer
 
+from .conftest import run_cli
 from .train_app import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECIAL = "<|endoftext|>"
 
-
-def bpe_tui(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bpe_tui.cli", *args],
-        cwd=cwd,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def refused(done: subprocess.CompletedProcess[str], *expected: str) -> str:
@@ -83,28 +72,28 @@ CORPORA = {
 def test_train_refuses(tmp_path, args, expected):
     for name, data in CORPORA.items():
         (tmp_path / name).write_bytes(data)
-    refused(bpe_tui("train", *args, "--headless", cwd=tmp_path), *expected)
+    refused(run_cli("train", *args, "--headless", cwd=tmp_path), *expected)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(CORPORA)  # nothing written
 
 
 def test_errors_replace_trains_on_invalid_utf8(tmp_path):
     (tmp_path / "latin1.txt").write_bytes("the café is open, the café is shut".encode("latin-1"))
-    done = bpe_tui("train", "latin1.txt", "--headless", "--vocab-size", "260", "--errors", "replace", cwd=tmp_path)
+    done = run_cli("train", "latin1.txt", "--headless", "--vocab-size", "260", "--errors", "replace", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     merged = [a + b for a, b in Tokenizer.load(tmp_path / "out").merges]
     assert any("\ufffd".encode()[:2] in m for m in merged)  # U+FFFD stands for the bad byte
 
 
 def test_unknown_command(tmp_path):
-    refused(bpe_tui("tokenize", "x.txt", cwd=tmp_path), "invalid choice: 'tokenize'")
+    refused(run_cli("tokenize", "x.txt", cwd=tmp_path), "invalid choice: 'tokenize'")
 
 
 # -- model files ----------------------------------------------------------------------------
 
 
 def test_model_path_that_does_not_exist(tmp_path):
-    refused(bpe_tui("encode", "--model", "nowhere/tokenizer.json", "--headless", "--text", "x", cwd=tmp_path), "nowhere/tokenizer.json: no such file")
-    refused(bpe_tui("decode", "--model", "nowhere", "1", cwd=tmp_path), "nowhere: no such file")
+    refused(run_cli("encode", "--model", "nowhere/tokenizer.json", "--headless", "--text", "x", cwd=tmp_path), "nowhere/tokenizer.json: no such file")
+    refused(run_cli("decode", "--model", "nowhere", "1", cwd=tmp_path), "nowhere: no such file")
 
 
 @pytest.mark.parametrize(
@@ -121,12 +110,12 @@ def test_model_path_that_does_not_exist(tmp_path):
 def test_corrupt_truncated_or_wrong_kind_model(tmp_path, model, content, expected):
     path = tmp_path / "tokenizer.json"
     path.write_bytes(content((model / "tokenizer.json").read_bytes()))
-    refused(bpe_tui("encode", "--model", str(path), "--headless", "--text", "x", cwd=tmp_path), str(path), expected)
+    refused(run_cli("encode", "--model", str(path), "--headless", "--text", "x", cwd=tmp_path), str(path), expected)
 
 
 def test_corpus_passed_as_model(tmp_path):
     (tmp_path / "corpus.txt").write_text("the cat sat\n")
-    refused(bpe_tui("encode", "--model", "corpus.txt", "--headless", "--text", "x", cwd=tmp_path), "corpus.txt: not a tokenizer.json")
+    refused(run_cli("encode", "--model", "corpus.txt", "--headless", "--text", "x", cwd=tmp_path), "corpus.txt: not a tokenizer.json")
 
 
 # -- decode -----------------------------------------------------------------------------------
@@ -134,9 +123,9 @@ def test_corpus_passed_as_model(tmp_path):
 
 def test_decode_prints_the_text(tmp_path, model):
     ids = Tokenizer.load(model).encode("the mat, 日本")
-    done = bpe_tui("decode", "--model", str(model), *map(str, ids), cwd=tmp_path)
+    done = run_cli("decode", "--model", str(model), *map(str, ids), cwd=tmp_path)
     assert done.returncode == 0 and done.stdout == "the mat, 日本"
-    piped = bpe_tui("decode", "--model", str(model), cwd=tmp_path, stdin=json.dumps(ids))
+    piped = run_cli("decode", "--model", str(model), cwd=tmp_path, stdin=json.dumps(ids))
     assert piped.stdout == "the mat, 日本"
 
 
@@ -149,7 +138,7 @@ def test_decode_prints_the_text(tmp_path, model):
     ],
 )
 def test_decode_refuses_ids_outside_the_vocabulary(tmp_path, model, ids, expected):
-    refused(bpe_tui("decode", "--model", str(model / "tokenizer.json"), *ids, cwd=tmp_path), expected)
+    refused(run_cli("decode", "--model", str(model / "tokenizer.json"), *ids, cwd=tmp_path), expected)
 
 
 # -- the app ----------------------------------------------------------------------------------

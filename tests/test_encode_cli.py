@@ -5,16 +5,19 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from engine import Tokenizer, Trainer
 
-from .conftest import ROOT, shared_file
+from .conftest import run_cli, shared_file
 
 TEXT = "the tech tests: lowest 你好<|endoftext|> newer"
+
+
+def encode(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return run_cli("encode", *args, stdin=stdin)
 
 
 @pytest.fixture(scope="module")
@@ -26,17 +29,6 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Tokenizer.from_trainer(trainer).save_dir(out)
     return out
 
-
-def encode(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bpe_tui.cli", "encode", *args],
-        cwd=ROOT,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=60,
-    )
 
 
 def test_json_ids_equal_encode(model_dir: Path) -> None:

@@ -22,18 +22,14 @@ from bpe_tui.train_screen import TRAINER_PROCESS
 from engine import ResumeError, Tokenizer
 from engine.formats import MERGES_TXT, TOKENIZER_JSON, VOCAB_JSON
 
-from .conftest import shared_file
+from .conftest import CLI_ENV as ENV, run_cli, shared_file
 from .train_app import at_merge, train_app, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
-ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
 FILES = (TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT)
 BIG_VOCAB = "40000"
 """On en-mix-6m.txt: a few seconds of merging, time enough to interrupt it."""
 
-
-def bpe_tui(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bpe_tui.cli", *args], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=300)
 
 
 def same_files(a: Path, b: Path) -> bool:
@@ -48,7 +44,7 @@ def big_corpus() -> Path:
 @pytest.fixture(scope="module")
 def uninterrupted(big_corpus, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("uninterrupted")
-    done = bpe_tui("train", str(big_corpus), "--headless", "--vocab-size", BIG_VOCAB, "--out", str(out), cwd=out)
+    done = run_cli("train", str(big_corpus), "--headless", "--vocab-size", BIG_VOCAB, "--out", str(out), cwd=out)
     assert done.returncode == 0, done.stderr
     return out
 
@@ -103,7 +99,7 @@ def test_signal_saves_a_prefix_and_resume_finishes_it_exactly(tmp_path, big_corp
     assert 0 < len(partial) < len(full) and full[: len(partial)] == partial
     if signum == signal.SIGTERM:
         return
-    resumed = bpe_tui("train", str(big_corpus), "--headless", "--vocab-size", BIG_VOCAB, "--resume", str(out), cwd=tmp_path)
+    resumed = run_cli("train", str(big_corpus), "--headless", "--vocab-size", BIG_VOCAB, "--resume", str(out), cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert same_files(out, uninterrupted)
 

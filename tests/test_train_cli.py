@@ -3,30 +3,20 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from engine import Tokenizer
 
+from .conftest import run_cli
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def bpe_tui(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bpe_tui.cli", *args],
-        cwd=cwd,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
 
 def test_headless_on_the_bundled_sample_writes_a_loadable_tokenizer(tmp_path):
-    done = bpe_tui("train", "--headless", "--vocab-size", "400", "--out", str(tmp_path / "tok"), cwd=tmp_path)
+    done = run_cli("train", "--headless", "--vocab-size", "400", "--out", str(tmp_path / "tok"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "143 of 143" in done.stdout and "bytes/token" in done.stdout
     assert sorted(p.name for p in (tmp_path / "tok").iterdir()) == ["merges.txt", "tokenizer.json", "vocab.json"]
@@ -45,7 +35,7 @@ def test_headless_on_the_bundled_sample_writes_a_loadable_tokenizer(tmp_path):
 def test_headless_defaults_to_out_and_takes_settings(tmp_path):
     corpus = tmp_path / "toy.txt"
     corpus.write_text("low low low low low lower lower widest widest widest newest newest newest\n" * 3)
-    done = bpe_tui(
+    done = run_cli(
         "train", str(corpus), "--headless", "--vocab-size", "270", "--special-token", "<s>", "--pattern", "gpt4",
         cwd=tmp_path,
     )
@@ -63,6 +53,6 @@ def test_headless_defaults_to_out_and_takes_settings(tmp_path):
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
-    done = bpe_tui("train", *args, "--headless", cwd=tmp_path)
+    done = run_cli("train", *args, "--headless", cwd=tmp_path)
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
