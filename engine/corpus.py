@@ -29,6 +29,9 @@ Progress = Callable[[str, int, int], None]
 MAX_BLOCK = 2 << 20
 """Largest block counted at once: its text and split parts are what a worker holds."""
 
+PART_LIMIT = 1 << 18
+"""Distinct space parts a counter holds before folding them into pre-token counts."""
+
 
 def _utf8_tail(data: bytes) -> int:
     """Length of an incomplete UTF-8 sequence at the end of ``data`` (0 if none)."""
@@ -105,20 +108,46 @@ def _heap_trimmer() -> Callable[[], object]:
 
 _trim_heap = _heap_trimmer()
 
+class _Tally:
+    """Pre-token counts of the blocks seen so far, through a table of their space parts.
+
+    The regex runs once per distinct part, not per block. The table is folded into
+    pre-token counts whenever it outgrows ``PART_LIMIT``: parts can keep growing with the
+    file (a number at every line end, say) where pre-tokens do not.
+    """
+
+    def __init__(self, pretok: PreTokenizer) -> None:
+        self.pretok = pretok
+        self.parts = SpaceParts()
+        self.counts: Counter[bytes] = Counter()
+
+    def add(self, text: str) -> None:
+        self.pretok.count_parts(text, self.parts)
+        if len(self.parts.firsts) + len(self.parts.rest) > PART_LIMIT:
+            self._fold()
+
+    def result(self) -> Counter[bytes]:
+        self._fold()
+        return self.counts
+
+    def _fold(self) -> None:
+        self.counts = merge_counts([self.counts, self.pretok.pretoken_counts(self.parts)])
+        self.parts = SpaceParts()
+        _trim_heap()
+
+
 def _count_worker(pattern: str, special_tokens: tuple[str, ...], conn: Connection) -> None:
-    """A counting process: add up the space parts of every block it is sent, then send
-    back the pre-token counts (the regex runs once per distinct part it saw)."""
+    """A counting process: tally every block it is sent, then send back the counts."""
     # Ctrl-C reaches the whole process group: the parent decides what it means, not workers.
     # SIGTERM (the parent giving up) just ends a worker, whatever handler it was forked with.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    pretok = PreTokenizer(pattern, special_tokens)
-    parts = SpaceParts()
+    tally = _Tally(PreTokenizer(pattern, special_tokens))
     while (text := conn.recv()) is not None:
-        pretok.count_parts(text, parts)
+        tally.add(text)
         del text
         _trim_heap()
-    conn.send(pretok.pretoken_counts(parts))
+    conn.send(tally.result())
 
 
 def count_file(
@@ -140,13 +169,13 @@ def count_file(
     report("read", 0, total)
     blocks = read_blocks(path, pretok, block_size, errors)
     if workers == 1 or total <= block_size:
-        parts = SpaceParts()
+        tally = _Tally(pretok)
         for text, done in blocks:
-            pretok.count_parts(text, parts)
+            tally.add(text)
             del text
             _trim_heap()
             report("read", done, total)
-        return pretok.pretoken_counts(parts)
+        return tally.result()
     return _count_parallel(path, blocks, pretok, workers, report, total)
 
 
