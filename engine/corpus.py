@@ -18,19 +18,16 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, BinaryIO
 
 from .errors import CorpusError, unreadable
-from .pretokenize import PreTokenizer, SpaceParts, merge_counts
+from .pretokenize import PreTokenizer, merge_counts
 
 if TYPE_CHECKING:
-    from multiprocessing.connection import Connection
+    from concurrent.futures import Future
 
 Progress = Callable[[str, int, int], None]
 """Progress callback: ``(phase, done, total)``; phase is "read" (bytes) or "merge" (merges)."""
 
 MAX_BLOCK = 2 << 20
 """Largest block counted at once: its text and split parts are what a worker holds."""
-
-PART_LIMIT = 1 << 18
-"""Distinct space parts a counter holds before folding them into pre-token counts."""
 
 
 def _utf8_tail(data: bytes) -> int:
@@ -108,46 +105,23 @@ def _heap_trimmer() -> Callable[[], object]:
 
 _trim_heap = _heap_trimmer()
 
-class _Tally:
-    """Pre-token counts of the blocks seen so far, through a table of their space parts.
-
-    The regex runs once per distinct part, not per block. The table is folded into
-    pre-token counts whenever it outgrows ``PART_LIMIT``: parts can keep growing with the
-    file (a number at every line end, say) where pre-tokens do not.
-    """
-
-    def __init__(self, pretok: PreTokenizer) -> None:
-        self.pretok = pretok
-        self.parts = SpaceParts()
-        self.counts: Counter[bytes] = Counter()
-
-    def add(self, text: str) -> None:
-        self.pretok.count_parts(text, self.parts)
-        if len(self.parts.firsts) + len(self.parts.rest) > PART_LIMIT:
-            self._fold()
-
-    def result(self) -> Counter[bytes]:
-        self._fold()
-        return self.counts
-
-    def _fold(self) -> None:
-        self.counts = merge_counts([self.counts, self.pretok.pretoken_counts(self.parts)])
-        self.parts = SpaceParts()
-        _trim_heap()
+_worker_pretok: PreTokenizer | None = None
 
 
-def _count_worker(pattern: str, special_tokens: tuple[str, ...], conn: Connection) -> None:
-    """A counting process: tally every block it is sent, then send back the counts."""
+def _init_worker(pattern: str, special_tokens: tuple[str, ...]) -> None:
+    global _worker_pretok
     # Ctrl-C reaches the whole process group: the parent decides what it means, not workers.
-    # SIGTERM (the parent giving up) just ends a worker, whatever handler it was forked with.
+    # SIGTERM (the pool shutting down) just ends a worker, whatever handler it was forked with.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    tally = _Tally(PreTokenizer(pattern, special_tokens))
-    while (text := conn.recv()) is not None:
-        tally.add(text)
-        del text
-        _trim_heap()
-    conn.send(tally.result())
+    _worker_pretok = PreTokenizer(pattern, special_tokens)
+
+
+def _count_block(text: str) -> Counter[bytes]:
+    assert _worker_pretok is not None
+    counts = _worker_pretok.count(text)
+    _trim_heap()
+    return counts
 
 
 def count_file(
@@ -163,19 +137,18 @@ def count_file(
         total = os.fstat(f.fileno()).st_size
     workers = workers or os.cpu_count() or 1
     if block_size is None:
-        # Several blocks per worker, so reading overlaps counting; bounded for memory.
-        block_size = max(1 << 18, min(MAX_BLOCK, total // (4 * workers) + 1))
+        # At least two blocks per worker, so reading overlaps counting; bounded for memory.
+        block_size = max(1 << 18, min(MAX_BLOCK, total // (2 * workers) + 1))
     report = progress or (lambda phase, done, total: None)
     report("read", 0, total)
     blocks = read_blocks(path, pretok, block_size, errors)
     if workers == 1 or total <= block_size:
-        tally = _Tally(pretok)
-        for text, done in blocks:
-            tally.add(text)
-            del text
+        counts: Counter[bytes] = Counter()
+        for text, done in blocks:  # summed as they come: a list of parts would grow with the file
+            counts = merge_counts([counts, pretok.count(text)])
             _trim_heap()
             report("read", done, total)
-        return tally.result()
+        return counts
     return _count_parallel(path, blocks, pretok, workers, report, total)
 
 
@@ -187,40 +160,49 @@ def _count_parallel(
     report: Progress,
     total: int,
 ) -> Counter[bytes]:
-    """Deal the blocks out to ``workers`` processes in turn; add up what they send back.
-
-    Each worker keeps its part counts across all its blocks, so it runs the regex once per
-    distinct part it saw rather than once per block. A send waits while that worker is
-    still busy with its previous block, which keeps reading in step with counting.
-    """
-    import multiprocessing  # here: a small corpus, counted in this process, needs none of it
+    # Imported here: a small corpus, counted in this process, need not pay for them.
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     # fork is fastest, but forking a process that runs other threads (the app) is unsafe.
-    context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
-    conns: list[Connection] = []
-    procs = []
+    method = "fork" if threading.active_count() == 1 else "forkserver"
+    result: Counter[bytes] = Counter()
+    in_flight: dict[Future[Counter[bytes]], int] = {}
     try:
-        for _ in range(workers):
-            conn, child_conn = context.Pipe()
-            proc = context.Process(target=_count_worker, args=(pretok.pattern, pretok.special_tokens, child_conn), daemon=True)
-            proc.start()
-            child_conn.close()
-            conns.append(conn)
-            procs.append(proc)
-        for i, (text, done) in enumerate(blocks):
-            conns[i % workers].send(text)
-            del text
-            report("read", done, total)
-        for conn in conns:
-            conn.send(None)
-        return merge_counts(conn.recv() for conn in conns)
-    except (EOFError, BrokenPipeError, ConnectionResetError):
+        with ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context(method),
+            initializer=_init_worker,
+            initargs=(pretok.pattern, pretok.special_tokens),
+        ) as pool:
+            for text, done in blocks:
+                if len(in_flight) >= 2 * workers:  # bound memory: a few blocks at a time
+                    _collect(in_flight, result, report, total)
+                in_flight[pool.submit(_count_block, text)] = done
+            while in_flight:
+                _collect(in_flight, result, report, total)
+    except BrokenProcessPool:
         raise CorpusError(
             f"{path}: a worker process died while counting pre-tokens (out of memory or killed); "
             "try fewer --workers"
         ) from None
-    finally:
-        for proc in procs:
-            if proc.is_alive():
-                proc.terminate()
-            proc.join()
+    return result
+
+
+def _collect(
+    in_flight: dict[Future[Counter[bytes]], int],
+    result: Counter[bytes],
+    report: Progress,
+    total: int,
+) -> None:
+    """Add the counts of the blocks finished so far (waiting for at least one)."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+    for fut in done:
+        part = fut.result()
+        for k, v in part.items():
+            result[k] += v
+        report("read", in_flight.pop(fut), total)
+    _trim_heap()

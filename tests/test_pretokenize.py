@@ -66,15 +66,3 @@ def test_named_patterns_are_known_by_their_text(name):
     assert PreTokenizer(PATTERNS[name]).pattern_name == name
     assert PreTokenizer(PATTERNS[name]).chunked
 
-
-@pytest.mark.parametrize("workers", [1, 2])
-def test_folding_the_part_table_gives_the_same_counts(tmp_path, monkeypatch, workers):
-    """A counter whose table of space parts overflows folds it into pre-token counts."""
-    from engine import corpus
-
-    monkeypatch.setattr(corpus, "PART_LIMIT", 3)
-    text = "".join(f"line {i} of the text, 12{i}\nand {i % 7} more<|endoftext|>" for i in range(300))
-    path = tmp_path / "corpus.txt"
-    path.write_text(text, encoding="utf-8")
-    pretok = PreTokenizer("gpt2", SPECIALS)
-    assert count_file(path, pretok, workers=workers, block_size=256) == plain_count(text, "gpt2", SPECIALS)
