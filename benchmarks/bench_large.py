@@ -63,18 +63,9 @@ def child(name: str, corpus: str, vocab_size: int) -> None:
         trainer.run()
         info["merges"] = trainer.merges_done
     else:
-        from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+        from bench_train import train_hf  # this script's folder is on sys.path
 
-        tok = Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        trainer = trainers.BpeTrainer(
-            vocab_size=vocab_size,
-            special_tokens=[SPECIAL],
-            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-            show_progress=False,
-        )
-        tok.train([corpus], trainer)
-        info["merges"] = tok.get_vocab_size() - 257
+        info["merges"] = train_hf(corpus, vocab_size).get_vocab_size() - 257
     print(json.dumps(info))
 
 

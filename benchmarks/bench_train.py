@@ -38,6 +38,22 @@ def _lines(path: str):
         yield from f
 
 
+def train_hf(corpus: str, vocab_size: int):
+    """Hugging Face tokenizers' BPE trainer with GPT-2's byte-level pre-tokenizer."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[SPECIAL],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train([corpus], trainer)
+    return tok
+
+
 def child(name: str, corpus: str, vocab_size: int) -> None:
     """Train once in this process; print JSON with the peak RSS of it and its workers."""
     if name == "bpe-tui":
@@ -58,17 +74,7 @@ def child(name: str, corpus: str, vocab_size: int) -> None:
         text = Path(corpus).read_text(encoding="utf-8")
         train_reference(PreTokenizer("gpt2", [SPECIAL]).count(text), vocab_size, [SPECIAL])
     elif name == "hf-tokenizers":
-        from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-
-        tok = Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        trainer = trainers.BpeTrainer(
-            vocab_size=vocab_size,
-            special_tokens=[SPECIAL],
-            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-            show_progress=False,
-        )
-        tok.train([corpus], trainer)
+        train_hf(corpus, vocab_size)
     elif name == "rustbpe":
         import rustbpe
 

@@ -162,7 +162,7 @@ def _count_parallel(
 ) -> Counter[bytes]:
     # Imported here: a small corpus, counted in this process, need not pay for them.
     import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     # fork is fastest, but forking a process that runs other threads (the app) is unsafe.

@@ -224,7 +224,6 @@ class Trainer:
         heapify(self._heap)
         self._parked: dict[int, list[Pair]] = {}
         self._parked_max = 0
-        self._parked_size = 0
 
     # -- state the app reads ------------------------------------------------------------
 
@@ -255,11 +254,6 @@ class Trainer:
     @property
     def heap_size(self) -> int:
         return len(self._heap)
-
-    @property
-    def parked_size(self) -> int:
-        """New pairs waiting in count buckets, off the heap (upper bound: some went stale)."""
-        return self._parked_size
 
     def top_pairs(self, k: int) -> list[tuple[Pair, int]]:
         """The ``k`` pairs that would win next, in order, with their counts (a pure query).
@@ -437,9 +431,7 @@ class Trainer:
         counter, keys, parked = self.pair_counter, self._keys, self._parked
         entries = []
         for level in [c for c in parked if c >= floor]:
-            bucket = parked.pop(level)
-            self._parked_size -= len(bucket)
-            for pair in bucket:
+            for pair in parked.pop(level):
                 actual = counter.get(pair)
                 if actual:  # parked counts, like heap entries, may have fallen since
                     entries.append((-actual, keys[pair[0]], keys[pair[1]], pair[0], pair[1]))
@@ -580,7 +572,6 @@ class Trainer:
                 heappush(heap, (-c, keys[pair[0]], keys[pair[1]], pair[0], pair[1]))
                 if detail:
                     pushes.append((pair, c))
-        self._parked_size += parked_now
 
         if before is None:
             return None
