@@ -83,7 +83,8 @@ def check_settings(vocab_size: int, special_tokens: Sequence[str]) -> None:
     floor = 256 + len(special_tokens)
     if vocab_size < floor:
         raise SettingsError(
-            f"vocab size {vocab_size} is below {floor} (256 bytes + {len(special_tokens)} special tokens)"
+            f"vocab size {vocab_size} is below {floor} (256 bytes + {len(special_tokens)} special "
+            f"token{'' if len(special_tokens) == 1 else 's'})"
         )
 
 
