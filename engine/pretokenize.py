@@ -15,7 +15,6 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 
 import regex
 
@@ -121,43 +120,27 @@ class PreTokenizer:
         return out
 
     def count(self, text: str) -> Counter[bytes]:
-        """Pre-token counts of ``text`` (special tokens excluded), as UTF-8 bytes."""
-        parts = SpaceParts()
-        self.count_parts(text, parts)
-        return self.pretoken_counts(parts)
+        """Pre-token counts of ``text`` (special tokens excluded), as UTF-8 bytes.
 
-    def count_parts(self, text: str, parts: SpaceParts) -> None:
-        """Add the space parts of ``text`` to ``parts`` (the first stage of ``count``)."""
+        The space parts are counted first, and the regex runs once per distinct part: most
+        of a text is parts seen before. Parts that begin a piece have no leading space.
+        """
+        firsts: Counter[str] = Counter()
+        rest: Counter[str] = Counter()
         for piece in self.pieces(text):
-            split = self.space_parts(piece)
-            parts.firsts[split[0]] += 1
-            parts.rest.update(split)
-            parts.rest[split[0]] -= 1
-
-    def pretoken_counts(self, parts: SpaceParts) -> Counter[bytes]:
-        """Pre-token counts from space-part counts: the regex runs once per distinct part."""
+            parts = self.space_parts(piece)
+            firsts[parts[0]] += 1
+            rest.update(parts)
+            rest[parts[0]] -= 1
         counts: dict[str, int] = {}
         get = counts.get
         split = self.regex.findall if self.chunked else self.pretokens
-        for lead, part_counts in (("", parts.firsts), (" ", parts.rest)):
+        for lead, part_counts in (("", firsts), (" ", rest)):
             for part, n in part_counts.items():
                 if n:
                     for tok in split(lead + part):
                         counts[tok] = get(tok, 0) + n
         return Counter({tok.encode("utf-8"): n for tok, n in counts.items()})
-
-
-@dataclass
-class SpaceParts:
-    """Counts of the space parts of some text (see ``PreTokenizer.space_parts``).
-
-    ``firsts`` are the parts that begin a piece; ``rest`` the others, which stand for
-    ``" " + part``. Counting these first, then running the regex once per distinct part,
-    is what makes counting a large corpus fast: most of it is parts seen before.
-    """
-
-    firsts: Counter[str] = field(default_factory=Counter)
-    rest: Counter[str] = field(default_factory=Counter)
 
 
 def _not_alnum(ch: str) -> bool:
