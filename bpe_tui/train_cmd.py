@@ -162,8 +162,8 @@ def _headless(args: argparse.Namespace, corpus: Path, special_tokens: list[str],
     merge = progress.add_task("merging", total=None, unit="merges", start=False)
 
     def report(phase: str, done: int, total: int) -> None:
-        if phase == "read":  # parallel counters finish blocks out of order: keep the furthest
-            progress.update(read, completed=max(done, progress.tasks[read].completed), total=total)
+        if phase == "read":
+            progress.update(read, completed=done, total=total)
             return
         if not progress.tasks[merge].started:
             progress.update(read, completed=progress.tasks[read].total)

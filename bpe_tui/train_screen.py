@@ -215,7 +215,7 @@ class TrainScreen(Screen[None]):
 
     def on_train_screen_reading(self, message: Reading) -> None:
         bar = self.query_one("#loading-bar", ProgressBar)
-        done = max(message.done, int(bar.progress))  # parallel counters finish out of order
+        done = message.done
         bar.update(total=message.total, progress=done)
         label = self.query_one("#loading-label", Label)
         if done >= message.total:

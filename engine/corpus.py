@@ -140,16 +140,25 @@ def count_file(
         # At least two blocks per worker, so reading overlaps counting; bounded for memory.
         block_size = max(1 << 18, min(MAX_BLOCK, total // (2 * workers) + 1))
     report = progress or (lambda phase, done, total: None)
-    report("read", 0, total)
+    furthest = 0
+
+    def read_to(done: int) -> None:
+        """Report bytes read; parallel blocks finish out of order, so never go backwards."""
+        nonlocal furthest
+        if done >= furthest:
+            furthest = done
+            report("read", done, total)
+
+    read_to(0)
     blocks = read_blocks(path, pretok, block_size, errors)
     if workers == 1 or total <= block_size:
         counts: Counter[bytes] = Counter()
         for text, done in blocks:  # summed as they come: a list of parts would grow with the file
             counts = merge_counts([counts, pretok.count(text)])
             _trim_heap()
-            report("read", done, total)
+            read_to(done)
         return counts
-    return _count_parallel(path, blocks, pretok, workers, report, total)
+    return _count_parallel(path, blocks, pretok, workers, read_to)
 
 
 def _count_parallel(
@@ -157,8 +166,7 @@ def _count_parallel(
     blocks: Iterator[tuple[str, int]],
     pretok: PreTokenizer,
     workers: int,
-    report: Progress,
-    total: int,
+    read_to: Callable[[int], None],
 ) -> Counter[bytes]:
     # Imported here: a small corpus, counted in this process, need not pay for them.
     import multiprocessing
@@ -178,10 +186,10 @@ def _count_parallel(
         ) as pool:
             for text, done in blocks:
                 if len(in_flight) >= 2 * workers:  # bound memory: a few blocks at a time
-                    _collect(in_flight, result, report, total)
+                    result = _collect(in_flight, result, read_to)
                 in_flight[pool.submit(_count_block, text)] = done
             while in_flight:
-                _collect(in_flight, result, report, total)
+                result = _collect(in_flight, result, read_to)
     except BrokenProcessPool:
         raise CorpusError(
             f"{path}: a worker process died while counting pre-tokens (out of memory or killed); "
@@ -193,16 +201,14 @@ def _count_parallel(
 def _collect(
     in_flight: dict[Future[Counter[bytes]], int],
     result: Counter[bytes],
-    report: Progress,
-    total: int,
-) -> None:
-    """Add the counts of the blocks finished so far (waiting for at least one)."""
+    read_to: Callable[[int], None],
+) -> Counter[bytes]:
+    """``result`` plus the counts of the blocks finished so far (waiting for at least one)."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
     done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+    result = merge_counts([result, *(fut.result() for fut in done)])
     for fut in done:
-        part = fut.result()
-        for k, v in part.items():
-            result[k] += v
-        report("read", in_flight.pop(fut), total)
+        read_to(in_flight.pop(fut))
     _trim_heap()
+    return result

@@ -66,3 +66,13 @@ def test_named_patterns_are_known_by_their_text(name):
     assert PreTokenizer(PATTERNS[name]).pattern_name == name
     assert PreTokenizer(PATTERNS[name]).chunked
 
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_read_progress_only_goes_forward(tmp_path, workers):
+    """Blocks finish out of order in parallel; the bytes-read progress still only grows."""
+    path = tmp_path / "corpus.txt"
+    path.write_text("some words here, and 12 more\n" * 4000, encoding="utf-8")
+    seen: list[int] = []
+    count_file(path, PreTokenizer("gpt2"), workers=workers, block_size=1024, progress=lambda _, done, total: seen.append(done))
+    assert seen == sorted(seen) and seen[-1] == path.stat().st_size
