@@ -29,6 +29,14 @@ Progress = Callable[[str, int, int], None]
 MAX_BLOCK = 2 << 20
 """Largest block counted at once: its text and split parts are what a worker holds."""
 
+IN_PROCESS = 16 << 20
+"""Files up to this size are counted in this process: below it, starting workers and
+merging their results costs more than they save."""
+
+MAX_PARTS = 1 << 20
+"""Distinct parts tallied in this process before they are turned into pre-token counts:
+bounds memory on a big file counted with one worker."""
+
 
 def _utf8_tail(data: bytes) -> int:
     """Length of an incomplete UTF-8 sequence at the end of ``data`` (0 if none)."""
@@ -151,14 +159,28 @@ def count_file(
 
     read_to(0)
     blocks = read_blocks(path, pretok, block_size, errors)
-    if workers == 1 or total <= block_size:
-        counts: Counter[bytes] = Counter()
-        for text, done in blocks:  # summed as they come: a list of parts would grow with the file
-            counts = merge_counts([counts, pretok.count(text)])
-            _trim_heap()
-            read_to(done)
-        return counts
+    if workers == 1 or total <= IN_PROCESS:
+        return _count_here(blocks, pretok, read_to)
     return _count_parallel(path, blocks, pretok, workers, read_to)
+
+
+def _count_here(
+    blocks: Iterator[tuple[str, int]], pretok: PreTokenizer, read_to: Callable[[int], None]
+) -> Counter[bytes]:
+    """Count in this process: the parts of all blocks are tallied together, so the regex
+    runs once per distinct part of the file, until there are ``MAX_PARTS`` of them."""
+    counts: Counter[bytes] = Counter()
+    bare: dict[str, int] = {}
+    spaced: dict[str, int] = {}
+    for text, done in blocks:
+        pretok.count_parts(text, bare, spaced)
+        if not pretok.chunked or len(bare) + len(spaced) > MAX_PARTS:
+            counts = merge_counts([counts, pretok.resolve(bare, spaced)])
+            bare.clear()
+            spaced.clear()
+            _trim_heap()
+        read_to(done)
+    return merge_counts([counts, pretok.resolve(bare, spaced)])
 
 
 def _count_parallel(

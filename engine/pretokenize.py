@@ -4,9 +4,12 @@ Special tokens split the text first (longest match first where they overlap) and
 take part in merges. Each remaining piece is split by a regex: GPT-2's by default, GPT-4's
 (cl100k) as ``"gpt4"``, or any pattern string.
 
-Counting speed-up: for the two named patterns a space that follows a non-space is always a
-pre-token boundary, so the text is first cut there into space-separated chunks, the chunks
-are counted, and the regex runs once per *distinct* chunk instead of over the whole text.
+Counting speed-up: under the two named patterns some cuts are always pre-token boundaries:
+a space that follows a non-space, and a newline that follows a non-space (GPT-2) or an
+ASCII letter or digit (GPT-4, whose punctuation tokens run on into newlines). The text is
+cut there first and the parts counted (in C, ``engine._space_parts``: a str only per
+distinct part), then the regex runs once per *distinct* part, and not at all for a run of
+ASCII letters, which is one pre-token.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import regex
+
+from ._space_parts import count_space_parts
 
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 GPT4_PATTERN = (
@@ -120,26 +125,39 @@ class PreTokenizer:
         return out
 
     def count(self, text: str) -> Counter[bytes]:
-        """Pre-token counts of ``text`` (special tokens excluded), as UTF-8 bytes.
+        """Pre-token counts of ``text`` (special tokens excluded), as UTF-8 bytes."""
+        bare: dict[str, int] = {}
+        spaced: dict[str, int] = {}
+        self.count_parts(text, bare, spaced)
+        return self.resolve(bare, spaced)
 
-        The space parts are counted first, and the regex runs once per distinct part: most
-        of a text is parts seen before. Parts that begin a piece have no leading space.
-        """
-        firsts: Counter[str] = Counter()
-        rest: Counter[str] = Counter()
-        for piece in self.pieces(text):
-            parts = self.space_parts(piece)
-            firsts[parts[0]] += 1
-            rest.update(parts)
-            rest[parts[0]] -= 1
+    def count_parts(self, text: str, bare: dict[str, int], spaced: dict[str, int]) -> None:
+        """Add the parts of ``text`` (see the module docstring) to the counts in ``bare``
+        and ``spaced`` (parts after a dropped space: each stands for " " + part). A custom
+        pattern keeps each piece whole."""
+        if self.chunked:
+            newline_after = 1 if self.pattern_name == "gpt2" else 2
+            for piece in self.pieces(text):
+                count_space_parts(piece, bare, spaced, newline_after)
+        else:
+            for piece in self.pieces(text):
+                bare[piece] = bare.get(piece, 0) + 1
+
+    def resolve(self, bare: dict[str, int], spaced: dict[str, int]) -> Counter[bytes]:
+        """The pre-token counts of counted parts: the regex runs once per distinct part, and
+        most of a text is parts seen before."""
         counts: dict[str, int] = {}
         get = counts.get
         split = self.regex.findall if self.chunked else self.pretokens
-        for lead, part_counts in (("", firsts), (" ", rest)):
+        letters = self.chunked
+        for lead, part_counts in (("", bare), (" ", spaced)):
             for part, n in part_counts.items():
-                if n:
-                    for tok in split(lead + part):
-                        counts[tok] = get(tok, 0) + n
+                if letters and part.isascii() and part.isalpha():  # one pre-token: skip the regex
+                    tok = lead + part
+                    counts[tok] = get(tok, 0) + n
+                    continue
+                for tok in split(lead + part):
+                    counts[tok] = get(tok, 0) + n
         return Counter({tok.encode("utf-8"): n for tok, n in counts.items()})
 
 

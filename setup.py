@@ -1,0 +1,9 @@
+"""The compiled parts of ``engine`` (everything else is in pyproject.toml)."""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension("engine._space_parts", ["engine/_space_parts.c"]),
+    ]
+)
