@@ -35,7 +35,8 @@ class TrainSnapshot:
     """The newest tokens, newest first: (id, bytes, count at merge)."""
     heap_size: int
     pair_counter_size: int
-    pair_positions_size: int
+    stored_positions: int
+    """Positions held in the pair_positions lists of live pairs."""
     corpus_bytes: int
     tokens_in_corpus: int
     names: dict[int, bytes]
@@ -83,8 +84,8 @@ def sample(trainer: Trainer, last: MergeStep | None) -> TrainSnapshot:
         merge_counts=counts,
         newest=newest,
         heap_size=trainer.heap_size,
-        pair_counter_size=len(trainer.pair_counter),
-        pair_positions_size=len(trainer.pair_positions),
+        pair_counter_size=trainer.pair_count,
+        stored_positions=trainer.stored_positions,
         corpus_bytes=trainer.corpus_bytes,
         tokens_in_corpus=trainer.tokens_in_corpus,
         names=names,

@@ -2,18 +2,21 @@
 
 A step pops the heap until its top is current (``stale`` entries are skipped, lazy
 deletion), merges every occurrence of the winning pair, and applies the resulting pair-count
-deltas (``changes``), pushing each new pair onto the heap (``pushes``). These lists are what
-the algorithm computes anyway; a plain ``Trainer.run()`` builds none of them. The small
-records are named tuples: a detailed step creates many, and tuples are cheap to build.
+deltas (``changes``), pushing each new pair onto the heap (``pushes``). These are what the
+algorithm computes anyway; a plain ``Trainer.run()`` records none of them.
+
+A step can change thousands of pair counts, so the trainer core hands them over packed, as
+rows of int64, and a record object is made only for a row that is read.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Generic, NamedTuple, TypeVar, overload
 
 Pair = tuple[int, int]
-
+R = TypeVar("R")
 
 class PairChange(NamedTuple):
     """A pair whose count changed in this step.
@@ -36,6 +39,77 @@ class StalePop(NamedTuple):
     actual: int
 
 
+class Rows(Sequence[R], Generic[R]):
+    """A read-only sequence of records stored as packed int64 rows of ``width`` values."""
+
+    __slots__ = ("_data", "_width", "_record")
+
+    def __init__(self, data: bytes, width: int, record: Callable[[tuple[int, ...]], R]) -> None:
+        self._data = data
+        self._width = width
+        self._record = record
+
+    def __len__(self) -> int:
+        return len(self._data) // (8 * self._width)
+
+    @overload
+    def __getitem__(self, i: int) -> R: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[R]: ...
+    def __getitem__(self, i: int | slice) -> R | list[R]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError("row index out of range")
+        w = self._width
+        start = (i % n) * w
+        return self._record(tuple(memoryview(self._data).cast("q")[start : start + w]))
+
+    def __iter__(self) -> Iterator[R]:
+        values = memoryview(self._data).cast("q").tolist()
+        w, record = self._width, self._record
+        return (record(tuple(values[k : k + w])) for k in range(0, len(values), w))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Rows):
+            return self._data == other._data and self._width == other._width
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"Rows({list(self)!r})"
+
+    def __reduce__(self) -> tuple[object, ...]:  # sent between processes as the packed bytes
+        return (Rows, (self._data, self._width, self._record))
+
+
+def change_rows(data: bytes) -> Rows[PairChange]:
+    """``PairChange`` records from rows (left, right, before, after, side: 0 prev, 1 next)."""
+    return Rows(data, 5, _change)
+
+
+def push_rows(data: bytes) -> Rows[tuple[Pair, int]]:
+    """Heap pushes ``((left, right), count)`` from rows (left, right, count)."""
+    return Rows(data, 3, _push)
+
+
+def stale_rows(data: bytes) -> Rows[StalePop]:
+    """``StalePop`` records from rows (left, right, count on the heap, count now)."""
+    return Rows(data, 4, _stale)
+
+
+def _change(r: tuple[int, ...]) -> PairChange:
+    return PairChange((r[0], r[1]), r[2], r[3], "next" if r[4] else "prev")
+
+
+def _push(r: tuple[int, ...]) -> tuple[Pair, int]:
+    return (r[0], r[1]), r[2]
+
+
+def _stale(r: tuple[int, ...]) -> StalePop:
+    return StalePop((r[0], r[1]), r[2], r[3])
+
+
 @dataclass(slots=True)
 class MergeStep:
     """The record of merge number ``index`` (1-based)."""
@@ -48,11 +122,11 @@ class MergeStep:
     ties: list[Pair] = field(default_factory=list)
     """Other pairs with the same count (the first ``TIE_LIMIT``), in tie-break order: they
     lost to the lexicographically greater pair of byte strings."""
-    changes: list[PairChange] = field(default_factory=list)
-    pushes: list[tuple[Pair, int]] = field(default_factory=list)
-    stale: list[StalePop] = field(default_factory=list)
-    parked: int = 0
-    """New pairs parked in count buckets instead of pushed: they cannot win the next step."""
+    changes: Sequence[PairChange] = ()
+    """Every pair whose count changed, once each. Its ``side`` is where the pair's other
+    token sat when the step first changed it: before the merged pair or after it."""
+    pushes: Sequence[tuple[Pair, int]] = ()
+    stale: Sequence[StalePop] = ()
     heap_size: int = 0
     pair_count: int = 0
     """Number of distinct live pairs (the size of pair_counter) after the step."""

@@ -153,7 +153,7 @@ def _desc(token: bytes) -> tuple[int, ...]:
 @settings(max_examples=80, deadline=None)
 @given(text=corpora, merges=st.integers(0, 30), k=st.integers(1, 12))
 def test_top_pairs_is_the_sorted_pair_counter(text, merges, k):
-    """Stale heap entries and parked pairs included, top_pairs is the exact order."""
+    """Stale heap entries included, top_pairs is the exact order."""
     trainer = Trainer(_counts(text, []), 256 + merges)
     trainer.run()
     vocab = trainer.vocab

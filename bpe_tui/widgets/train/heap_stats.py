@@ -31,7 +31,7 @@ class HeapStats(SnapshotPanel):
         text.append(f"{snapshot.pair_counter_size:,} pairs")
         text.append(" · ", dim)
         text.append("pair_positions ", label)
-        text.append(f"{snapshot.pair_positions_size:,} lists")
+        text.append(f"{snapshot.stored_positions:,} positions")
         text.append("\n")
         if step is None:
             text.append("no merge yet: the heap holds one entry per pair", dim)
@@ -40,10 +40,6 @@ class HeapStats(SnapshotPanel):
             text.append("last merge ", label)
             text.append("pushed ", dim)
             text.append(f"{len(step.pushes):,}")
-            if step.parked:
-                text.append(" · parked ", dim)
-                text.append(f"{step.parked:,}")
-                text.append(" (too low to win yet)", dim)
             text.append(" · popped ", dim)
             text.append(f"{len(step.stale):,} stale")
             text.append(f": {repushed:,} re-pushed, {len(step.stale) - repushed:,} dropped", dim)

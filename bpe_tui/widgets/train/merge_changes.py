@@ -56,7 +56,8 @@ class MergeChanges(SnapshotPanel):
         return Text("\n").join(lines)
 
     def _changes_table(self, snapshot: TrainSnapshot, rows_left: int) -> Text:
-        """One row per neighbour token: the pair it lost and the pair it gained."""
+        """One row per neighbour token: the pair it lost and the pair it gained, the
+        biggest changes first."""
         dim, up, down = self.style_of("panel--dim"), self.style_of("panel--up"), self.style_of("panel--down")
         step = snapshot.last
         assert step is not None
@@ -65,7 +66,8 @@ class MergeChanges(SnapshotPanel):
             neighbour = change.pair[0] if change.side == "prev" else change.pair[1]
             groups.setdefault((change.side, neighbour), []).append(change)
         rows: list[list[Text | str]] = [["prev/next token", "pair lost", "pair gained"]]
-        shown = list(groups.items())
+        # The neighbours that moved the most count first: prev before next on a draw.
+        shown = sorted(groups.items(), key=lambda g: (-max(abs(c.after - c.before) for c in g[1]), g[0][0] == "next"))
         if len(shown) > rows_left - 1:
             shown = shown[: max(0, rows_left - 2)]
         for (side, neighbour), changes in shown:

@@ -1,0 +1,735 @@
+/* The optimized trainer's state and merge loop (seed lecture 000, PART 3), compiled.
+ *
+ * engine/trainer.py wraps this in the public ``Trainer``; the algorithm is described there.
+ * Here, the seed's structures as flat C data:
+ *
+ * - tokens/prev/next: every distinct word laid out once, one token per position, with a
+ *   separator (SEP) between words; ``weight`` is the word's count at each of its positions.
+ * - pairs: one record per pair ever seen, holding its pair_counter count and its
+ *   pair_positions list (append-only; a position is checked when used). Records never
+ *   move or disappear (ids into ``pairs`` stay valid); a pair whose count falls to 0 is dead
+ *   for good, since only pairs holding the newest token ever gain counts.
+ * - a hash table from (left, right) token ids to the pair's record.
+ * - the lazy max-heap of (count when pushed, pair). A merge only lowers the counts of the
+ *   pairs already queued, so their entries stay put and are corrected when they reach the
+ *   top (stale pops); each pair has at most one entry.
+ *
+ * Ties go to the lexicographically greater pair of byte strings, so the heap compares the
+ * tokens' bytes when counts are equal. A detailed step writes its events as rows of int64
+ * (engine/events.py reads them); plain runs write none.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEP (-1)           /* the token between words and at positions merged away */
+#define EMPTY UINT64_MAX   /* a free hash slot: no pair of token ids has this key */
+
+typedef struct {
+    int32_t *v;
+    int32_t n, cap;
+} Positions;
+
+typedef struct {
+    int32_t a, b;
+    int64_t count;        /* pair_counter */
+    Positions pos;        /* pair_positions */
+    uint32_t touched;     /* the step that last changed it: its first change records "before" */
+} PairRec;
+
+typedef struct {
+    uint8_t *data;
+    int32_t len;
+} Token;
+
+typedef struct {
+    int64_t count;        /* the count when pushed: stale once the pair's count is lower */
+    int32_t pair;
+} Entry;
+
+typedef struct {
+    int32_t pair;
+    int64_t before;
+    int side;             /* 0: the neighbour is before the merged pair (prev), 1: after (next) */
+} Touch;
+
+typedef struct {
+    int64_t *v;
+    int32_t n, cap;       /* int64 values, not rows */
+} Rows;
+
+typedef struct {
+    PyObject_HEAD
+    int32_t *tokens, *prev, *next;
+    int64_t *weight;
+    int32_t npos;
+    int32_t *starts;      /* each word's first position */
+    int32_t nwords;
+    Token *vocab;         /* each token id's bytes */
+    int32_t ntok, tokcap;
+    PairRec *pairs;
+    int32_t npairs, paircap;
+    uint64_t *keys;       /* hash table: (a << 32 | b) -> index into pairs */
+    int32_t *slots;
+    uint32_t hmask, hused;
+    Entry *heap;
+    int32_t heapn, heapcap;
+    int64_t live;         /* pairs with a count above 0: the size of pair_counter */
+    int64_t stored;       /* positions held in the lists of live pairs */
+    int64_t corpus_bytes; /* the words' bytes times their counts */
+    uint32_t epoch;
+    Touch *touch;
+    int32_t ntouch, touchcap;
+    int detail;           /* write the events of this step into the rows below */
+    Rows changes;         /* left, right, before, after, side (0 prev, 1 next) */
+    Rows pushes;          /* left, right, count */
+    Rows stale;           /* left, right, count on the heap, count now */
+} Core;
+
+/* -- growable arrays ------------------------------------------------------------------ */
+
+static int grow(void **p, int32_t *cap, int32_t need, size_t item) {
+    if (need <= *cap) return 0;
+    int64_t c = *cap ? *cap : 8;
+    while (c < need) c *= 2;
+    if (c > INT32_MAX) c = INT32_MAX;
+    void *q = realloc(*p, (size_t)c * item);
+    if (!q) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *p = q;
+    *cap = (int32_t)c;
+    return 0;
+}
+
+static int positions_add(Positions *ps, int32_t pos) {
+    if (ps->n == ps->cap && grow((void **)&ps->v, &ps->cap, ps->n + 1, sizeof(int32_t))) return -1;
+    ps->v[ps->n++] = pos;
+    return 0;
+}
+
+static int add_token(Core *c, const Token *a, const Token *b) {
+    if (grow((void **)&c->vocab, &c->tokcap, c->ntok + 1, sizeof(Token))) return -1;
+    int32_t len = a->len + (b ? b->len : 0);
+    uint8_t *data = malloc((size_t)len + 1);
+    if (!data) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(data, a->data, (size_t)a->len);
+    if (b) memcpy(data + a->len, b->data, (size_t)b->len);
+    c->vocab[c->ntok++] = (Token){data, len};
+    return 0;
+}
+
+/* -- pair records and their hash table ------------------------------------------------ */
+
+static inline uint64_t pair_key(int32_t a, int32_t b) {
+    return ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
+}
+
+static inline uint32_t slot_of(uint64_t key, uint32_t mask) {
+    return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+}
+
+static int32_t find_pair(const Core *c, int32_t a, int32_t b) {
+    uint64_t key = pair_key(a, b);
+    for (uint32_t i = slot_of(key, c->hmask);; i = (i + 1) & c->hmask) {
+        if (c->keys[i] == key) return c->slots[i];
+        if (c->keys[i] == EMPTY) return -1;
+    }
+}
+
+static int rehash(Core *c, uint32_t size) {
+    uint64_t *keys = malloc(size * sizeof(uint64_t));
+    int32_t *slots = malloc(size * sizeof(int32_t));
+    if (!keys || !slots) {
+        free(keys);
+        free(slots);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(keys, 0xff, size * sizeof(uint64_t));
+    uint32_t mask = size - 1;
+    for (int32_t p = 0; p < c->npairs; p++) {
+        uint64_t key = pair_key(c->pairs[p].a, c->pairs[p].b);
+        uint32_t i = slot_of(key, mask);
+        while (keys[i] != EMPTY) i = (i + 1) & mask;
+        keys[i] = key;
+        slots[i] = p;
+    }
+    free(c->keys);
+    free(c->slots);
+    c->keys = keys;
+    c->slots = slots;
+    c->hmask = mask;
+    return 0;
+}
+
+/* The record of (a, b), created with count 0 if new; -1 on error. */
+static int32_t get_pair(Core *c, int32_t a, int32_t b) {
+    uint64_t key = pair_key(a, b);
+    uint32_t i = slot_of(key, c->hmask);
+    for (;; i = (i + 1) & c->hmask) {
+        if (c->keys[i] == key) return c->slots[i];
+        if (c->keys[i] == EMPTY) break;
+    }
+    if (grow((void **)&c->pairs, &c->paircap, c->npairs + 1, sizeof(PairRec))) return -1;
+    int32_t p = c->npairs++;
+    c->pairs[p] = (PairRec){.a = a, .b = b};
+    c->keys[i] = key;
+    c->slots[i] = p;
+    if (++c->hused * 2 > c->hmask + 1 && rehash(c, (c->hmask + 1) * 2)) return -1;
+    return p;
+}
+
+/* -- the heap ----------------------------------------------------------------------------- */
+
+static inline int cmp_token(const Core *c, int32_t x, int32_t y) {
+    int32_t lx = c->vocab[x].len, ly = c->vocab[y].len;
+    int r = memcmp(c->vocab[x].data, c->vocab[y].data, (size_t)(lx < ly ? lx : ly));
+    return r ? r : (lx > ly) - (lx < ly);
+}
+
+/* Does entry e come before f: a higher count, or an equal count and the greater pair? */
+static inline int before(const Core *c, Entry e, Entry f) {
+    if (e.count != f.count) return e.count > f.count;
+    const PairRec *p = &c->pairs[e.pair], *q = &c->pairs[f.pair];
+    int r = cmp_token(c, p->a, q->a);
+    return (r ? r : cmp_token(c, p->b, q->b)) > 0;
+}
+
+static void sift_down(Core *c, int32_t i) {
+    Entry *h = c->heap, e = h[i];
+    int32_t n = c->heapn;
+    for (;;) {
+        int32_t child = 2 * i + 1;
+        if (child >= n) break;
+        if (child + 1 < n && before(c, h[child + 1], h[child])) child++;
+        if (!before(c, h[child], e)) break;
+        h[i] = h[child];
+        i = child;
+    }
+    h[i] = e;
+}
+
+static int heap_push(Core *c, int64_t count, int32_t pair) {
+    if (grow((void **)&c->heap, &c->heapcap, c->heapn + 1, sizeof(Entry))) return -1;
+    Entry e = {count, pair};
+    int32_t i = c->heapn++;
+    while (i > 0) {
+        int32_t parent = (i - 1) / 2;
+        if (!before(c, e, c->heap[parent])) break;
+        c->heap[i] = c->heap[parent];
+        i = parent;
+    }
+    c->heap[i] = e;
+    return 0;
+}
+
+static void heap_pop(Core *c) {
+    c->heap[0] = c->heap[--c->heapn];
+    if (c->heapn) sift_down(c, 0);
+}
+
+/* Every live pair on a fresh heap: no stale entries. */
+static int requeue(Core *c) {
+    c->heapn = 0;
+    if (grow((void **)&c->heap, &c->heapcap, (int32_t)c->live, sizeof(Entry))) return -1;
+    for (int32_t p = 0; p < c->npairs; p++)
+        if (c->pairs[p].count > 0) c->heap[c->heapn++] = (Entry){c->pairs[p].count, p};
+    for (int32_t i = c->heapn / 2 - 1; i >= 0; i--) sift_down(c, i);
+    return 0;
+}
+
+/* Heap entries in order without popping: a small frontier heap of indices walks the big
+ * heap's tree from the root, so the first k entries cost O(k log k). */
+typedef struct {
+    const Core *c;
+    int32_t *f;
+    int32_t n, cap;
+} Walk;
+
+static inline int walk_before(const Walk *w, int32_t i, int32_t j) {
+    return before(w->c, w->c->heap[i], w->c->heap[j]);
+}
+
+static int walk_add(Walk *w, int32_t i) {
+    if (grow((void **)&w->f, &w->cap, w->n + 1, sizeof(int32_t))) return -1;
+    int32_t k = w->n++;
+    while (k > 0 && walk_before(w, i, w->f[(k - 1) / 2])) {
+        w->f[k] = w->f[(k - 1) / 2];
+        k = (k - 1) / 2;
+    }
+    w->f[k] = i;
+    return 0;
+}
+
+/* The next heap index in order, -1 when done, -2 on error. */
+static int32_t walk_next(Walk *w) {
+    if (!w->n) return -1;
+    int32_t top = w->f[0], last = w->f[--w->n], k = 0;
+    for (;;) {
+        int32_t child = 2 * k + 1;
+        if (child >= w->n) break;
+        if (child + 1 < w->n && walk_before(w, w->f[child + 1], w->f[child])) child++;
+        if (!walk_before(w, w->f[child], last)) break;
+        w->f[k] = w->f[child];
+        k = child;
+    }
+    if (w->n) w->f[k] = last;
+    for (int32_t child = 2 * top + 1; child <= 2 * top + 2; child++)
+        if (child < w->c->heapn && walk_add(w, child)) return -2;
+    return top;
+}
+
+/* -- events ----------------------------------------------------------------------------- */
+
+static int row(Rows *r, int width, const int64_t *values) {
+    if (grow((void **)&r->v, &r->cap, r->n + width, sizeof(int64_t))) return -1;
+    memcpy(r->v + r->n, values, (size_t)width * sizeof(int64_t));
+    r->n += width;
+    return 0;
+}
+
+static PyObject *rows_bytes(const Rows *r) {
+    return PyBytes_FromStringAndSize((const char *)r->v, (Py_ssize_t)r->n * (Py_ssize_t)sizeof(int64_t));
+}
+
+static PyObject *pair_tuple(const PairRec *p) {
+    return Py_BuildValue("(ii)", p->a, p->b);
+}
+
+static int append_new(PyObject *list, PyObject *item) {
+    if (!item) return -1;
+    int r = PyList_Append(list, item);
+    Py_DECREF(item);
+    return r;
+}
+
+/* -- construction ----------------------------------------------------------------------- */
+
+static void Core_dealloc(Core *c) {
+    free(c->tokens);
+    free(c->prev);
+    free(c->next);
+    free(c->weight);
+    free(c->starts);
+    for (int32_t t = 0; t < c->ntok; t++) free(c->vocab[t].data);
+    free(c->vocab);
+    for (int32_t p = 0; p < c->npairs; p++) free(c->pairs[p].pos.v);
+    free(c->pairs);
+    free(c->keys);
+    free(c->slots);
+    free(c->heap);
+    free(c->touch);
+    free(c->changes.v);
+    free(c->pushes.v);
+    free(c->stale.v);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+/* Core(word_counts, base_tokens): lay out the words (a dict of bytes to count, in its
+ * order), count their pairs and queue them all. */
+static int Core_init(Core *c, PyObject *args, PyObject *kw) {
+    PyObject *words, *base;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &words, &PyList_Type, &base)) return -1;
+    if (c->tokens) {
+        PyErr_SetString(PyExc_RuntimeError, "a Core is initialized once");
+        return -1;
+    }
+    for (Py_ssize_t t = 0; t < PyList_GET_SIZE(base); t++) {
+        PyObject *b = PyList_GET_ITEM(base, t);
+        if (!PyBytes_Check(b)) {
+            PyErr_SetString(PyExc_TypeError, "base tokens must be bytes");
+            return -1;
+        }
+        Token tok = {(uint8_t *)PyBytes_AS_STRING(b), (int32_t)PyBytes_GET_SIZE(b)};
+        if (add_token(c, &tok, NULL)) return -1;
+    }
+    PyObject *word, *count;
+    Py_ssize_t at = 0;
+    int64_t n = 1;
+    while (PyDict_Next(words, &at, &word, &count)) {
+        if (!PyBytes_Check(word)) {
+            PyErr_SetString(PyExc_TypeError, "words must be bytes");
+            return -1;
+        }
+        n += PyBytes_GET_SIZE(word) + 1;
+    }
+    if (n > INT32_MAX) {
+        PyErr_SetString(PyExc_MemoryError, "too many distinct pre-token bytes to lay out (over 2^31)");
+        return -1;
+    }
+    Py_ssize_t nw = PyDict_GET_SIZE(words);
+    c->npos = (int32_t)n;
+    c->nwords = (int32_t)nw;
+    c->tokens = malloc((size_t)n * sizeof(int32_t));
+    c->prev = malloc((size_t)n * sizeof(int32_t));
+    c->next = malloc((size_t)n * sizeof(int32_t));
+    c->weight = malloc((size_t)n * sizeof(int64_t));
+    c->starts = malloc((size_t)(nw ? nw : 1) * sizeof(int32_t));
+    if (!c->tokens || !c->prev || !c->next || !c->weight || !c->starts) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (rehash(c, 1 << 17)) return -1;
+    int32_t pos = 0, w = 0;
+    c->tokens[pos] = SEP;
+    c->weight[pos++] = 0;
+    at = 0;
+    while (PyDict_Next(words, &at, &word, &count)) {
+        const uint8_t *s = (const uint8_t *)PyBytes_AS_STRING(word);
+        Py_ssize_t len = PyBytes_GET_SIZE(word);
+        long long k = PyLong_AsLongLong(count);
+        if (k == -1 && PyErr_Occurred()) return -1;
+        if (k < 0) {
+            PyErr_SetString(PyExc_ValueError, "word counts must not be negative");
+            return -1;
+        }
+        c->starts[w++] = pos;
+        c->corpus_bytes += len * k;
+        for (Py_ssize_t i = 0; i < len; i++) {
+            if (i) {
+                int32_t p = get_pair(c, s[i - 1], s[i]);
+                if (p < 0 || positions_add(&c->pairs[p].pos, pos - 1)) return -1;
+                c->pairs[p].count += k;
+            }
+            c->tokens[pos] = s[i];
+            c->weight[pos++] = k;
+        }
+        c->tokens[pos] = SEP;
+        c->weight[pos++] = 0;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        c->prev[i] = i - 1;
+        c->next[i] = i + 1;
+    }
+    for (int32_t p = 0; p < c->npairs; p++) {
+        if (c->pairs[p].count > 0) c->live++;
+        c->stored += c->pairs[p].pos.n;
+    }
+    return requeue(c);
+}
+
+/* -- merging ---------------------------------------------------------------------------- */
+
+/* Change the count of (x, y) by delta, noting its count before the step on first change;
+ * ``at`` >= 0 is a new position of the pair. */
+static int change(Core *c, int32_t merged, int32_t x, int32_t y, int64_t delta, int side, int32_t at) {
+    int32_t p = get_pair(c, x, y);
+    if (p < 0) return -1;
+    if (p == merged) return 0;  /* (a, a) is also a pair lost by its own merge: it is gone */
+    PairRec *r = &c->pairs[p];
+    if (r->touched != c->epoch) {
+        if (grow((void **)&c->touch, &c->touchcap, c->ntouch + 1, sizeof(Touch))) return -1;
+        c->touch[c->ntouch++] = (Touch){p, r->count, side};
+        r->touched = c->epoch;
+    }
+    r->count += delta;  /* may pass below 0 mid-step: "abab" gains (new, a) and loses it */
+    if (at >= 0) {
+        if (positions_add(&r->pos, at)) return -1;
+        c->stored++;
+    }
+    return 0;
+}
+
+static int cmp_pos(const void *x, const void *y) {
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Merge every occurrence of pair record ``m`` left to right and apply the count changes.
+ * With ``queue`` the new pairs go on the heap. */
+static int merge(Core *c, int32_t m, int queue) {
+    int32_t a = c->pairs[m].a, b = c->pairs[m].b, tok = c->ntok;
+    Token left = c->vocab[a], right = c->vocab[b];  /* copies: adding may move the array */
+    if (add_token(c, &left, &right)) return -1;
+    Positions ps = c->pairs[m].pos;
+    c->pairs[m].pos = (Positions){0};
+    c->pairs[m].count = 0;
+    c->live--;
+    c->stored -= ps.n;
+    if (a == b) qsort(ps.v, (size_t)ps.n, sizeof(int32_t), cmp_pos);  /* a a a: leftmost first */
+    c->epoch++;
+    c->ntouch = 0;
+    int32_t *tokens = c->tokens, *prev = c->prev, *next = c->next;
+    for (int32_t i = 0; i < ps.n; i++) {
+        int32_t pos = ps.v[i];
+        if (tokens[pos] != a) continue;
+        int32_t nxt = next[pos];
+        if (tokens[nxt] != b) continue;
+        int64_t w = c->weight[pos];
+        int32_t prv = prev[pos], x = tokens[prv];
+        if (x != SEP && (change(c, m, x, a, -w, 0, -1) || change(c, m, x, tok, w, 0, prv))) goto fail;
+        int32_t after = next[nxt], y = tokens[after];
+        if (y != SEP && (change(c, m, b, y, -w, 1, -1) || change(c, m, tok, y, w, 1, pos))) goto fail;
+        prev[after] = pos;
+        next[pos] = after;
+        tokens[pos] = tok;
+        tokens[nxt] = SEP;
+    }
+    free(ps.v);
+    for (int32_t i = 0; i < c->ntouch; i++) {
+        Touch t = c->touch[i];
+        PairRec *r = &c->pairs[t.pair];
+        if (r->count == 0) {  /* dead for good: drop its positions */
+            c->stored -= r->pos.n;
+            free(r->pos.v);
+            r->pos = (Positions){0};
+        }
+        c->live += (r->count > 0) - (t.before > 0);
+        /* Only pairs holding the new token can have risen; nothing has queued them yet. */
+        if (queue && r->count > 0 && (r->a == tok || r->b == tok)) {
+            if (heap_push(c, r->count, t.pair)) return -1;
+            if (c->detail && row(&c->pushes, 3, (int64_t[]){r->a, r->b, r->count})) return -1;
+        }
+        if (c->detail && r->count != t.before &&
+            row(&c->changes, 5, (int64_t[]){r->a, r->b, t.before, r->count, t.side}))
+            return -1;
+    }
+    return 0;
+fail:
+    free(ps.v);
+    return -1;
+}
+
+/* Pop the winner: correct or drop stale entries until the top is current. Returns its
+ * record, -1 when no pair is left, -2 on error. */
+static int32_t select_pair(Core *c, int64_t *count) {
+    while (c->heapn) {
+        Entry top = c->heap[0];
+        const PairRec *r = &c->pairs[top.pair];
+        if (r->count == top.count) {
+            heap_pop(c);
+            *count = top.count;
+            return top.pair;
+        }
+        if (c->detail && row(&c->stale, 4, (int64_t[]){r->a, r->b, top.count, r->count})) return -2;
+        if (r->count > 0) {
+            c->heap[0].count = r->count;
+            sift_down(c, 0);
+            if (c->detail && row(&c->pushes, 3, (int64_t[]){r->a, r->b, r->count})) return -2;
+        } else {
+            heap_pop(c);
+        }
+    }
+    return -1;
+}
+
+/* Up to ``limit`` current pairs with ``count`` still queued, in tie-break order. */
+static PyObject *ties(Core *c, int64_t count, int limit) {
+    PyObject *out = PyList_New(0);
+    Walk w = {c, NULL, 0, 0};
+    if (!out || (c->heapn && walk_add(&w, 0))) goto fail;
+    while (PyList_GET_SIZE(out) < limit) {
+        int32_t i = walk_next(&w);
+        if (i == -2) goto fail;
+        if (i < 0 || c->heap[i].count != count) break;
+        const PairRec *r = &c->pairs[c->heap[i].pair];
+        if (r->count == count && append_new(out, pair_tuple(r))) goto fail;
+    }
+    free(w.f);
+    return out;
+fail:
+    free(w.f);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+/* step(tie_limit) -> None when no pair is left, else
+ * (left, right, count, ties, changes, pushes, stale): one merge and everything it did, the
+ * last three as packed rows (see the Core struct). */
+static PyObject *Core_step(Core *c, PyObject *arg) {
+    int limit = (int)PyLong_AsLong(arg);
+    if (limit == -1 && PyErr_Occurred()) return NULL;
+    c->changes.n = c->pushes.n = c->stale.n = 0;
+    c->detail = 1;
+    int64_t count;
+    int32_t m = select_pair(c, &count);
+    PyObject *tied = m >= 0 ? ties(c, count, limit) : NULL;
+    int failed = m == -2 || (m >= 0 && (!tied || merge(c, m, 1)));
+    c->detail = 0;
+    if (failed) {
+        Py_XDECREF(tied);
+        return NULL;
+    }
+    if (m == -1) Py_RETURN_NONE;
+    return Py_BuildValue("iiLNNNN", c->pairs[m].a, c->pairs[m].b, (long long)count, tied, rows_bytes(&c->changes),
+                         rows_bytes(&c->pushes), rows_bytes(&c->stale));
+}
+
+/* run(n) -> [(left, right, count), ...]: up to n merges, fewer when the pairs run out. */
+static PyObject *Core_run(Core *c, PyObject *arg) {
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    PyObject *done = PyList_New(0);
+    if (!done) return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t count;
+        int32_t m = select_pair(c, &count);
+        if (m == -1) break;
+        if (m == -2 || merge(c, m, 1) ||
+            append_new(done, Py_BuildValue("iiL", c->pairs[m].a, c->pairs[m].b, (long long)count))) {
+            Py_DECREF(done);
+            return NULL;
+        }
+    }
+    return done;
+}
+
+/* redo(pairs): merge these known pairs in order without selecting or queueing, then
+ * queue every live pair afresh (going back rebuilds the start and redoes the merges). */
+static PyObject *Core_redo(Core *c, PyObject *pairs) {
+    PyObject *seq = PySequence_Fast(pairs, "redo takes a sequence of pairs");
+    if (!seq) return NULL;
+    c->heapn = 0;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        int a, b;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "ii", &a, &b)) goto fail;
+        int32_t m = find_pair(c, a, b);
+        if (m < 0 || c->pairs[m].count <= 0) {
+            PyErr_Format(PyExc_ValueError, "pair (%d, %d) does not occur", a, b);
+            goto fail;
+        }
+        if (merge(c, m, 0)) goto fail;
+    }
+    Py_DECREF(seq);
+    if (requeue(c)) return NULL;
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(seq);
+    requeue(c);
+    return NULL;
+}
+
+/* -- queries ---------------------------------------------------------------------------- */
+
+/* top_pairs(k) -> [((left, right), count), ...]: the k pairs that would win next, in order.
+ * A stale entry stands for its pair at the current count, never above the stored one: the
+ * walk stops once stored counts fall below the k-th best current count. */
+static PyObject *Core_top_pairs(Core *c, PyObject *arg) {
+    Py_ssize_t k = PyLong_AsSsize_t(arg);
+    if (k == -1 && PyErr_Occurred()) return NULL;
+    if (k <= 0 || !c->heapn) return PyList_New(0);
+    Entry *best = malloc((size_t)k * sizeof(Entry));
+    Py_ssize_t nb = 0;
+    Walk w = {c, NULL, 0, 0};
+    PyObject *out = NULL;
+    if (!best || walk_add(&w, 0)) goto done;
+    for (;;) {
+        int32_t i = walk_next(&w);
+        if (i == -2) goto done;
+        if (i < 0 || (nb == k && c->heap[i].count < best[k - 1].count)) break;
+        Entry e = {c->pairs[c->heap[i].pair].count, c->heap[i].pair};
+        if (e.count <= 0 || (nb == k && !before(c, e, best[k - 1]))) continue;
+        Py_ssize_t j = nb < k ? nb++ : k - 1;  /* insertion into the sorted best list */
+        for (; j > 0 && before(c, e, best[j - 1]); j--) best[j] = best[j - 1];
+        best[j] = e;
+    }
+    out = PyList_New(nb);
+    for (Py_ssize_t j = 0; out && j < nb; j++) {
+        PyObject *item = Py_BuildValue("(NL)", pair_tuple(&c->pairs[best[j].pair]), (long long)best[j].count);
+        if (!item) Py_CLEAR(out);
+        else PyList_SET_ITEM(out, j, item);
+    }
+done:
+    if (!best) PyErr_NoMemory();
+    free(best);
+    free(w.f);
+    return out;
+}
+
+/* segmentation(i) -> [token ids]: word i as it is now split. */
+static PyObject *Core_segmentation(Core *c, PyObject *arg) {
+    Py_ssize_t w = PyLong_AsSsize_t(arg);
+    if (w == -1 && PyErr_Occurred()) return NULL;
+    if (w < 0 || w >= c->nwords) {
+        PyErr_SetString(PyExc_IndexError, "no such word");
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    for (int32_t pos = c->starts[w]; out && c->tokens[pos] != SEP; pos = c->next[pos])
+        if (append_new(out, PyLong_FromLong(c->tokens[pos]))) Py_CLEAR(out);
+    return out;
+}
+
+/* pair_counter() -> {(left, right): count} for every live pair (a copy). */
+static PyObject *Core_pair_counter(Core *c, PyObject *Py_UNUSED(ignored)) {
+    PyObject *out = PyDict_New();
+    for (int32_t p = 0; out && p < c->npairs; p++) {
+        if (c->pairs[p].count <= 0) continue;
+        PyObject *key = pair_tuple(&c->pairs[p]), *value = PyLong_FromLongLong(c->pairs[p].count);
+        if (!key || !value || PyDict_SetItem(out, key, value)) Py_CLEAR(out);
+        Py_XDECREF(key);
+        Py_XDECREF(value);
+    }
+    return out;
+}
+
+static PyObject *Core_heap_size(Core *c, void *Py_UNUSED(closure)) {
+    return PyLong_FromLong(c->heapn);
+}
+
+static PyObject *Core_live(Core *c, void *Py_UNUSED(closure)) {
+    return PyLong_FromLongLong(c->live);
+}
+
+static PyObject *Core_corpus_bytes(Core *c, void *Py_UNUSED(closure)) {
+    return PyLong_FromLongLong(c->corpus_bytes);
+}
+
+static PyObject *Core_stored(Core *c, void *Py_UNUSED(closure)) {
+    return PyLong_FromLongLong(c->stored);
+}
+
+static PyMethodDef Core_methods[] = {
+    {"step", (PyCFunction)Core_step, METH_O, "One merge with its events, or None."},
+    {"run", (PyCFunction)Core_run, METH_O, "Up to n merges; the (left, right, count) of each."},
+    {"redo", (PyCFunction)Core_redo, METH_O, "Merge known pairs in order, then requeue."},
+    {"top_pairs", (PyCFunction)Core_top_pairs, METH_O, "The k pairs that would win next."},
+    {"segmentation", (PyCFunction)Core_segmentation, METH_O, "Word i's current token ids."},
+    {"pair_counter", (PyCFunction)Core_pair_counter, METH_NOARGS, "A copy of the live pair counts."},
+    {NULL},
+};
+
+static PyGetSetDef Core_getset[] = {
+    {"heap_size", (getter)Core_heap_size, NULL, "Entries on the heap, stale ones included.", NULL},
+    {"live_pairs", (getter)Core_live, NULL, "Pairs with a count above 0.", NULL},
+    {"corpus_bytes", (getter)Core_corpus_bytes, NULL, "The words' bytes times their counts.", NULL},
+    {"stored_positions", (getter)Core_stored, NULL, "Positions held by live pairs' lists.", NULL},
+    {NULL},
+};
+
+static PyTypeObject CoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine._trainer_core.Core",
+    .tp_basicsize = sizeof(Core),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The trainer's state: laid-out words, pair records, hash table and lazy heap.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Core_init,
+    .tp_dealloc = (destructor)Core_dealloc,
+    .tp_methods = Core_methods,
+    .tp_getset = Core_getset,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "engine._trainer_core", "The trainer's compiled state and merge loop.", -1, NULL,
+};
+
+PyMODINIT_FUNC PyInit__trainer_core(void) {
+    if (PyType_Ready(&CoreType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Py_INCREF(&CoreType);
+    if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) {
+        Py_DECREF(&CoreType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,25 @@
+"""Types of the compiled trainer core (engine/_trainer_core.c)."""
+
+Pair = tuple[int, int]
+
+class Core:
+    """The trainer's state: laid-out words, pair records, hash table and lazy heap."""
+
+    heap_size: int
+    live_pairs: int
+    stored_positions: int
+    corpus_bytes: int
+
+    def __init__(self, word_counts: dict[bytes, int], base_tokens: list[bytes], /) -> None: ...
+    def step(
+        self, tie_limit: int, /
+    ) -> tuple[int, int, int, list[Pair], bytes, bytes, bytes] | None:
+        """One merge: (left, right, count, ties, changes, pushes, stale), the last three as
+        packed int64 rows; None when no pair is left."""
+    def run(self, n: int, /) -> list[tuple[int, int, int]]:
+        """Up to n merges; the (left, right, count) of each."""
+    def redo(self, pairs: list[Pair], /) -> None:
+        """Merge known pairs in order without selecting or queueing, then requeue."""
+    def top_pairs(self, k: int, /) -> list[tuple[Pair, int]]: ...
+    def segmentation(self, word: int, /) -> list[int]: ...
+    def pair_counter(self) -> dict[Pair, int]: ...
