@@ -1,10 +1,11 @@
-"""Reading a corpus: streamed in blocks, counted in parallel worker processes.
+"""Reading a corpus: streamed in blocks, counted here or by parallel worker processes.
 
 The file is read in binary blocks and decoded as UTF-8 (an invalid byte is reported with
 its offset unless ``errors="replace"``). Each block is cut where a pre-token boundary is
-certain (``PreTokenizer.safe_cut``), so
-counting the blocks separately gives exactly the counts of the whole text, and memory
-grows with the number of distinct pre-tokens rather than the file size.
+certain (``PreTokenizer.safe_cut``), so counting the blocks separately gives exactly the
+counts of the whole text, and memory grows with the number of distinct pre-tokens rather
+than the file size. A file above ``IN_PROCESS`` bytes is counted by workers, each taking
+blocks from a queue as it is free.
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ import os
 import signal
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, BinaryIO
 
 from .errors import CorpusError, unreadable
 from .pretokenize import PreTokenizer, merge_counts
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
+    from multiprocessing import Queue
 
 Progress = Callable[[str, int, int], None]
 """Progress callback: ``(phase, done, total)``; phase is "read" (bytes) or "merge" (merges)."""
@@ -33,9 +34,9 @@ IN_PROCESS = 16 << 20
 """Files up to this size are counted in this process: below it, starting workers and
 merging their results costs more than they save."""
 
-MAX_PARTS = 1 << 20
-"""Distinct parts tallied in this process before they are turned into pre-token counts:
-bounds memory on a big file counted with one worker."""
+MAX_PARTS = 1 << 18
+"""Distinct parts a process tallies before turning them into pre-token counts: bounds its
+memory on a big file."""
 
 
 def _utf8_tail(data: bytes) -> int:
@@ -113,25 +114,6 @@ def _heap_trimmer() -> Callable[[], object]:
 
 _trim_heap = _heap_trimmer()
 
-_worker_pretok: PreTokenizer | None = None
-
-
-def _init_worker(pattern: str, special_tokens: tuple[str, ...]) -> None:
-    global _worker_pretok
-    # Ctrl-C reaches the whole process group: the parent decides what it means, not workers.
-    # SIGTERM (the pool shutting down) just ends a worker, whatever handler it was forked with.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _worker_pretok = PreTokenizer(pattern, special_tokens)
-
-
-def _count_block(text: str) -> Counter[bytes]:
-    assert _worker_pretok is not None
-    counts = _worker_pretok.count(text)
-    _trim_heap()
-    return counts
-
-
 def count_file(
     path: str | os.PathLike[str],
     pretok: PreTokenizer,
@@ -148,38 +130,33 @@ def count_file(
         # At least two blocks per worker, so reading overlaps counting; bounded for memory.
         block_size = max(1 << 18, min(MAX_BLOCK, total // (2 * workers) + 1))
     report = progress or (lambda phase, done, total: None)
-    furthest = 0
-
-    def read_to(done: int) -> None:
-        """Report bytes read; parallel blocks finish out of order, so never go backwards."""
-        nonlocal furthest
-        if done >= furthest:
-            furthest = done
-            report("read", done, total)
-
-    read_to(0)
+    report("read", 0, total)
     blocks = read_blocks(path, pretok, block_size, errors)
     if workers == 1 or total <= IN_PROCESS:
-        return _count_here(blocks, pretok, read_to)
-    return _count_parallel(path, blocks, pretok, workers, read_to)
+        return _count_texts(_reporting(blocks, report, total), pretok)
+    return _count_parallel(path, blocks, pretok, workers, lambda done: report("read", done, total))
 
 
-def _count_here(
-    blocks: Iterator[tuple[str, int]], pretok: PreTokenizer, read_to: Callable[[int], None]
-) -> Counter[bytes]:
-    """Count in this process: the parts of all blocks are tallied together, so the regex
-    runs once per distinct part of the file, until there are ``MAX_PARTS`` of them."""
+def _reporting(blocks: Iterator[tuple[str, int]], report: Progress, total: int) -> Iterator[str]:
+    """The blocks' texts, reporting the bytes read once each block is counted."""
+    for text, done in blocks:
+        yield text
+        report("read", done, total)
+
+
+def _count_texts(texts: Iterable[str], pretok: PreTokenizer) -> Counter[bytes]:
+    """Count consecutive blocks: their parts are tallied together, so the regex runs once
+    per distinct part, until there are ``MAX_PARTS`` of them to turn into counts."""
     counts: Counter[bytes] = Counter()
     bare: dict[str, int] = {}
     spaced: dict[str, int] = {}
-    for text, done in blocks:
+    for text in texts:
         pretok.count_parts(text, bare, spaced)
         if not pretok.chunked or len(bare) + len(spaced) > MAX_PARTS:
             counts = merge_counts([counts, pretok.resolve(bare, spaced)])
             bare.clear()
             spaced.clear()
             _trim_heap()
-        read_to(done)
     return merge_counts([counts, pretok.resolve(bare, spaced)])
 
 
@@ -190,47 +167,69 @@ def _count_parallel(
     workers: int,
     read_to: Callable[[int], None],
 ) -> Counter[bytes]:
+    """Hand the blocks to ``workers`` processes through one bounded queue; each counts
+    what it gets as ``_count_texts`` does and sends back one table at the end."""
     # Imported here: a small corpus, counted in this process, need not pay for them.
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+    import queue
 
     # fork is fastest, but forking a process that runs other threads (the app) is unsafe.
-    method = "fork" if threading.active_count() == 1 else "forkserver"
-    result: Counter[bytes] = Counter()
-    in_flight: dict[Future[Counter[bytes]], int] = {}
+    context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
+    tasks = context.Queue(2 * workers)  # bounds memory: a few blocks in flight
+    results = context.Queue()
+    procs = [
+        context.Process(target=_worker, args=(pretok.pattern, pretok.special_tokens, tasks, results), daemon=True)
+        for _ in range(workers)
+    ]
+
+    def check() -> None:
+        if any(p.exitcode for p in procs):
+            raise CorpusError(
+                f"{path}: a worker process died while counting pre-tokens (out of memory or killed); "
+                "try fewer --workers"
+            )
+
+    def put(task: str | None) -> None:
+        while True:
+            try:
+                return tasks.put(task, timeout=0.1)
+            except queue.Full:
+                check()
+
+    finished = False
     try:
-        with ProcessPoolExecutor(
-            workers,
-            mp_context=multiprocessing.get_context(method),
-            initializer=_init_worker,
-            initargs=(pretok.pattern, pretok.special_tokens),
-        ) as pool:
-            for text, done in blocks:
-                if len(in_flight) >= 2 * workers:  # bound memory: a few blocks at a time
-                    result = _collect(in_flight, result, read_to)
-                in_flight[pool.submit(_count_block, text)] = done
-            while in_flight:
-                result = _collect(in_flight, result, read_to)
-    except BrokenProcessPool:
-        raise CorpusError(
-            f"{path}: a worker process died while counting pre-tokens (out of memory or killed); "
-            "try fewer --workers"
-        ) from None
-    return result
+        for p in procs:
+            p.start()
+        for text, done in blocks:
+            put(text)
+            read_to(done)
+        for _ in procs:
+            put(None)
+        result: Counter[bytes] = Counter()
+        for _ in procs:
+            while True:
+                try:
+                    result = merge_counts([result, results.get(timeout=0.1)])
+                    break
+                except queue.Empty:
+                    check()
+        finished = True
+        return result
+    finally:
+        for p in procs:
+            if p.pid is not None:
+                p.terminate()  # a no-op for one that has finished
+                p.join()
+        if not finished:
+            tasks.cancel_join_thread()  # blocks no worker will take must not hold up exit
+        for q in (tasks, results):
+            q.close()
+            q.join_thread()  # no queue thread left behind: a later fork would copy it
 
 
-def _collect(
-    in_flight: dict[Future[Counter[bytes]], int],
-    result: Counter[bytes],
-    read_to: Callable[[int], None],
-) -> Counter[bytes]:
-    """``result`` plus the counts of the blocks finished so far (waiting for at least one)."""
-    from concurrent.futures import FIRST_COMPLETED, wait
-
-    done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-    result = merge_counts([result, *(fut.result() for fut in done)])
-    for fut in done:
-        read_to(in_flight.pop(fut))
-    _trim_heap()
-    return result
+def _worker(pattern: str, special_tokens: tuple[str, ...], tasks: Queue[str | None], results: Queue[Counter[bytes]]) -> None:
+    # Ctrl-C reaches the whole process group: the parent decides what it means, not workers.
+    # SIGTERM (the parent cleaning up) just ends a worker, whatever handler it was forked with.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    results.put(_count_texts(iter(tasks.get, None), PreTokenizer(pattern, special_tokens)))

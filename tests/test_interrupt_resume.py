@@ -193,7 +193,7 @@ def test_a_counting_worker_that_dies_ends_the_run_with_a_message(tmp_path):
         def die(*args):
             os.kill(os.getpid(), signal.SIGKILL)
 
-        engine.corpus._count_block = die
+        engine.corpus._count_texts = die
         engine.corpus.IN_PROCESS = 0  # a small file, counted by workers all the same
         sys.exit(main(["train", {str(corpus)!r}, "--headless", "--workers", "2"]))
         """
