@@ -540,9 +540,9 @@ fail:
     return NULL;
 }
 
-/* step(tie_limit) -> None when no pair is left, else
- * (left, right, count, ties, changes, pushes, stale): one merge and everything it did, the
- * last three as packed rows (see the Core struct). */
+/* step(tie_limit) -> None when no pair is left, else (left, right, count, ties, changes,
+ * pushes, stale, heap_size, live_pairs): one merge and everything it did, the events as
+ * packed rows (see the Core struct), and the sizes after it. */
 static PyObject *Core_step(Core *c, PyObject *arg) {
     int limit = (int)PyLong_AsLong(arg);
     if (limit == -1 && PyErr_Occurred()) return NULL;
@@ -558,8 +558,8 @@ static PyObject *Core_step(Core *c, PyObject *arg) {
         return NULL;
     }
     if (m == -1) Py_RETURN_NONE;
-    return Py_BuildValue("iiLNNNN", c->pairs[m].a, c->pairs[m].b, (long long)count, tied, rows_bytes(&c->changes),
-                         rows_bytes(&c->pushes), rows_bytes(&c->stale));
+    return Py_BuildValue("iiLNNNNiL", c->pairs[m].a, c->pairs[m].b, (long long)count, tied, rows_bytes(&c->changes),
+                         rows_bytes(&c->pushes), rows_bytes(&c->stale), c->heapn, (long long)c->live);
 }
 
 /* run(n) -> [(left, right, count), ...]: up to n merges, fewer when the pairs run out. */

@@ -13,9 +13,9 @@ class Core:
     def __init__(self, word_counts: dict[bytes, int], base_tokens: list[bytes], /) -> None: ...
     def step(
         self, tie_limit: int, /
-    ) -> tuple[int, int, int, list[Pair], bytes, bytes, bytes] | None:
-        """One merge: (left, right, count, ties, changes, pushes, stale), the last three as
-        packed int64 rows; None when no pair is left."""
+    ) -> tuple[int, int, int, list[Pair], bytes, bytes, bytes, int, int] | None:
+        """One merge: (left, right, count, ties, changes, pushes, stale, heap_size,
+        live_pairs), the events as packed int64 rows; None when no pair is left."""
     def run(self, n: int, /) -> list[tuple[int, int, int]]:
         """Up to n merges; the (left, right, count) of each."""
     def redo(self, pairs: list[Pair], /) -> None:

@@ -178,7 +178,9 @@ def _count_parallel(
     tasks = context.Queue(2 * workers)  # bounds memory: a few blocks in flight
     results = context.Queue()
     procs = [
-        context.Process(target=_worker, args=(pretok.pattern, pretok.special_tokens, tasks, results), daemon=True)
+        context.Process(  # type: ignore[attr-defined]  # every concrete context has it
+            target=_worker, args=(pretok.pattern, pretok.special_tokens, tasks, results), daemon=True
+        )
         for _ in range(workers)
     ]
 

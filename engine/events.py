@@ -6,7 +6,7 @@ deltas (``changes``), pushing each new pair onto the heap (``pushes``). These ar
 algorithm computes anyway; a plain ``Trainer.run()`` records none of them.
 
 A step can change thousands of pair counts, so the trainer core hands them over packed, as
-rows of int64, and a record object is made only for a row that is read.
+rows of int64 (``packed_*``), and a record object is made only for a row that is read.
 """
 
 from __future__ import annotations
@@ -79,24 +79,6 @@ class Rows(Sequence[R], Generic[R]):
     def __repr__(self) -> str:
         return f"Rows({list(self)!r})"
 
-    def __reduce__(self) -> tuple[object, ...]:  # sent between processes as the packed bytes
-        return (Rows, (self._data, self._width, self._record))
-
-
-def change_rows(data: bytes) -> Rows[PairChange]:
-    """``PairChange`` records from rows (left, right, before, after, side: 0 prev, 1 next)."""
-    return Rows(data, 5, _change)
-
-
-def push_rows(data: bytes) -> Rows[tuple[Pair, int]]:
-    """Heap pushes ``((left, right), count)`` from rows (left, right, count)."""
-    return Rows(data, 3, _push)
-
-
-def stale_rows(data: bytes) -> Rows[StalePop]:
-    """``StalePop`` records from rows (left, right, count on the heap, count now)."""
-    return Rows(data, 4, _stale)
-
 
 def _change(r: tuple[int, ...]) -> PairChange:
     return PairChange((r[0], r[1]), r[2], r[3], "next" if r[4] else "prev")
@@ -122,11 +104,25 @@ class MergeStep:
     ties: list[Pair] = field(default_factory=list)
     """Other pairs with the same count (the first ``TIE_LIMIT``), in tie-break order: they
     lost to the lexicographically greater pair of byte strings."""
-    changes: Sequence[PairChange] = ()
-    """Every pair whose count changed, once each. Its ``side`` is where the pair's other
-    token sat when the step first changed it: before the merged pair or after it."""
-    pushes: Sequence[tuple[Pair, int]] = ()
-    stale: Sequence[StalePop] = ()
+    packed_changes: bytes = b""
+    packed_pushes: bytes = b""
+    packed_stale: bytes = b""
     heap_size: int = 0
     pair_count: int = 0
     """Number of distinct live pairs (the size of pair_counter) after the step."""
+
+    @property
+    def changes(self) -> Rows[PairChange]:
+        """Every pair whose count changed, once each. Its ``side`` is where the pair's other
+        token sat when the step first changed it: before the merged pair or after it."""
+        return Rows(self.packed_changes, 5, _change)
+
+    @property
+    def pushes(self) -> Rows[tuple[Pair, int]]:
+        """Heap pushes ``((left, right), count)``: new pairs, and stale entries re-pushed."""
+        return Rows(self.packed_pushes, 3, _push)
+
+    @property
+    def stale(self) -> Rows[StalePop]:
+        """Stale heap entries popped before the winner was found."""
+        return Rows(self.packed_stale, 4, _stale)

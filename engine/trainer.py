@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from .corpus import Progress, count_file
 from .errors import CorpusError, SettingsError
-from .events import MergeStep, Pair, change_rows, push_rows, stale_rows
+from .events import MergeStep, Pair
 from .pretokenize import PreTokenizer
 
 try:
@@ -234,21 +234,9 @@ class Trainer:
         if done is None:
             self.stopped_early = True
             return None
-        a, b, count, ties, changes, pushes, stale = done
+        a, b, count = done[:3]
         self._record(a, b, count)
-        return MergeStep(
-            index=len(self.merge_pairs),
-            pair=(a, b),
-            new_id=len(self._vocab) - 1,
-            token=self._vocab[-1],
-            count=count,
-            ties=ties,
-            changes=change_rows(changes),
-            pushes=push_rows(pushes),
-            stale=stale_rows(stale),
-            heap_size=self._core.heap_size,
-            pair_count=self._core.live_pairs,
-        )
+        return MergeStep(len(self.merge_pairs), (a, b), len(self._vocab) - 1, self._vocab[-1], *done[2:])
 
     def steps(self, until: int | None = None) -> Iterator[MergeStep]:
         """The detailed stream: merge until ``until`` (default: all planned) or a stop
