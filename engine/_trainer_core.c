@@ -334,7 +334,7 @@ static void Core_dealloc(Core *c) {
 
 /* Core(word_counts, base_tokens): lay out the words (a dict of bytes to count, in its
  * order), count their pairs and queue them all. */
-static int Core_init(Core *c, PyObject *args, PyObject *kw) {
+static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
     PyObject *words, *base;
     if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &words, &PyList_Type, &base)) return -1;
     if (c->tokens) {
@@ -719,6 +719,7 @@ static PyTypeObject CoreType = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "engine._trainer_core", "The trainer's compiled state and merge loop.", -1, NULL,
+    NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__trainer_core(void) {

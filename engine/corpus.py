@@ -152,11 +152,12 @@ def _count_texts(texts: Iterable[str], pretok: PreTokenizer) -> Counter[bytes]:
     spaced: dict[str, int] = {}
     for text in texts:
         pretok.count_parts(text, bare, spaced)
+        del text
         if not pretok.chunked or len(bare) + len(spaced) > MAX_PARTS:
             counts = merge_counts([counts, pretok.resolve(bare, spaced)])
             bare.clear()
             spaced.clear()
-            _trim_heap()
+        _trim_heap()
     return merge_counts([counts, pretok.resolve(bare, spaced)])
 
 
@@ -204,7 +205,9 @@ def _count_parallel(
             p.start()
         for text, done in blocks:
             put(text)
+            del text
             read_to(done)
+            _trim_heap()  # the blocks passed on leave freed memory behind in this process too
         for _ in procs:
             put(None)
         result: Counter[bytes] = Counter()
