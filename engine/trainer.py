@@ -271,6 +271,7 @@ class Trainer:
             report("merge", len(self.merge_pairs), self.merges_planned)
 
     def _record(self, a: int, b: int, count: int) -> None:
+        """Note a merge the core has done: its token, pair and count."""
         self._vocab.append(self._vocab[a] + self._vocab[b])
         self.merge_pairs.append((a, b))
         self.merge_counts.append(count)
