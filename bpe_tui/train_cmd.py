@@ -26,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
+from engine.corpus import open_corpus
 from engine.trainer import check_settings
 
 DEFAULT_SPECIAL = "<|endoftext|>"
@@ -52,6 +53,8 @@ def run_train(args: argparse.Namespace) -> int:
         args.out = args.resume if Path(args.resume).is_dir() else str(Path(args.resume).parent)
     if args.out is not None or args.headless:
         _check_out(Path(args.out or DEFAULT_OUT))
+    if args.file:
+        open_corpus(args.file).close()  # a missing file is one line, before any screen opens
     with nullcontext(Path(args.file)) if args.file else sample_corpus() as corpus:
         label = corpus.name if args.file else f"{corpus.name} (bundled sample)"
         if args.headless:

@@ -59,7 +59,7 @@ def read_blocks(
     offset = 0  # file offset of the first byte of ``pending``
     pending = b""
     carry = ""
-    with _open(path) as f:
+    with open_corpus(path) as f:
         while True:
             data = f.read(block_size)
             eof = not data
@@ -86,7 +86,8 @@ def read_blocks(
                 carry = text
 
 
-def _open(path: str | os.PathLike[str]) -> BinaryIO:
+def open_corpus(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open a corpus file in binary mode; ``CorpusError`` in one line if it cannot be."""
     try:
         f = open(path, "rb")
     except OSError as e:
@@ -123,7 +124,7 @@ def count_file(
     block_size: int | None = None,
 ) -> Counter[bytes]:
     """Pre-token counts of a corpus file, counted by ``workers`` processes (default: all cores)."""
-    with _open(path) as f:  # a clear error now, before any worker starts
+    with open_corpus(path) as f:  # a clear error now, before any worker starts
         total = os.fstat(f.fileno()).st_size
     workers = workers or os.cpu_count() or 1
     if block_size is None:

@@ -76,6 +76,13 @@ def test_train_refuses(tmp_path, args, expected):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(CORPORA)  # nothing written
 
 
+@pytest.mark.parametrize(("path", "expected"), [("missing.txt", "missing.txt: no such file"), (".", ".: is a directory")])
+def test_interactive_train_refuses_an_unreadable_file_before_any_screen(tmp_path, path, expected):
+    done = run_cli("train", path, cwd=tmp_path)
+    refused(done, expected)
+    assert "\x1b[" not in done.stdout + done.stderr  # no screen was drawn
+
+
 def test_errors_replace_trains_on_invalid_utf8(tmp_path):
     (tmp_path / "latin1.txt").write_bytes("the café is open, the café is shut".encode("latin-1"))
     done = run_cli("train", "latin1.txt", "--headless", "--vocab-size", "260", "--errors", "replace", cwd=tmp_path)
