@@ -4,7 +4,8 @@ from setuptools import Extension, setup
 
 setup(
     ext_modules=[
-        Extension("engine._trainer_core", ["engine/_trainer_core.c"]),
+        Extension("engine._trainer_core", ["engine/_trainer_core.c"], depends=["engine/_pair_hash.h"]),
+        Extension("engine._encoder_core", ["engine/_encoder_core.c"], depends=["engine/_pair_hash.h"]),
         Extension("engine._space_parts", ["engine/_space_parts.c"]),
     ]
 )

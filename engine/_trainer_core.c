@@ -24,8 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_pair_hash.h"
+
 #define SEP (-1)           /* the token between words and at positions merged away */
-#define EMPTY UINT64_MAX   /* a free hash slot: no pair of token ids has this key */
 
 typedef struct {
     int32_t *v;
@@ -127,19 +128,11 @@ static int add_token(Core *c, const Token *a, const Token *b) {
 
 /* -- pair records and their hash table ------------------------------------------------ */
 
-static inline uint64_t pair_key(int32_t a, int32_t b) {
-    return ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
-}
-
-static inline uint32_t slot_of(uint64_t key, uint32_t mask) {
-    return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
-}
-
 static int32_t find_pair(const Core *c, int32_t a, int32_t b) {
     uint64_t key = pair_key(a, b);
     for (uint32_t i = slot_of(key, c->hmask);; i = (i + 1) & c->hmask) {
         if (c->keys[i] == key) return c->slots[i];
-        if (c->keys[i] == EMPTY) return -1;
+        if (c->keys[i] == EMPTY_KEY) return -1;
     }
 }
 
@@ -157,7 +150,7 @@ static int rehash(Core *c, uint32_t size) {
     for (int32_t p = 0; p < c->npairs; p++) {
         uint64_t key = pair_key(c->pairs[p].a, c->pairs[p].b);
         uint32_t i = slot_of(key, mask);
-        while (keys[i] != EMPTY) i = (i + 1) & mask;
+        while (keys[i] != EMPTY_KEY) i = (i + 1) & mask;
         keys[i] = key;
         slots[i] = p;
     }
@@ -175,7 +168,7 @@ static int32_t get_pair(Core *c, int32_t a, int32_t b) {
     uint32_t i = slot_of(key, c->hmask);
     for (;; i = (i + 1) & c->hmask) {
         if (c->keys[i] == key) return c->slots[i];
-        if (c->keys[i] == EMPTY) break;
+        if (c->keys[i] == EMPTY_KEY) break;
     }
     if (grow((void **)&c->pairs, &c->paircap, c->npairs + 1, sizeof(PairRec))) return -1;
     int32_t p = c->npairs++;

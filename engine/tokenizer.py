@@ -22,6 +22,7 @@ from pathlib import Path
 from . import formats
 from .errors import ModelFileError
 from .pretokenize import PreTokenizer
+from ._encoder_core import MergeRanks
 from .trainer import Trainer, gc_paused
 
 Pair = tuple[int, int]
@@ -104,6 +105,7 @@ class Tokenizer:
             except KeyError:
                 raise ValueError(f"merge {rank} ({left!r}, {right!r}) uses a token not in the vocabulary") from None
             self._rank_of.setdefault(pair, rank)
+        self._ranks = MergeRanks(self._byte_ids, self._rank_of, self._merged)
         self.direct = False
         """Emit a pre-token that is a vocabulary entry as that entry, skipping its merge loop
         (as tiktoken does, and HF with ``ignore_merges``). The same ids only when every entry
@@ -137,7 +139,7 @@ class Tokenizer:
         specials = set(self.special_ids.values())
         encoder = self.encoder
         self.direct = self._merges_rebuild_vocab() or all(
-            self._bpe(token) == [encoder[token]]
+            self._ranks.ids(token) == chr(encoder[token])
             for i, token in self.vocab.items()
             if len(token) > 1 and i not in specials and encoder[token] == i
         )
@@ -249,6 +251,9 @@ class Tokenizer:
     def _bpe(self, piece: bytes, steps: list[EncodeStep] | None = None) -> list[int]:
         """Merge one pre-token by lowest rank first; record each round into ``steps``.
 
+        This is the loop the encode view shows; plain encoding runs the same loop compiled
+        (``engine/_encoder_core.c``), without the record.
+
         ``ranks[i]`` is the rank of the pair ``(ids[i], ids[i+1])``; a merge changes only
         the two ranks beside it, and ``min`` plus ``index`` find the lowest, leftmost pair.
         """
@@ -276,7 +281,7 @@ class Tokenizer:
     def _encode_pretoken(self, pretoken: str) -> str:
         piece = pretoken.encode("utf-8")
         entry = self.encoder.get(piece) if self.direct else None
-        return chr(entry) if entry is not None else "".join(map(chr, self._bpe(piece)))
+        return chr(entry) if entry is not None else self._ranks.ids(piece)
 
     def _encode_pretokens(self, pretokens: list[str]) -> str:
         return "".join(map(self._cached(pretokens), pretokens))

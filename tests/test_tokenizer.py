@@ -170,6 +170,14 @@ def test_decode_half_a_character_gives_replacement(tok):
     assert tok.decode([tok.encoder[euro[:1]]]) == "\ufffd"
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.binary(max_size=600), texts.map(str.encode), st.sampled_from([b"a" * 700, SAMPLE.encode()[:2000]])))
+def test_compiled_merge_loop_is_the_python_loop(merging, piece):
+    """Plain encoding merges in C, the encode view in Python: the same ids, for pieces on
+    both sides of the C loop's stack buffer (256 bytes)."""
+    assert merging._ranks.ids(piece) == "".join(map(chr, merging._bpe(piece)))
+
+
 @settings(max_examples=80, deadline=None)
 @given(texts)
 def test_encode_steps_is_the_encode_loop(tok, text):
