@@ -18,6 +18,7 @@ from typing import Generic, NamedTuple, TypeVar, overload
 Pair = tuple[int, int]
 R = TypeVar("R")
 
+
 class PairChange(NamedTuple):
     """A pair whose count changed in this step.
 
