@@ -162,3 +162,18 @@ def test_top_pairs_is_the_sorted_pair_counter(text, merges, k):
         key=lambda pc: (-pc[1], _desc(vocab[pc[0][0]]), _desc(vocab[pc[0][1]])),
     )[:k]
     assert trainer.top_pairs(k) == expected
+
+
+def test_event_rows_read_like_lists():
+    """A step's packed events index, slice, iterate and compare as the lists they stand for."""
+    trainer = Trainer.from_text("abab abab abc the then there", 270)
+    step = trainer.step()
+    assert step is not None
+    changes = list(step.changes)
+    assert len(step.changes) == len(changes) > 0
+    assert [step.changes[i] for i in range(-len(changes), len(changes))] == changes + changes
+    assert step.changes[1:] == changes[1:] and step.changes[::-1] == changes[::-1]
+    assert step.changes == changes and step.pushes == list(step.pushes)
+    with pytest.raises(IndexError):
+        step.changes[len(changes)]
+    assert all(isinstance(c.pair, tuple) and c.side in ("prev", "next") for c in changes)
