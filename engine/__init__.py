@@ -1,7 +1,16 @@
 """bpe-tui's headless engine: byte-level BPE training, encoding and file formats.
 
-Imports only the standard library and ``regex``.
+Imports only the standard library and ``regex``; its hot loops are compiled C modules of
+its own (``engine/_*.c``).
 """
+
+try:
+    from . import _encoder_core, _space_parts, _trainer_core  # noqa: F401
+except ImportError:  # a source tree that was never built
+    raise ImportError(
+        "engine's compiled modules are missing: install the package, e.g. "
+        "`pip install -e .` in a source checkout (needs a C compiler)"
+    ) from None
 
 from .errors import BpeError, CorpusError, ModelFileError, ResumeError, SettingsError
 from .formats import atomic_write

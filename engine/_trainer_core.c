@@ -65,7 +65,6 @@ typedef struct {
     PyObject_HEAD
     int32_t *tokens, *prev, *next;
     int64_t *weight;
-    int32_t npos;
     int32_t *starts;      /* each word's first position */
     int32_t nwords;
     Token *vocab;         /* each token id's bytes */
@@ -358,7 +357,6 @@ static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
         return -1;
     }
     Py_ssize_t nw = PyDict_GET_SIZE(words);
-    c->npos = (int32_t)n;
     c->nwords = (int32_t)nw;
     c->tokens = malloc((size_t)n * sizeof(int32_t));
     c->prev = malloc((size_t)n * sizeof(int32_t));

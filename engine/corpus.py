@@ -115,6 +115,7 @@ def _heap_trimmer() -> Callable[[], object]:
 
 _trim_heap = _heap_trimmer()
 
+
 def count_file(
     path: str | os.PathLike[str],
     pretok: PreTokenizer,

@@ -33,18 +33,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from ._trainer_core import Core
 from .corpus import Progress, count_file
 from .errors import CorpusError, SettingsError
 from .events import MergeStep, Pair
 from .pretokenize import PreTokenizer
 
-try:
-    from ._trainer_core import Core
-except ImportError as e:  # a source tree that was never built
-    raise ImportError(
-        f"engine's compiled trainer core is missing ({e}): install the package, e.g. "
-        "`pip install -e .` in a source checkout (needs a C compiler)"
-    ) from None
 
 TIE_LIMIT = 5
 """How many tied pairs a ``MergeStep`` lists."""
@@ -295,7 +289,8 @@ class Trainer:
 
     def replay(self, merges: Sequence[tuple[bytes, bytes]]) -> bool:
         """Redo saved ``merges``; False if this corpus and settings would choose otherwise."""
-        self._build()
+        if self.merge_pairs:
+            self._build()
         for left, right in merges:
             top = self.top_pairs(1)
             if not top or (self._vocab[top[0][0][0]], self._vocab[top[0][0][1]]) != (left, right):
