@@ -25,11 +25,10 @@ from engine.formats import MERGES_TXT, TOKENIZER_JSON, VOCAB_JSON
 from .conftest import CLI_ENV as ENV, run_cli, shared_file
 from .train_app import at_merge, train_app, wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
 FILES = (TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT)
 BIG_VOCAB = "40000"
-"""On en-mix-6m.txt: a few seconds of merging, time enough to interrupt it."""
-
+SIGNAL_AT = 1000
+"""The merge after which the interrupted runs get their signal."""
 
 
 def same_files(a: Path, b: Path) -> bool:
@@ -49,21 +48,34 @@ def uninterrupted(big_corpus, tmp_path_factory) -> Path:
     return out
 
 
-ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
-MERGING = re.compile(rb"merging[^\r\n]*%\s+[1-9][\d,]*/")
-"""The merging bar once it has counted a merge: "merging ━━━   0% 64/39,743 ..."."""
-
-
 def interrupt_while_merging(args: list[str], cwd: Path, signum: int) -> tuple[int, str]:
-    """Run ``bpe-tui`` with stderr on a terminal (so it draws progress bars), send ``signum``
-    once the merging bar shows a merge, and return the exit status and everything on stderr."""
+    """Run ``bpe-tui`` with stderr on a terminal (so it draws progress bars) and have it get
+    ``signum`` right after merge ``SIGNAL_AT``, as a user's Ctrl-C or ``kill`` would; return
+    the exit status and everything on stderr."""
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        from engine.trainer import Trainer
+        from bpe_tui.cli import main
+
+        record = Trainer._record
+
+        def record_then_signal(self, a, b, count):
+            record(self, a, b, count)
+            if len(self.merge_pairs) == {SIGNAL_AT}:
+                os.kill(os.getpid(), {int(signum)})
+
+        Trainer._record = record_then_signal
+        sys.exit(main({args!r}))
+        """
+    )
     master, slave = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bpe_tui.cli", *args], cwd=cwd, env=ENV | {"TERM": "xterm"},
+        [sys.executable, "-c", script], cwd=cwd, env=ENV | {"TERM": "xterm"},
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave,
     )
     os.close(slave)
-    seen, sent = b"", False
+    seen = b""
     try:
         while True:
             ready, _, _ = select.select([master], [], [], 120)
@@ -75,9 +87,6 @@ def interrupt_while_merging(args: list[str], cwd: Path, signum: int) -> tuple[in
             if not chunk:
                 break
             seen += chunk
-            if not sent and MERGING.search(ANSI.sub(b"", seen)):
-                proc.send_signal(signum)
-                sent = True
         return proc.wait(timeout=120), seen.decode(errors="replace")
     finally:
         os.close(master)
