@@ -13,8 +13,6 @@ from engine.byte_unicode import token_string_to_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
-FIXTURES = SHARED / "fixtures"
-CORPORA = SHARED / "corpora"
 
 
 def shared_file(*parts: str) -> Path:
@@ -42,19 +40,15 @@ def run_cli(*args: str, cwd: Path = ROOT, stdin: str | None = None) -> subproces
     )
 
 
-def decode_gpt2_token(s: str) -> bytes:
-    return token_string_to_bytes(s)
-
-
 @pytest.fixture(scope="session")
 def reference_merges() -> list[tuple[bytes, bytes]]:
     path = shared_file("fixtures", "train-bpe-reference-merges.txt")
     lines = path.read_text(encoding="utf-8").splitlines()
-    return [tuple(decode_gpt2_token(x) for x in line.split(" ")) for line in lines if line]  # type: ignore[misc]
+    return [tuple(token_string_to_bytes(x) for x in line.split(" ")) for line in lines if line]  # type: ignore[misc]
 
 
 @pytest.fixture(scope="session")
 def reference_vocab() -> set[bytes]:
     path = shared_file("fixtures", "train-bpe-reference-vocab.json")
     data = json.loads(path.read_text(encoding="utf-8"))
-    return {k.encode() if k == "<|endoftext|>" else decode_gpt2_token(k) for k in data}
+    return {k.encode() if k == "<|endoftext|>" else token_string_to_bytes(k) for k in data}

@@ -17,9 +17,7 @@ from engine import CorpusError, Tokenizer, Trainer
 from .conftest import run_cli
 from .train_app import wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
 SPECIAL = "<|endoftext|>"
-
 
 
 def refused(done: subprocess.CompletedProcess[str], *expected: str) -> str:

@@ -30,7 +30,6 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-
 def test_json_ids_equal_encode(model_dir: Path) -> None:
     for model in (model_dir, model_dir / "tokenizer.json"):
         done = encode("--model", str(model), "--headless", "--json", "--text", TEXT)

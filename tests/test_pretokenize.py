@@ -72,11 +72,10 @@ def test_named_patterns_are_known_by_their_text(name):
     assert PreTokenizer(PATTERNS[name]).chunked
 
 
-
 @pytest.mark.parametrize("workers", [1, 2])
 def test_read_progress_only_goes_forward(monkeypatch, tmp_path, workers):
+    """The bytes-read progress only grows, in this process and with workers."""
     monkeypatch.setattr("engine.corpus.IN_PROCESS", 0)
-    """Blocks finish out of order in parallel; the bytes-read progress still only grows."""
     path = tmp_path / "corpus.txt"
     path.write_text("some words here, and 12 more\n" * 4000, encoding="utf-8")
     seen: list[int] = []

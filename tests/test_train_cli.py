@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from engine import Tokenizer
 
 from .conftest import run_cli
-
-ROOT = Path(__file__).resolve().parent.parent
-
 
 
 def test_headless_on_the_bundled_sample_writes_a_loadable_tokenizer(tmp_path):

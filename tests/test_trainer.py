@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import PreTokenizer, SettingsError, Trainer, train_bpe, train_reference
+from engine.corpus import count_file
 
 from .conftest import shared_file
 
@@ -23,10 +24,13 @@ def test_reference_fixture_merges_and_vocab(reference_merges, reference_vocab):
 
 @pytest.mark.parametrize("workers", [1, 2, 3])
 def test_same_result_for_any_number_of_workers(monkeypatch, workers, reference_merges):
+    """Small blocks, so every worker gets some and the counts are put together from many."""
     monkeypatch.setattr("engine.corpus.IN_PROCESS", 0)  # workers even for a small file
     corpus = shared_file("fixtures", "corpus.en")
-    _, merges = train_bpe(corpus, 500, [SPECIAL], workers=workers)
-    assert merges == reference_merges
+    counts = count_file(corpus, PreTokenizer("gpt2", [SPECIAL]), workers=workers, block_size=8192)
+    trainer = Trainer(counts, 500, [SPECIAL])
+    trainer.run()
+    assert trainer.merges == reference_merges
 
 
 def test_ids_layout_bytes_then_specials_then_merges():
