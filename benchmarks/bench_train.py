@@ -55,7 +55,9 @@ def train_hf(corpus: str, vocab_size: int):
 
 
 def child(name: str, corpus: str, vocab_size: int) -> None:
-    """Train once in this process; print JSON with the peak RSS of it and its workers."""
+    """Train once in this process; print JSON with its peak RSS (or its largest finished
+    child's, if larger: the standard corpora are counted without workers; bench_large.py
+    sums a whole process tree)."""
     if name == "bpe-tui":
         sys.path.insert(0, str(ROOT))
         from engine import train_bpe
