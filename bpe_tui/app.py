@@ -33,9 +33,6 @@ class TooSmallScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Label(id="too-small")
 
-    def on_mount(self) -> None:
-        self._fit(self.app.size)
-
     def on_resize(self, event: events.Resize) -> None:
         self._fit(event.size)
 

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.style import Style
 
 from engine import BpeError, Tokenizer
+from engine.errors import unreadable
 
 from .widgets.encode.encode_stats import compression
 from .widgets.encode.token_spans import SpanStyles, final_spans, row_lines, span_rows
@@ -38,7 +39,7 @@ def read_text(args: argparse.Namespace) -> str | None:
         try:
             data = path.read_bytes()
         except OSError as e:
-            raise BpeError(f"cannot read {path}: {e.strerror or e}") from None
+            raise BpeError(unreadable(path, e)) from None
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -52,7 +53,7 @@ def print_tokens(tokenizer: Tokenizer, text: str, as_json: bool) -> None:
     ids = tokenizer.encode(text)
     if as_json:
         vocab = tokenizer.vocab
-        tokens = [{"id": i, "bytes": list(vocab[i]), "text": vocab[i].decode("utf-8", errors="replace")} for i in ids]
+        tokens = [{"id": i, "bytes": list(vocab[i]), "text": tokenizer.decode([i])} for i in ids]
         print(json.dumps(tokens, ensure_ascii=False))
         return
     console = Console(highlight=False)

@@ -37,11 +37,8 @@ class EncodeWalk:
         ]
         self.total = len(self._merges)
         """Merges the whole text needs."""
-
-    @property
-    def ids(self) -> list[int]:
+        self.ids = [i for trace in self.traces for i in trace.ids]
         """The final token ids (what ``Tokenizer.encode`` returns)."""
-        return [i for trace in self.traces for i in trace.ids]
 
     def parts(self, k: int) -> list[list[int]]:
         """Each pre-token's token ids after the first ``k`` merges."""

@@ -27,7 +27,7 @@ from rich.text import Text
 
 from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
 from engine.corpus import open_corpus
-from engine.trainer import check_settings
+from engine.trainer import check_settings, first_merge_id
 
 DEFAULT_SPECIAL = "<|endoftext|>"
 DEFAULT_OUT = "out"
@@ -83,7 +83,7 @@ def _saved_merges(args: argparse.Namespace, special_tokens: list[str]) -> Merges
         raise ResumeError(
             f"{where}: trained with special tokens {saved.special_tokens}, not {special_tokens}: resume with the same settings"
         )
-    room = args.vocab_size - 256 - len(special_tokens)
+    room = args.vocab_size - first_merge_id(special_tokens)
     if len(saved.merges) > room:
         raise ResumeError(f"{where}: has {len(saved.merges):,} merges already, more than --vocab-size {args.vocab_size} leaves room for")
     return saved.merges

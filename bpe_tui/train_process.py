@@ -1,7 +1,7 @@
 """The trainer's own process: it loads the corpus, then obeys the training screen's commands.
 
-Training is pure Python. In a thread it would share the interpreter lock with the
-interface, and each would slow the other; in a process of its own it runs at full speed on
+Around the compiled merge loop, the trainer runs Python (events, samples, replays). In a
+thread it would share the interpreter lock with the interface, and each would slow the other; in a process of its own it runs at full speed on
 another core while the screen stays live. Between slices of merges it reads the commands
 the screen sent, in order (so three quick presses of ``n`` are three merges), and it sends
 back a ``TrainSnapshot`` at most every ``FRAME`` seconds, and always where a motion stops.

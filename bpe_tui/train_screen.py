@@ -24,6 +24,7 @@ from textual.widgets import Footer, Label, ProgressBar
 from textual.worker import get_current_worker
 
 from engine import BpeError, Tokenizer
+from engine.trainer import first_merge_id
 
 from .encode_screen import EncodeScreen
 from .prompt_screen import PromptScreen
@@ -112,9 +113,9 @@ class TrainScreen(Screen[None]):
         # which starts now: once the app runs, stderr is captured and has no file descriptor
         # to hand to new processes.
         multiprocessing.forkserver.ensure_running()
-        self.merges_planned = vocab_size - 256 - len(special_tokens)
+        self.merges_planned = vocab_size - first_merge_id(special_tokens)
         self.snapshot: TrainSnapshot | None = None
-        """The newest state of the trainer, which only the trainer's thread touches."""
+        """The newest state the trainer's process sent."""
         self._commands: Connection | None = None
         self._seq = 0
         self._speed = SPEEDS.index(10)

@@ -1,7 +1,8 @@
 """What the training screen shows, sampled from the trainer between merges.
 
-The trainer is not thread-safe: its heap and lists change under a running merge. So the
-thread that runs the merges also takes these samples, and the widgets read only them.
+The trainer's state changes under a running merge, and it lives in another process. So the
+process that runs the merges (``train_process``) takes these samples between merges and
+sends them; the widgets read only them.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine import MergeStep, Trainer, Word
+from engine.trainer import first_merge_id
 
 Pair = tuple[int, int]
 
@@ -59,7 +61,7 @@ def sample(trainer: Trainer, last: MergeStep | None) -> TrainSnapshot:
     if last is not None and last.index != done:
         last = None  # a record of some other state
     top = trainer.top_pairs(ROWS)
-    first_id = 256 + len(trainer.special_tokens)
+    first_id = first_merge_id(trainer.special_tokens)
     counts = list(trainer.merge_counts)
     newest = [
         (first_id + i, trainer.token_bytes(first_id + i), counts[i]) for i in range(done - 1, max(-1, done - 1 - ROWS), -1)
@@ -70,7 +72,6 @@ def sample(trainer: Trainer, last: MergeStep | None) -> TrainSnapshot:
         ids.update(i for change in last.changes for i in change.pair)
         ids.update(i for pair in last.ties for i in pair)
         ids.update(i for stale in last.stale for i in stale.pair)
-        ids.update(i for pair, _ in last.pushes for i in pair)
     names = {i: trainer.token_bytes(i) for i in ids}
     names.update((i, token) for i, token, _ in newest)
     return TrainSnapshot(

@@ -61,6 +61,11 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def first_merge_id(special_tokens: Sequence[str]) -> int:
+    """The id of the first merge: after the 256 bytes and the special tokens."""
+    return 256 + len(special_tokens)
+
+
 def check_settings(vocab_size: int, special_tokens: Sequence[str]) -> None:
     """Raise ``SettingsError`` for settings that cannot produce a tokenizer."""
     if any(not s for s in special_tokens):
@@ -68,7 +73,7 @@ def check_settings(vocab_size: int, special_tokens: Sequence[str]) -> None:
     dupes = sorted({s for s in special_tokens if special_tokens.count(s) > 1})
     if dupes:
         raise SettingsError(f"duplicate special token: {dupes[0]!r}")
-    floor = 256 + len(special_tokens)
+    floor = first_merge_id(special_tokens)
     if vocab_size < floor:
         raise SettingsError(
             f"vocab size {vocab_size} is below {floor} (256 bytes + {len(special_tokens)} special "
@@ -155,7 +160,7 @@ class Trainer:
         base = [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in self.special_tokens]
         self._core = Core(self._word_counts, base)
         self._vocab: list[bytes] = base
-        self._first_merge_id = len(base)
+        self._first_merge_id = first_merge_id(self.special_tokens)
         self.merge_pairs: list[Pair] = []
         self.merge_counts: list[int] = []
         self.stopped_early = False

@@ -4,7 +4,7 @@ Tokens alternate between two backgrounds so every boundary shows; a one-column g
 the boundaries visible without colour too. A row ends after a token holding a newline,
 so the text keeps its line breaks. ``span_rows`` and ``row_lines`` lay the spans out for
 any width; the ``TokenSpans`` widget and the headless ``bpe-tui encode`` both print with them.
-The widget renders only the rows in view, so a long text steps as fast as a short one.
+The widget draws only the rows in view; laying the spans out still covers the whole text.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 
-from ...tokens import parts_text
+from ...tokens import parts_text, token_text
 from ...train_snapshot import TrainSnapshot
 from .panel import SnapshotPanel, columns
 
@@ -62,8 +62,8 @@ class PairTable(SnapshotPanel):
         side = 0 if w[0] != r[0] else 1
         more = "+" if tied == len(snapshot.top_pairs) else ""
         note = Text("= tie, greater bytes win: ", dim, no_wrap=True, overflow="ellipsis")
-        note.append_text(parts_text([w[side]], escape_style=dim))
+        note.append_text(token_text(w[side], escape_style=dim))
         note.append(" > ", dim)
-        note.append_text(parts_text([r[side]], escape_style=dim))
+        note.append_text(token_text(r[side], escape_style=dim))
         note.append(f" ({'left' if side == 0 else 'right'} token; {tied}{more} pairs at {count:,})", dim)
         return note
