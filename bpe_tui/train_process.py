@@ -133,7 +133,7 @@ class _Server:
         if name == "save":
             self.save(trainer, str(arg))
         elif name == "tokenizer":
-            self.reports.send(("tokenizer", trainer.vocab, trainer.merges, list(trainer.special_tokens), trainer.pattern))
+            self.reports.send(("tokenizer", Tokenizer.from_trainer(trainer)))
         return motion
 
     def move(self, trainer: Trainer, motion: Motion) -> bool:

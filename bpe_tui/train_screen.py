@@ -196,7 +196,7 @@ class TrainScreen(Screen[None]):
             text, severity = rest
             self.app.call_from_thread(self.notify, text, severity=severity)
         elif kind == "tokenizer":
-            self.app.call_from_thread(self._push_encode, Tokenizer(*rest), self._opening_text())
+            self.app.call_from_thread(self._push_encode, *rest, self._opening_text())
         elif kind == "failed":
             self.app.call_from_thread(self.app.fail, *rest)
         else:  # "crashed"

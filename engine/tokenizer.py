@@ -18,11 +18,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice, repeat
 from pathlib import Path
+from typing import Any
 
 from . import formats
+from ._encoder_core import MergeRanks
 from .errors import ModelFileError
 from .pretokenize import PreTokenizer
-from ._encoder_core import MergeRanks
 from .trainer import Trainer, gc_paused
 
 Pair = tuple[int, int]
@@ -118,6 +119,11 @@ class Tokenizer:
         """Ids of each pre-token."""
         self.cache_size = cache_size
         """Entries each cache may hold; a full cache is emptied, so memory stays bounded."""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled as what it is made from: the compiled merge table is rebuilt on load."""
+        settings = (self.vocab, self.merges, self.special_tokens, self.pattern, self.cache_size)
+        return (_unpickle, (settings, self.direct))
 
     @classmethod
     def from_trainer(cls, trainer: Trainer) -> Tokenizer:
@@ -397,3 +403,9 @@ class Tokenizer:
     def decode(self, ids: Sequence[int]) -> str:
         """Text of ``ids``; invalid UTF-8 (a token may hold half a character) becomes U+FFFD."""
         return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+
+def _unpickle(settings: tuple[Any, ...], direct: bool) -> Tokenizer:
+    tokenizer = Tokenizer(*settings)
+    tokenizer.direct = direct
+    return tokenizer

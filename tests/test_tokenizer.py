@@ -256,3 +256,14 @@ def test_streaming_memory_stays_constant(tok):
         tracemalloc.stop()
     assert count > 500_000
     assert peak < 1 << 20
+
+
+def test_a_tokenizer_pickles_as_what_it_is_made_of(tok):
+    """The training screen's process hands its tokenizer to the encode view pickled."""
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(tok))
+    assert (copy.vocab, copy.merges, copy.special_tokens, copy.pattern, copy.direct) == (
+        tok.vocab, tok.merges, tok.special_tokens, tok.pattern, tok.direct,
+    )
+    assert copy.encode(SAMPLE) == tok.encode(SAMPLE)
