@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
 from importlib.resources import as_file, files
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from rich.table import Table
 from rich.text import Text
 
 from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
+from engine.corpus import Progress as EngineProgress
 from engine.corpus import open_corpus
 from engine.trainer import check_settings, first_merge_id
 
@@ -43,12 +45,41 @@ def sample_corpus(name: str = SAMPLE) -> AbstractContextManager[Path]:
         return nullcontext(Path(__file__).resolve().parent.parent / "sample_corpora" / name)
 
 
+@dataclass(frozen=True)
+class TrainOptions:
+    """What a training run is asked for on the command line: carried as one value to the
+    headless run, the training screen and the screen's trainer process."""
+
+    vocab_size: int
+    special_tokens: tuple[str, ...]
+    pattern: str = "gpt2"
+    workers: int | None = None
+    errors: str = "strict"
+
+    @property
+    def merges_planned(self) -> int:
+        return self.vocab_size - first_merge_id(self.special_tokens)
+
+    def load(self, corpus: Path, progress: EngineProgress | None = None) -> Trainer:
+        """Count ``corpus`` into a trainer at merge 0."""
+        return Trainer.from_file(
+            corpus,
+            self.vocab_size,
+            self.special_tokens,
+            pattern=self.pattern,
+            workers=self.workers,
+            errors=self.errors,
+            progress=progress,
+        )
+
+
 def run_train(args: argparse.Namespace) -> int:
     special_tokens = [DEFAULT_SPECIAL] if args.special_tokens is None else list(args.special_tokens)
     check_settings(args.vocab_size, special_tokens)
     if args.workers is not None and args.workers < 1:
         raise SettingsError("--workers must be at least 1")
-    resume = _saved_merges(args, special_tokens) if args.resume else None
+    options = TrainOptions(args.vocab_size, tuple(special_tokens), args.pattern, args.workers, args.errors)
+    resume = _saved_merges(args, options) if args.resume else None
     if args.resume and args.out is None:  # a resumed run goes on in its own directory
         args.out = args.resume if Path(args.resume).is_dir() else str(Path(args.resume).parent)
     if args.out is not None or args.headless:
@@ -58,8 +89,8 @@ def run_train(args: argparse.Namespace) -> int:
     with nullcontext(Path(args.file)) if args.file else sample_corpus() as corpus:
         label = corpus.name if args.file else f"{corpus.name} (bundled sample)"
         if args.headless:
-            return _headless(args, corpus, special_tokens, label, resume)
-        return _interactive(args, corpus, special_tokens, label, resume)
+            return _headless(args, options, corpus, label, resume)
+        return _interactive(args, options, corpus, label, resume)
 
 
 def _check_out(out: Path) -> None:
@@ -73,18 +104,18 @@ def _check_out(out: Path) -> None:
         raise SettingsError(f"--out {out}: {existing} is not writable")
 
 
-def _saved_merges(args: argparse.Namespace, special_tokens: list[str]) -> Merges:
+def _saved_merges(args: argparse.Namespace, options: TrainOptions) -> Merges:
     """The merges saved in ``--resume``, once its settings are found to match these."""
     saved = Tokenizer.load(args.resume)
     where = args.resume
-    if saved.pattern != args.pattern:
-        raise ResumeError(f"{where}: trained with --pattern {saved.pattern}, not {args.pattern}: resume with the same settings")
+    if saved.pattern != options.pattern:
+        raise ResumeError(f"{where}: trained with --pattern {saved.pattern}, not {options.pattern}: resume with the same settings")
+    special_tokens = list(options.special_tokens)
     if saved.special_tokens != special_tokens:
         raise ResumeError(
             f"{where}: trained with special tokens {saved.special_tokens}, not {special_tokens}: resume with the same settings"
         )
-    room = args.vocab_size - first_merge_id(special_tokens)
-    if len(saved.merges) > room:
+    if len(saved.merges) > options.merges_planned:
         raise ResumeError(f"{where}: has {len(saved.merges):,} merges already, more than --vocab-size {args.vocab_size} leaves room for")
     return saved.merges
 
@@ -98,21 +129,11 @@ def replay_saved(trainer: Trainer, merges: Merges, saved: str, corpus: Path) -> 
         )
 
 
-def _interactive(args: argparse.Namespace, corpus: Path, special_tokens: list[str], label: str, resume: Merges | None) -> int:
+def _interactive(args: argparse.Namespace, options: TrainOptions, corpus: Path, label: str, resume: Merges | None) -> int:
     from .app import BpeApp
     from .train_screen import TrainScreen
 
-    screen = TrainScreen(
-        corpus,
-        args.vocab_size,
-        special_tokens,
-        pattern=args.pattern,
-        out=args.out,
-        workers=args.workers,
-        errors=args.errors,
-        label=label,
-        resume=None if resume is None else (args.resume, resume),
-    )
+    screen = TrainScreen(corpus, options, out=args.out, label=label, resume=None if resume is None else (args.resume, resume))
     app = BpeApp(screen)
     app.run()
     if app.failure is not None:
@@ -149,7 +170,7 @@ def _stop_on_signals(trainer: list[Trainer]) -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def _headless(args: argparse.Namespace, corpus: Path, special_tokens: list[str], label: str, resume: Merges | None) -> int:
+def _headless(args: argparse.Namespace, options: TrainOptions, corpus: Path, label: str, resume: Merges | None) -> int:
     console = Console(stderr=True)
     progress = Progress(
         TextColumn("{task.description}"),
@@ -177,15 +198,7 @@ def _headless(args: argparse.Namespace, corpus: Path, special_tokens: list[str],
     holder: list[Trainer] = []
     try:
         with _stop_on_signals(holder), progress:
-            trainer = Trainer.from_file(
-                corpus,
-                args.vocab_size,
-                special_tokens,
-                pattern=args.pattern,
-                workers=args.workers,
-                errors=args.errors,
-                progress=report,
-            )
+            trainer = options.load(corpus, report)
             holder.append(trainer)
             if resume is not None:
                 replay_saved(trainer, resume, args.resume, corpus)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from engine import BpeError, MergeStep, Tokenizer, Trainer
 
-from .train_cmd import replay_saved
+from .train_cmd import TrainOptions, replay_saved
 from .train_snapshot import sample
 
 SLICE = 0.04
@@ -66,15 +66,13 @@ def serve(
     commands: Connection,
     reports: Connection,
     corpus: Path,
-    settings: dict,
-    workers: int | None,
-    errors: str,
+    options: TrainOptions,
     resume: tuple[str, list[tuple[bytes, bytes]]] | None = None,
 ) -> None:
     """The process's main: load (and redo the merges of a ``resume``: its directory and
     merges), then obey until told to quit or the screen goes away."""
     try:
-        _Server(commands, reports).run(corpus, settings, workers, errors, resume)
+        _Server(commands, reports).run(corpus, options, resume)
     except (BrokenPipeError, EOFError):
         pass  # the screen has gone: nothing left to report to
     except BaseException:
@@ -87,14 +85,14 @@ class _Server:
         self.posted_at = 0.0
 
     def run(
-        self, corpus: Path, settings: dict, workers: int | None, errors: str, resume: tuple[str, list[tuple[bytes, bytes]]] | None
+        self, corpus: Path, options: TrainOptions, resume: tuple[str, list[tuple[bytes, bytes]]] | None
     ) -> None:
         def progress(phase: str, done: int, total: int) -> None:
             if phase == "read":
                 self.reports.send(("reading", done, total))
 
         try:
-            trainer = Trainer.from_file(corpus, **settings, workers=workers, errors=errors, progress=progress)
+            trainer = options.load(corpus, progress)
             if resume is not None:
                 replay_saved(trainer, resume[1], resume[0], corpus)
         except BpeError as e:

@@ -24,10 +24,10 @@ from textual.widgets import Footer, Label, ProgressBar
 from textual.worker import get_current_worker
 
 from engine import BpeError, Tokenizer
-from engine.trainer import first_merge_id
 
 from .encode_screen import EncodeScreen
 from .prompt_screen import PromptScreen
+from .train_cmd import TrainOptions
 from .train_process import serve
 from .train_snapshot import TrainSnapshot
 from .widgets.train.corpus_words import CorpusWords
@@ -92,12 +92,8 @@ class TrainScreen(Screen[None]):
     def __init__(
         self,
         corpus: Path,
-        vocab_size: int,
-        special_tokens: list[str],
-        pattern: str = "gpt2",
+        options: TrainOptions,
         out: str | None = None,
-        workers: int | None = None,
-        errors: str = "strict",
         label: str | None = None,
         resume: tuple[str, list[tuple[bytes, bytes]]] | None = None,
     ) -> None:
@@ -105,15 +101,13 @@ class TrainScreen(Screen[None]):
         self.corpus = Path(corpus)
         self.label = label or self.corpus.name
         self.out = out
-        self._settings = dict(vocab_size=vocab_size, special_tokens=special_tokens, pattern=pattern)
-        self._workers, self._errors = workers, errors
+        self._options = options
         self._resume = resume
         """A saved run to continue: its directory and merges, redone once the corpus is read."""
         # The trainer's process (and a large corpus's counting pool) come from a fork server,
         # which starts now: once the app runs, stderr is captured and has no file descriptor
         # to hand to new processes.
         multiprocessing.forkserver.ensure_running()
-        self.merges_planned = vocab_size - first_merge_id(special_tokens)
         self.snapshot: TrainSnapshot | None = None
         """The newest state the trainer's process sent."""
         self._commands: Connection | None = None
@@ -122,6 +116,10 @@ class TrainScreen(Screen[None]):
         self.playing = False
         self._quitting = False
         """``q`` was pressed: the app ends once the trainer has obeyed every earlier key."""
+
+    @property
+    def merges_planned(self) -> int:
+        return self._options.merges_planned
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -157,7 +155,7 @@ class TrainScreen(Screen[None]):
         process = context.Process(
             target=serve,
             name=TRAINER_PROCESS,
-            args=(commands_in, reports_out, self.corpus, self._settings, self._workers, self._errors, self._resume),
+            args=(commands_in, reports_out, self.corpus, self._options, self._resume),
         )
         process.start()
         commands_in.close()

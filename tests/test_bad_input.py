@@ -11,6 +11,7 @@ import pytest
 
 from bpe_tui.app import MIN_SIZE, BpeApp, TooSmallScreen
 from bpe_tui.encode_screen import EncodeScreen
+from bpe_tui.train_cmd import TrainOptions
 from bpe_tui.train_screen import TrainScreen
 from engine import CorpusError, Tokenizer, Trainer
 
@@ -167,7 +168,7 @@ async def test_terminal_too_small_shows_a_message_until_it_fits(model):
 
 async def test_app_on_a_bad_corpus_closes_with_the_message(tmp_path):
     (tmp_path / "latin1.txt").write_bytes("café".encode("latin-1"))
-    app = BpeApp(TrainScreen(tmp_path / "latin1.txt", 300, [SPECIAL], workers=1))
+    app = BpeApp(TrainScreen(tmp_path / "latin1.txt", TrainOptions(300, (SPECIAL,), workers=1)))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: app.failure is not None)
     assert app.return_code == 2

@@ -9,6 +9,7 @@ from textual.pilot import Pilot
 
 from bpe_tui.app import BpeApp
 from bpe_tui.train_cmd import sample_corpus
+from bpe_tui.train_cmd import TrainOptions
 from bpe_tui.train_screen import TrainScreen
 
 SAMPLE_MERGES = 1000 - 256 - 1
@@ -16,7 +17,7 @@ SAMPLE_MERGES = 1000 - 256 - 1
 
 def train_app(out: str | None = None, resume: tuple[str, list[tuple[bytes, bytes]]] | None = None) -> tuple[BpeApp, TrainScreen]:
     with sample_corpus() as path:  # a real file once installed; the app reads it at once
-        screen = TrainScreen(path, 1000, ["<|endoftext|>"], out=out, workers=1, label="sample.txt", resume=resume)
+        screen = TrainScreen(path, TrainOptions(1000, ("<|endoftext|>",), workers=1), out=out, label="sample.txt", resume=resume)
     return BpeApp(screen), screen
 
 
