@@ -40,6 +40,17 @@ def run_cli(*args: str, cwd: Path = ROOT, stdin: str | None = None) -> subproces
     )
 
 
+def refused(done: subprocess.CompletedProcess[str], *expected: str) -> str:
+    """Assert the one-line refusal; its text."""
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 1 and lines[0].startswith("bpe-tui: "), done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    for part in expected:
+        assert part in lines[0]
+    return lines[0]
+
+
 @pytest.fixture(scope="session")
 def reference_merges() -> list[tuple[bytes, bytes]]:
     path = shared_file("fixtures", "train-bpe-reference-merges.txt")

@@ -4,7 +4,6 @@ nothing written."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,21 +14,10 @@ from bpe_tui.train_cmd import TrainOptions
 from bpe_tui.train_screen import TrainScreen
 from engine import CorpusError, Tokenizer, Trainer
 
-from .conftest import run_cli
+from .conftest import refused, run_cli
 from .train_app import wait_until
 
 SPECIAL = "<|endoftext|>"
-
-
-def refused(done: subprocess.CompletedProcess[str], *expected: str) -> str:
-    """Assert the one-line refusal; its text."""
-    lines = done.stderr.strip().splitlines()
-    assert done.returncode == 2, done.stderr
-    assert len(lines) == 1 and lines[0].startswith("bpe-tui: "), done.stderr
-    assert "Traceback" not in done.stderr and done.stdout == ""
-    for part in expected:
-        assert part in lines[0]
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

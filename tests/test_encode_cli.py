@@ -11,7 +11,7 @@ import pytest
 
 from engine import Tokenizer, Trainer
 
-from .conftest import run_cli, shared_file
+from .conftest import refused, run_cli, shared_file
 
 TEXT = "the tech tests: lowest 你好<|endoftext|> newer"
 
@@ -81,7 +81,4 @@ def test_gpt2_files(tmp_path: Path) -> None:
 )
 def test_bad_input_is_one_line_and_exit_2(model_dir: Path, tmp_path: Path, make_args, expected: str) -> None:
     (tmp_path / "latin1.txt").write_bytes("café".encode("latin-1"))
-    done = encode(*make_args(model_dir, tmp_path))
-    assert done.returncode == 2
-    assert done.stdout == ""
-    assert len(done.stderr.strip().splitlines()) == 1 and expected in done.stderr
+    refused(encode(*make_args(model_dir, tmp_path)), expected)
