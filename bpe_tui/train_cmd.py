@@ -16,9 +16,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
-from importlib.resources import as_file, files
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from rich.console import Console
@@ -27,50 +25,12 @@ from rich.table import Table
 from rich.text import Text
 
 from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
-from engine.corpus import Progress as EngineProgress
 from engine.corpus import open_corpus
-from engine.trainer import check_settings, first_merge_id
+from engine.trainer import check_settings
 
-DEFAULT_SPECIAL = "<|endoftext|>"
+from .train_options import DEFAULT_SPECIAL, Merges, TrainOptions, replay_saved, sample_corpus
+
 DEFAULT_OUT = "out"
-SAMPLE = "sample.txt"
-Merges = list[tuple[bytes, bytes]]
-
-
-def sample_corpus(name: str = SAMPLE) -> AbstractContextManager[Path]:
-    """A path to a bundled corpus (package data once installed, the folder in a checkout)."""
-    try:
-        return as_file(files("bpe_tui.sample_corpora") / name)
-    except ModuleNotFoundError:  # a source checkout: the folder sits beside the package
-        return nullcontext(Path(__file__).resolve().parent.parent / "sample_corpora" / name)
-
-
-@dataclass(frozen=True)
-class TrainOptions:
-    """What a training run is asked for on the command line: carried as one value to the
-    headless run, the training screen and the screen's trainer process."""
-
-    vocab_size: int
-    special_tokens: tuple[str, ...]
-    pattern: str = "gpt2"
-    workers: int | None = None
-    errors: str = "strict"
-
-    @property
-    def merges_planned(self) -> int:
-        return self.vocab_size - first_merge_id(self.special_tokens)
-
-    def load(self, corpus: Path, progress: EngineProgress | None = None) -> Trainer:
-        """Count ``corpus`` into a trainer at merge 0."""
-        return Trainer.from_file(
-            corpus,
-            self.vocab_size,
-            self.special_tokens,
-            pattern=self.pattern,
-            workers=self.workers,
-            errors=self.errors,
-            progress=progress,
-        )
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -118,15 +78,6 @@ def _saved_merges(args: argparse.Namespace, options: TrainOptions) -> Merges:
     if len(saved.merges) > options.merges_planned:
         raise ResumeError(f"{where}: has {len(saved.merges):,} merges already, more than --vocab-size {args.vocab_size} leaves room for")
     return saved.merges
-
-
-def replay_saved(trainer: Trainer, merges: Merges, saved: str, corpus: Path) -> None:
-    """Redo a saved run's merges on ``trainer``; ``ResumeError`` if it would choose others."""
-    if not trainer.replay(merges):
-        raise ResumeError(
-            f"{saved}: its merges are not the ones {corpus} gives with these settings (another corpus, "
-            "or other --errors?): resume it on the corpus it was trained on, or train from scratch"
-        )
 
 
 def _interactive(args: argparse.Namespace, options: TrainOptions, corpus: Path, label: str, resume: Merges | None) -> int:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from engine import BpeError, MergeStep, Tokenizer, Trainer
 
-from .train_cmd import TrainOptions, replay_saved
+from .train_options import TrainOptions, replay_saved
 from .train_snapshot import sample
 
 SLICE = 0.04

@@ -27,7 +27,7 @@ from engine import BpeError, Tokenizer
 
 from .encode_screen import EncodeScreen
 from .prompt_screen import PromptScreen
-from .train_cmd import TrainOptions
+from .train_options import TrainOptions
 from .train_process import serve
 from .train_snapshot import TrainSnapshot
 from .widgets.train.corpus_words import CorpusWords

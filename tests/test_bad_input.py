@@ -10,7 +10,7 @@ import pytest
 
 from bpe_tui.app import MIN_SIZE, BpeApp, TooSmallScreen
 from bpe_tui.encode_screen import EncodeScreen
-from bpe_tui.train_cmd import TrainOptions
+from bpe_tui.train_options import TrainOptions
 from bpe_tui.train_screen import TrainScreen
 from engine import CorpusError, Tokenizer, Trainer
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bpe_tui.cli import main
-from bpe_tui.train_cmd import sample_corpus
+from bpe_tui.train_options import sample_corpus
 from bpe_tui.train_screen import TRAINER_PROCESS
 from engine import ResumeError, Tokenizer
 from engine.formats import MERGES_TXT, TOKENIZER_JSON, VOCAB_JSON

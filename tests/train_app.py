@@ -8,8 +8,8 @@ from collections.abc import Callable
 from textual.pilot import Pilot
 
 from bpe_tui.app import BpeApp
-from bpe_tui.train_cmd import sample_corpus
-from bpe_tui.train_cmd import TrainOptions
+from bpe_tui.train_options import sample_corpus
+from bpe_tui.train_options import TrainOptions
 from bpe_tui.train_screen import TrainScreen
 
 SAMPLE_MERGES = 1000 - 256 - 1
