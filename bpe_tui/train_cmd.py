@@ -226,11 +226,11 @@ def _summary(
     counted = trainer.summary
     if counted is not None:
         files = len(counted.inputs)
-        table.add_row("inputs", f"{files:,} file{'' if files == 1 else 's'}, {counted.bytes_read:,} bytes read, digest {counted.digest}")
+        table.add_row("inputs", f"{files:,} file{'' if files == 1 else 's'}, {counted.bytes_read:,} bytes, digest {counted.digest[:16]}")
         if options.skip_bad_records or counted.bad_records:
             table.add_row("bad records", f"{counted.bad_records:,} skipped")
     if options.save_counts:
-        table.add_row("counts", f"saved to {options.save_counts}: train from them with --counts {options.save_counts}")
+        table.add_row("counts", f"saved to {options.save_counts} (train again with --counts)")
     table.add_row("merges", f"{done:,} of {trainer.merges_planned:,}{note}")
     table.add_row(
         "vocabulary",
