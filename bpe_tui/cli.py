@@ -23,7 +23,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     train = sub.add_parser("train", help="train a tokenizer and watch the merges")
-    train.add_argument("file", nargs="?", help="corpus (UTF-8 text); default: the bundled sample")
+    train.add_argument(
+        "inputs",
+        nargs="*",
+        metavar="FILE",
+        help="corpus files, directories or glob patterns: UTF-8 text, .jsonl, .parquet, optionally .gz/.zst "
+        "(default: the bundled sample)",
+    )
     train.add_argument("--vocab-size", type=int, default=1000, help="vocabulary size (default 1000)")
     train.add_argument(
         "--special-token",
@@ -38,6 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--workers", type=int, default=None, help="processes for counting (default: all cores)")
     train.add_argument("--errors", choices=["strict", "replace"], default="strict", help="invalid UTF-8 handling")
     train.add_argument("--resume", metavar="DIR", help="continue a saved run on the same corpus and settings")
+    train.add_argument("--text-field", default="text", metavar="NAME", help="JSONL field / Parquet column of the text (default text)")
+    train.add_argument("--skip-bad-records", action="store_true", help="skip and count bad JSONL lines / Parquet rows")
+    train.add_argument("--save-counts", metavar="FILE", help="save the pre-token counts, to train again with --counts")
+    train.add_argument("--counts", metavar="FILE", help="train from saved counts instead of a corpus")
 
     encode = sub.add_parser("encode", help="step through an encode, merge by merge")
     encode.add_argument("--model", required=True, metavar="PATH", help="tokenizer.json, or a directory with it or vocab.json + merges.txt")

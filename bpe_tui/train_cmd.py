@@ -25,7 +25,8 @@ from rich.table import Table
 from rich.text import Text
 
 from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
-from engine.corpus import open_corpus
+from engine.sources import expand_inputs
+from engine.sources import label as name_files
 from engine.trainer import check_settings
 
 from .train_options import DEFAULT_SPECIAL, Merges, TrainOptions, replay_saved, sample_corpus
@@ -38,19 +39,54 @@ def run_train(args: argparse.Namespace) -> int:
     check_settings(args.vocab_size, special_tokens)
     if args.workers is not None and args.workers < 1:
         raise SettingsError("--workers must be at least 1")
-    options = TrainOptions(args.vocab_size, tuple(special_tokens), args.pattern, args.workers, args.errors)
+    if args.counts and args.inputs:
+        raise SettingsError("--counts trains from saved counts: give it no corpus files")
+    if args.counts and args.save_counts:
+        raise SettingsError("--save-counts saves the counts of a corpus: it does not go with --counts")
+    options = TrainOptions(
+        args.vocab_size, tuple(special_tokens), args.pattern, args.workers, args.errors,
+        args.text_field, args.skip_bad_records, args.counts, args.save_counts,
+    )
     resume = _saved_merges(args, options) if args.resume else None
     if args.resume and args.out is None:  # a resumed run goes on in its own directory
         args.out = args.resume if Path(args.resume).is_dir() else str(Path(args.resume).parent)
     if args.out is not None or args.headless:
         _check_out(Path(args.out or DEFAULT_OUT))
-    if args.file:
-        open_corpus(args.file).close()  # a missing file is one line, before any screen opens
-    with nullcontext(Path(args.file)) if args.file else sample_corpus() as corpus:
-        label = corpus.name if args.file else f"{corpus.name} (bundled sample)"
+    if args.save_counts:
+        _check_counts_path(Path(args.save_counts))
+    # Missing files, globs that match nothing, unknown extensions: one line, before any screen opens.
+    names = [s.path for s in expand_inputs(args.inputs)] if args.inputs else []
+    with nullcontext(names) if args.inputs or args.counts else _bundled_sample() as inputs:
+        name = _label(args, inputs)
         if args.headless:
-            return _headless(args, options, corpus, label, resume)
-        return _interactive(args, options, corpus, label, resume)
+            return _headless(args, options, inputs, name, resume)
+        return _interactive(args, options, inputs, name, resume)
+
+
+@contextmanager
+def _bundled_sample() -> Iterator[list[str]]:
+    with sample_corpus() as corpus:
+        yield [str(corpus)]
+
+
+def _label(args: argparse.Namespace, inputs: list[str]) -> str:
+    """How the screen and the summary name what is trained on."""
+    if args.counts:
+        return f"{Path(args.counts).name} (saved counts)"
+    if not args.inputs:
+        return f"{Path(inputs[0]).name} (bundled sample)"
+    first = Path(inputs[0]).name
+    return name_files([first, *inputs[1:]])
+
+
+def _check_counts_path(path: Path) -> None:
+    """Refuse a --save-counts path that cannot be written now, not after the counting."""
+    if path.is_dir():
+        raise SettingsError(f"--save-counts {path}: is a directory, not a file")
+    if not path.parent.is_dir():
+        raise SettingsError(f"--save-counts {path}: {path.parent} is not a directory")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise SettingsError(f"--save-counts {path}: {path.parent} is not writable")
 
 
 def _check_out(out: Path) -> None:
@@ -80,11 +116,11 @@ def _saved_merges(args: argparse.Namespace, options: TrainOptions) -> Merges:
     return saved.merges
 
 
-def _interactive(args: argparse.Namespace, options: TrainOptions, corpus: Path, label: str, resume: Merges | None) -> int:
+def _interactive(args: argparse.Namespace, options: TrainOptions, inputs: list[str], label: str, resume: Merges | None) -> int:
     from .app import BpeApp
     from .train_screen import TrainScreen
 
-    screen = TrainScreen(corpus, options, out=args.out, label=label, resume=None if resume is None else (args.resume, resume))
+    screen = TrainScreen(inputs, options, out=args.out, label=label, resume=None if resume is None else (args.resume, resume))
     app = BpeApp(screen)
     app.run()
     if app.failure is not None:
@@ -121,7 +157,7 @@ def _stop_on_signals(trainer: list[Trainer]) -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def _headless(args: argparse.Namespace, options: TrainOptions, corpus: Path, label: str, resume: Merges | None) -> int:
+def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str], label: str, resume: Merges | None) -> int:
     console = Console(stderr=True)
     progress = Progress(
         TextColumn("{task.description}"),
@@ -149,10 +185,10 @@ def _headless(args: argparse.Namespace, options: TrainOptions, corpus: Path, lab
     holder: list[Trainer] = []
     try:
         with _stop_on_signals(holder), progress:
-            trainer = options.load(corpus, report)
+            trainer = options.load(inputs, report)
             holder.append(trainer)
             if resume is not None:
-                replay_saved(trainer, resume, args.resume, corpus)
+                replay_saved(trainer, resume, args.resume, label)
             counted = time.perf_counter()
             trainer.run()
             merged = time.perf_counter()
@@ -162,9 +198,12 @@ def _headless(args: argparse.Namespace, options: TrainOptions, corpus: Path, lab
             except OSError as e:
                 raise BpeError(f"{out}: cannot write the tokenizer ({e.strerror or e})") from None
     except KeyboardInterrupt:
-        print(f"bpe-tui: interrupted while pre-tokenizing {corpus}: nothing trained, nothing saved", file=sys.stderr)
+        print(f"bpe-tui: interrupted while pre-tokenizing {label}: nothing trained, nothing saved", file=sys.stderr)
         return 130
-    _summary(Console(), trainer, label, paths, counted - started, merged - counted)
+    _summary(Console(), trainer, label, paths, counted - started, merged - counted, options)
+    bad = trainer.summary.bad_records if trainer.summary else 0
+    if options.skip_bad_records and not options.counts:
+        print(f"bpe-tui: skipped {bad:,} bad record{'' if bad == 1 else 's'} (--skip-bad-records)", file=sys.stderr)
     if trainer.stop_requested and not trainer.finished:
         print(
             f"bpe-tui: interrupted at merge {trainer.merges_done:,} of {trainer.merges_planned:,}: saved to {out}; "
@@ -175,13 +214,23 @@ def _headless(args: argparse.Namespace, options: TrainOptions, corpus: Path, lab
     return 0
 
 
-def _summary(console: Console, trainer: Trainer, label: str, paths: list[Path], read_s: float, merge_s: float) -> None:
+def _summary(
+    console: Console, trainer: Trainer, label: str, paths: list[Path], read_s: float, merge_s: float, options: TrainOptions
+) -> None:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
     done = trainer.merges_done
     note = " (stopped early: no pairs left)" if trainer.stopped_early else ""
     table.add_row("corpus", f"{label}: {trainer.corpus_bytes:,} bytes")
+    counted = trainer.summary
+    if counted is not None:
+        files = len(counted.inputs)
+        table.add_row("inputs", f"{files:,} file{'' if files == 1 else 's'}, {counted.bytes_read:,} bytes, digest {counted.digest[:16]}")
+        if options.skip_bad_records or counted.bad_records:
+            table.add_row("bad records", f"{counted.bad_records:,} skipped")
+    if options.save_counts:
+        table.add_row("counts", f"saved to {options.save_counts} (train again with --counts)")
     table.add_row("merges", f"{done:,} of {trainer.merges_planned:,}{note}")
     table.add_row(
         "vocabulary",
@@ -192,6 +241,7 @@ def _summary(console: Console, trainer: Trainer, label: str, paths: list[Path], 
         f"{trainer.corpus_bytes / max(1, trainer.tokens_in_corpus):.2f} bytes/token "
         f"({trainer.corpus_bytes:,} bytes → {trainer.tokens_in_corpus:,} tokens)",
     )
-    table.add_row("time", f"{read_s + merge_s:.2f} s (pre-tokenizing {read_s:.2f} s, merging {merge_s:.2f} s)")
+    first = "loading the counts" if options.counts else "pre-tokenizing"
+    table.add_row("time", f"{read_s + merge_s:.2f} s ({first} {read_s:.2f} s, merging {merge_s:.2f} s)")
     table.add_row("written", "\n".join(str(p) for p in paths))
     console.print(table)

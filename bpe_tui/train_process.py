@@ -19,11 +19,11 @@ import time
 import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from pathlib import Path
 
 from engine import BpeError, MergeStep, Tokenizer, Trainer
+from engine.sources import label
 
-from .train_options import TrainOptions, replay_saved
+from .train_options import Inputs, TrainOptions, replay_saved
 from .train_snapshot import sample
 
 SLICE = 0.04
@@ -65,14 +65,14 @@ class Motion:
 def serve(
     commands: Connection,
     reports: Connection,
-    corpus: Path,
+    inputs: Inputs,
     options: TrainOptions,
     resume: tuple[str, list[tuple[bytes, bytes]]] | None = None,
 ) -> None:
     """The process's main: load (and redo the merges of a ``resume``: its directory and
     merges), then obey until told to quit or the screen goes away."""
     try:
-        _Server(commands, reports).run(corpus, options, resume)
+        _Server(commands, reports).run(inputs, options, resume)
     except (BrokenPipeError, EOFError):
         pass  # the screen has gone: nothing left to report to
     except BaseException:
@@ -85,19 +85,22 @@ class _Server:
         self.posted_at = 0.0
 
     def run(
-        self, corpus: Path, options: TrainOptions, resume: tuple[str, list[tuple[bytes, bytes]]] | None
+        self, inputs: Inputs, options: TrainOptions, resume: tuple[str, list[tuple[bytes, bytes]]] | None
     ) -> None:
         def progress(phase: str, done: int, total: int) -> None:
             if phase == "read":
                 self.reports.send(("reading", done, total))
 
         try:
-            trainer = options.load(corpus, progress)
+            trainer = options.load(inputs, progress)
             if resume is not None:
-                replay_saved(trainer, resume[1], resume[0], corpus)
+                replay_saved(trainer, resume[1], resume[0], options.counts or label([str(i) for i in inputs]))
         except BpeError as e:
             self.reports.send(("failed", e))
             return
+        bad = trainer.summary.bad_records if trainer.summary else 0
+        if bad:
+            self.reports.send(("notice", f"skipped {bad:,} bad record{'' if bad == 1 else 's'} (--skip-bad-records)", "warning"))
         trainer.progress = None
         self.reports.send(("sampled", sample(trainer, None)))
         motion: Motion | None = None

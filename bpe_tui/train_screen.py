@@ -27,7 +27,7 @@ from engine import BpeError, Tokenizer
 
 from .encode_screen import EncodeScreen
 from .prompt_screen import PromptScreen
-from .train_options import TrainOptions
+from .train_options import Inputs, TrainOptions
 from .train_process import serve
 from .train_snapshot import TrainSnapshot
 from .widgets.train.corpus_words import CorpusWords
@@ -91,15 +91,16 @@ class TrainScreen(Screen[None]):
 
     def __init__(
         self,
-        corpus: Path,
+        inputs: Inputs | Path,
         options: TrainOptions,
         out: str | None = None,
         label: str | None = None,
         resume: tuple[str, list[tuple[bytes, bytes]]] | None = None,
     ) -> None:
         super().__init__()
-        self.corpus = Path(corpus)
-        self.label = label or self.corpus.name
+        self.inputs = [str(inputs)] if isinstance(inputs, (str, Path)) else [str(i) for i in inputs]
+        """Corpus files, directories and glob patterns (none when training from saved counts)."""
+        self.label = label or (Path(self.inputs[0]).name if self.inputs else str(options.counts))
         self.out = out
         self._options = options
         self._resume = resume
@@ -155,7 +156,7 @@ class TrainScreen(Screen[None]):
         process = context.Process(
             target=serve,
             name=TRAINER_PROCESS,
-            args=(commands_in, reports_out, self.corpus, self._options, self._resume),
+            args=(commands_in, reports_out, self.inputs, self._options, self._resume),
         )
         process.start()
         commands_in.close()
@@ -179,7 +180,7 @@ class TrainScreen(Screen[None]):
         elif process.exitcode and not worker.is_cancelled:
             code = process.exitcode
             how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
-            error = BpeError(f"{self.corpus}: the training process died ({how}: out of memory, or killed)")
+            error = BpeError(f"{self.label}: the training process died ({how}: out of memory, or killed)")
             self.app.call_from_thread(self.app.fail, error)
 
     def _report(self, report: tuple) -> None:
@@ -200,14 +201,14 @@ class TrainScreen(Screen[None]):
         else:  # "crashed"
             self.app.call_from_thread(self.app.panic, f"the trainer failed:\n{rest[0]}")
 
-    def _opening_text(self, size: int = 240) -> str:
-        """The start of the corpus, cut at a line or word end: something to encode."""
-        with open(self.corpus, encoding="utf-8", errors="replace") as f:
-            text = f.read(size)
-        cut = max(text.rfind("\n"), text.rfind(" "))
-        return text[:cut] if len(text) == size and cut > 0 else text
+    def _opening_text(self) -> str | None:
+        """The start of the corpus: something to encode (None: the encode view's own sample)."""
+        try:
+            return self._options.opening_text(self.inputs)
+        except BpeError:  # unreadable since it was counted
+            return None
 
-    def _push_encode(self, tokenizer: Tokenizer, text: str) -> None:
+    def _push_encode(self, tokenizer: Tokenizer, text: str | None) -> None:
         self.app.push_screen(EncodeScreen(tokenizer, text))
 
     # -- what the thread reports ----------------------------------------------------------

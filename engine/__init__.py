@@ -18,7 +18,7 @@ from .events import MergeStep, PairChange, StalePop
 from .pretokenize import PATTERNS, PreTokenizer
 from .reference import train_reference
 from .tokenizer import EncodeStep, PreTokenTrace, Tokenizer
-from .trainer import Trainer, Word, train_bpe
+from .trainer import Trainer, Word, train_bpe, train_from_iterator
 
 __all__ = [
     "BpeError",
@@ -38,5 +38,6 @@ __all__ = [
     "Word",
     "atomic_write",
     "train_bpe",
+    "train_from_iterator",
     "train_reference",
 ]

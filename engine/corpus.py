@@ -1,25 +1,28 @@
-"""Reading a corpus: streamed in blocks, counted here or by parallel worker processes.
+"""Counting a corpus: its inputs planned as shards (``engine.shards``), counted here or by
+parallel worker processes.
 
-The file is read in binary blocks and decoded as UTF-8 (an invalid byte is reported with
-its offset unless ``errors="replace"``). Each block is cut where a pre-token boundary is
-certain (``PreTokenizer.safe_cut``), so counting the blocks separately gives exactly the
-counts of the whole text, and memory grows with the number of distinct pre-tokens rather
-than the file size. A file above ``IN_PROCESS`` bytes is counted by workers, each taking
-blocks from a queue as it is free.
+Each shard is counted by ``count_shard``, which streams its part of a file in blocks cut where
+a pre-token boundary is certain, so memory grows with the number of distinct pre-tokens rather
+than the file size. A corpus above ``IN_PROCESS`` bytes is counted by workers, each taking
+shards from one queue as it is free and opening the files itself; the parent only adds up
+their tables and reports the bytes read across all inputs.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import threading
+import traceback
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, BinaryIO
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .errors import CorpusError, unreadable
+from .errors import BpeError, CorpusError
 from .pretokenize import PreTokenizer, merge_counts
+from .shards import MAX_BLOCK, SHARD_BYTES, CountSettings, Shard, ShardCount, count_shard, count_texts, inputs_digest, plan_shards
+from .sources import Source, expand_inputs, label
 
 if TYPE_CHECKING:
     from multiprocessing import Queue
@@ -27,93 +30,90 @@ if TYPE_CHECKING:
 Progress = Callable[[str, int, int], None]
 """Progress callback: ``(phase, done, total)``; phase is "read" (bytes) or "merge" (merges)."""
 
-MAX_BLOCK = 2 << 20
-"""Largest block counted at once: its text and split parts are what a worker holds."""
-
 IN_PROCESS = 16 << 20
-"""Files up to this size are counted in this process: below it, starting workers and
+"""Corpora up to this size are counted in this process: below it, starting workers and
 merging their results costs more than they save."""
 
-MAX_PARTS = 1 << 18
-"""Distinct parts a process tallies before turning them into pre-token counts: bounds its
-memory on a big file."""
+@dataclass(frozen=True, slots=True)
+class CountSummary:
+    """What was counted, besides the counts: kept with saved counts and shown in summaries."""
+
+    inputs: tuple[tuple[str, int], ...]
+    """Every input file, in order, with its size in bytes as stored."""
+    bytes_read: int
+    bad_records: int
+    """JSONL lines or Parquet rows skipped as bad (with ``skip_bad_records``)."""
+    digest: str
+    """BLAKE2b of the inputs' bytes as stored (Parquet: their text values), shard by shard
+    in plan order; the same files give the same digest however many processes count them."""
+
+    @property
+    def label(self) -> str:
+        return label([path for path, _ in self.inputs])
 
 
-def _utf8_tail(data: bytes) -> int:
-    """Length of an incomplete UTF-8 sequence at the end of ``data`` (0 if none)."""
-    for back in range(1, min(4, len(data)) + 1):
-        byte = data[-back]
-        if byte & 0xC0 != 0x80:  # a lead byte (or ASCII)
-            need = 1 if byte < 0x80 else 2 if byte >> 5 == 0b110 else 3 if byte >> 4 == 0b1110 else 4
-            return back if back < need else 0
-    return 0
+def as_inputs(inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[str | os.PathLike[str]]:
+    """One path or several, as a list."""
+    return [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
 
 
-def read_blocks(
-    path: str | os.PathLike[str],
-    pretok: PreTokenizer,
-    block_size: int = MAX_BLOCK,
-    errors: str = "strict",
-) -> Iterator[tuple[str, int]]:
-    """Yield ``(text, bytes_read_so_far)`` blocks that can be pre-tokenized independently."""
-    offset = 0  # file offset of the first byte of ``pending``
-    pending = b""
-    carry = ""
-    with open_corpus(path) as f:
-        while True:
-            data = f.read(block_size)
-            eof = not data
-            raw = pending + data
-            tail = 0 if eof else _utf8_tail(raw)
-            body, pending = (raw[: len(raw) - tail], raw[len(raw) - tail :]) if tail else (raw, b"")
-            try:
-                text = carry + body.decode("utf-8", errors)
-            except UnicodeDecodeError as e:
-                raise CorpusError(
-                    f"{path}: not valid UTF-8 at byte offset {offset + e.start} "
-                    "(use --errors replace to train anyway)"
-                ) from None
-            offset += len(body)
-            if eof:
-                if text:
-                    yield text, offset
-                return
-            cut = pretok.safe_cut(text)
-            if cut:
-                yield text[:cut], offset
-                carry = text[cut:]
-            else:
-                carry = text
+def count_inputs(
+    inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    settings: CountSettings,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    shard_bytes: int = SHARD_BYTES,
+) -> tuple[Counter[bytes], CountSummary]:
+    """Pre-token counts of files, directories and glob patterns, counted by ``workers``
+    processes (default: all cores); ``CorpusError`` if one cannot be read."""
+    sources = expand_inputs(as_inputs(inputs))
+    shards = plan_shards(sources, settings, shard_bytes)
+    total = sum(s.size for s in shards)
+    workers = min(workers or os.cpu_count() or 1, len(shards))
+    report = progress or (lambda phase, done, total: None)
+    done = 0
+
+    def read(n: int) -> None:
+        nonlocal done
+        done += n
+        report("read", done, total)
+
+    report("read", 0, total)
+    if workers == 1 or total <= IN_PROCESS:
+        counts: Counter[bytes] = Counter()
+        results = []
+        for shard in shards:
+            result = count_shard(shard, settings, read)
+            counts = merge_counts([counts, result.counts])
+            result.counts = Counter()
+            results.append(result)
+    else:
+        counts, results = _count_parallel(shards, settings, workers, read, label([s.path for s in sources]))
+    return counts, summarize(sources, results)
 
 
-def open_corpus(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open a corpus file in binary mode; ``CorpusError`` in one line if it cannot be."""
-    try:
-        f = open(path, "rb")
-    except OSError as e:
-        raise CorpusError(unreadable(path, e)) from None
-    if os.path.isdir(path):  # some systems open a directory without complaint
-        f.close()
-        raise CorpusError(unreadable(path, IsADirectoryError()))
-    return f
+def summarize(sources: Sequence[Source], results: Sequence[ShardCount]) -> CountSummary:
+    """The summary of counting ``sources`` from their shards' results, in plan order."""
+    return CountSummary(
+        tuple((s.path, s.size) for s in sources),
+        sum(r.bytes_read for r in results),
+        sum(r.bad_records for r in results),
+        inputs_digest(r.digest for r in results),
+    )
 
 
-def _heap_trimmer() -> Callable[[], object]:
-    """glibc's ``malloc_trim(0)``, or nothing where there is none.
-
-    Counting frees a block's text, its split parts and a result table for every block;
-    glibc keeps such freed memory in its heaps (one per thread that touched it), so without
-    a trim the processes' resident size grows with the file, not with the distinct
-    pre-tokens.
-    """
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        return lambda: None
-    return lambda: trim(0)
+def check_counted(counts: Counter[bytes], summary: CountSummary) -> None:
+    """``CorpusError`` saying why, if counting found no pre-tokens to train on."""
+    if not counts:
+        raise CorpusError(f"{summary.label}: {_nothing(summary)}: no text to train on")
 
 
-_trim_heap = _heap_trimmer()
+def _nothing(summary: CountSummary) -> str:
+    if summary.bad_records:
+        return f"every record is bad ({summary.bad_records:,} skipped)"
+    if all(size == 0 for _, size in summary.inputs):
+        return "the file is empty" if len(summary.inputs) == 1 else "the files are empty"
+    return "it holds nothing but special tokens"
 
 
 def count_file(
@@ -124,119 +124,110 @@ def count_file(
     errors: str = "strict",
     block_size: int | None = None,
 ) -> Counter[bytes]:
-    """Pre-token counts of a corpus file, counted by ``workers`` processes (default: all cores)."""
-    with open_corpus(path) as f:  # a clear error now, before any worker starts
-        total = os.fstat(f.fileno()).st_size
-    workers = workers or os.cpu_count() or 1
-    if block_size is None:
-        # At least two blocks per worker, so reading overlaps counting; bounded for memory.
-        block_size = max(1 << 18, min(MAX_BLOCK, total // (2 * workers) + 1))
-    report = progress or (lambda phase, done, total: None)
-    report("read", 0, total)
-    blocks = read_blocks(path, pretok, block_size, errors)
-    if workers == 1 or total <= IN_PROCESS:
-        return _count_texts(_reporting(blocks, report, total), pretok)
-    return _count_parallel(path, blocks, pretok, workers, lambda done: report("read", done, total))
+    """Pre-token counts of one file; ``block_size`` (tests) sets both the shards' length and
+    the blocks they are read in."""
+    settings = CountSettings(pretok.pattern, pretok.special_tokens, errors=errors, block_bytes=block_size or MAX_BLOCK)
+    return count_inputs([path], settings, workers, progress, shard_bytes=block_size or SHARD_BYTES)[0]
 
 
-def _reporting(blocks: Iterator[tuple[str, int]], report: Progress, total: int) -> Iterator[str]:
-    """The blocks' texts, reporting the bytes read once each block is counted."""
-    for text, done in blocks:
-        yield text
-        report("read", done, total)
+def count_iterable(texts: Iterable[str], pretok: PreTokenizer) -> Counter[bytes]:
+    """Pre-token counts of an iterable of strings, each a document of its own."""
 
+    def checked() -> Iterable[str]:
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise CorpusError(f"item {i:,} of the texts is {type(text).__name__}, not str")
+            yield text
 
-def _count_texts(texts: Iterable[str], pretok: PreTokenizer) -> Counter[bytes]:
-    """Count consecutive blocks: their parts are tallied together, so the regex runs once
-    per distinct part, until there are ``MAX_PARTS`` of them to turn into counts."""
-    counts: Counter[bytes] = Counter()
-    bare: dict[str, int] = {}
-    spaced: dict[str, int] = {}
-    for text in texts:
-        pretok.count_parts(text, bare, spaced)
-        del text
-        if not pretok.chunked or len(bare) + len(spaced) > MAX_PARTS:
-            counts = merge_counts([counts, pretok.resolve(bare, spaced)])
-            bare.clear()
-            spaced.clear()
-        _trim_heap()
-    return merge_counts([counts, pretok.resolve(bare, spaced)])
+    counts = count_texts(checked(), pretok)
+    if not counts:
+        raise CorpusError("the texts hold nothing but special tokens or nothing at all: no text to train on")
+    return counts
 
 
 def _count_parallel(
-    path: str | os.PathLike[str],
-    blocks: Iterator[tuple[str, int]],
-    pretok: PreTokenizer,
+    shards: list[Shard],
+    settings: CountSettings,
     workers: int,
-    read_to: Callable[[int], None],
-) -> Counter[bytes]:
-    """Hand the blocks to ``workers`` processes through one bounded queue; each counts
-    what it gets as ``_count_texts`` does and sends back one table at the end."""
+    read: Callable[[int], None],
+    name: str,
+) -> tuple[Counter[bytes], list[ShardCount]]:
+    """Hand the shards to ``workers`` processes through one queue; each counts what it gets
+    with ``count_shard``, reports bytes as it reads and each shard's digest as it ends, and
+    sends back one table at the end."""
     # Imported here: a small corpus, counted in this process, need not pay for them.
     import multiprocessing
     import queue
 
     # fork is fastest, but forking a process that runs other threads (the app) is unsafe.
     context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
-    tasks = context.Queue(2 * workers)  # bounds memory: a few blocks in flight
+    tasks = context.Queue()  # the shards are small plain data: all of them go in at once
     results = context.Queue()
     procs = [
-        context.Process(  # type: ignore[attr-defined]  # every concrete context has it
-            target=_worker, args=(pretok.pattern, pretok.special_tokens, tasks, results), daemon=True
-        )
+        context.Process(target=_worker, args=(settings, tasks, results), daemon=True)  # type: ignore[attr-defined]
         for _ in range(workers)
     ]
 
     def check() -> None:
         if any(p.exitcode for p in procs):
             raise CorpusError(
-                f"{path}: a worker process died while counting pre-tokens (out of memory or killed); "
-                "try fewer --workers"
+                f"{name}: a worker process died while counting pre-tokens (out of memory or killed); try fewer --workers"
             )
 
-    def put(task: str | None) -> None:
-        while True:
-            try:
-                return tasks.put(task, timeout=0.1)
-            except queue.Full:
-                check()
-
-    finished = False
+    finished = 0
+    per_shard: list[ShardCount | None] = [None] * len(shards)
+    total: Counter[bytes] = Counter()
     try:
         for p in procs:
             p.start()
-        for text, done in blocks:
-            put(text)
-            del text
-            read_to(done)
-            _trim_heap()  # the blocks passed on leave freed memory behind in this process too
+        for task in enumerate(shards):
+            tasks.put(task)
         for _ in procs:
-            put(None)
-        result: Counter[bytes] = Counter()
-        for _ in procs:
-            while True:
-                try:
-                    result = merge_counts([result, results.get(timeout=0.1)])
-                    break
-                except queue.Empty:
-                    check()
-        finished = True
-        return result
+            tasks.put(None)
+        while finished < workers:
+            try:
+                kind, *rest = results.get(timeout=0.1)
+            except queue.Empty:
+                check()
+                continue
+            if kind == "read":
+                read(rest[0])
+            elif kind == "shard":
+                per_shard[rest[0]] = rest[1]
+            elif kind == "counts":
+                total = merge_counts([total, rest[0]])
+                finished += 1
+            elif kind == "failed":
+                raise rest[0]
+            else:  # "crashed": a bug, not bad input
+                raise RuntimeError(f"a counting worker failed:\n{rest[0]}")
+        return total, [r for r in per_shard if r is not None]
     finally:
         for p in procs:
             if p.pid is not None:
                 p.terminate()  # a no-op for one that has finished
                 p.join()
-        if not finished:
-            tasks.cancel_join_thread()  # blocks no worker will take must not hold up exit
+        if finished < workers:
+            tasks.cancel_join_thread()  # shards no worker will take must not hold up exit
         for q in (tasks, results):
             q.close()
             q.join_thread()  # no queue thread left behind: a later fork would copy it
 
 
-def _worker(pattern: str, special_tokens: tuple[str, ...], tasks: Queue[str | None], results: Queue[Counter[bytes]]) -> None:
+def _worker(settings: CountSettings, tasks: Queue[tuple[int, Shard] | None], results: Queue[tuple]) -> None:
     # Ctrl-C reaches the whole process group: the parent decides what it means, not workers.
     # SIGTERM (the parent cleaning up) just ends a worker, whatever handler it was forked with.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    results.put(_count_texts(iter(tasks.get, None), PreTokenizer(pattern, special_tokens)))
+    total: Counter[bytes] = Counter()
+    try:
+        for index, shard in iter(tasks.get, None):  # type: ignore[misc]
+            result = count_shard(shard, settings, lambda n: results.put(("read", n)))
+            total = merge_counts([total, result.counts])
+            result.counts = Counter()
+            results.put(("shard", index, result))
+        results.put(("counts", total))
+    except BpeError as e:
+        results.put(("failed", e))
+    except Exception:
+        results.put(("crashed", traceback.format_exc()))

@@ -97,11 +97,19 @@ class PreTokenizer:
         # Matched from the start: overlapping special tokens pair up differently elsewhere.
         specials = [m.span() for m in self.special_regex.finditer(text)] if self.special_regex else []
         cut = max((end for _, end in specials if end <= limit), default=0)
-        if self.chunked:
-            newline_ok = str.isspace if self.pattern_name == "gpt2" else _not_alnum
-            for char, bad_before in ((" ", str.isspace), ("\n", newline_ok)):
-                cut = max(cut, _last_cut(text, char, bad_before, cut, limit, specials))
+        for char, bad_before in self.cut_rules:
+            cut = max(cut, _last_cut(text, char, bad_before, cut, limit, specials))
         return cut
+
+    @property
+    def cut_rules(self) -> tuple[tuple[str, Callable[[str], bool]], ...]:
+        """The characters before which a pre-token always starts (outside special tokens),
+        each with the test of the character before it that rules the cut out: a space after a
+        non-space; a newline after a non-space (GPT-2) or a letter or digit (GPT-4). None
+        under a custom pattern."""
+        if not self.chunked:
+            return ()
+        return ((" ", str.isspace), ("\n", str.isspace if self.pattern_name == "gpt2" else _not_alnum))
 
     def pretokens(self, piece: str) -> list[str]:
         """Regex pre-tokens of one ordinary piece.

@@ -29,15 +29,17 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ._trainer_core import Core
-from .corpus import Progress, count_file
+from .corpus import CountSummary, Progress, check_counted, count_inputs, count_iterable
+from .counts_file import load_counts, save_counts as save_counts_file
 from .errors import CorpusError, SettingsError
 from .events import MergeStep, Pair
 from .pretokenize import PreTokenizer
+from .shards import CountSettings
 
 
 TIE_LIMIT = 5
@@ -103,10 +105,13 @@ class Trainer:
         special_tokens: Sequence[str] = (),
         progress: Progress | None = None,
         pattern: str = "gpt2",
+        summary: CountSummary | None = None,
     ) -> None:
         check_settings(vocab_size, special_tokens)
         self.pattern = pattern
         """The pre-tokenizer the counts came from, kept for the tokenizer made from them."""
+        self.summary = summary
+        """What the counts were made from, when they came from files."""
         self.special_tokens = tuple(special_tokens)
         self.vocab_size = vocab_size
         self.progress = progress
@@ -133,27 +138,78 @@ class Trainer:
         return cls(counts, vocab_size, special_tokens, pattern=pattern, **kwargs)  # type: ignore[arg-type]
 
     @classmethod
-    def from_file(
+    def from_files(
         cls,
-        path: str | os.PathLike[str],
+        inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
         vocab_size: int,
         special_tokens: Sequence[str] = (),
         pattern: str = "gpt2",
         workers: int | None = None,
         progress: Progress | None = None,
         errors: str = "strict",
+        text_field: str = "text",
+        skip_bad_records: bool = False,
+        save_counts: str | os.PathLike[str] | None = None,
     ) -> Trainer:
-        """Train on a corpus file, streamed and counted by ``workers`` processes.
+        """Train on files, directories and glob patterns (plain text, JSONL, Parquet, gzip or
+        zstd compressed: see ``engine.sources``), counted by ``workers`` processes; with
+        ``save_counts``, the counts are also saved there (``engine.counts_file``).
 
-        ``CorpusError`` if it cannot be read, or holds no text besides special tokens.
+        ``CorpusError`` if they cannot be read or hold no text besides special tokens.
         """
         check_settings(vocab_size, special_tokens)
-        pretok = PreTokenizer(pattern, special_tokens)
-        counts = count_file(path, pretok, workers=workers, progress=progress, errors=errors)
-        if not counts:
-            what = "it holds nothing but special tokens" if os.path.getsize(path) else "the file is empty"
-            raise CorpusError(f"{path}: {what}: no text to train on")
+        settings = CountSettings(pattern, tuple(special_tokens), text_field, errors, skip_bad_records)
+        counts, summary = count_inputs(inputs, settings, workers=workers, progress=progress)
+        check_counted(counts, summary)
+        if save_counts is not None:
+            save_counts_file(save_counts, counts, settings.pretokenizer, summary)
+        return cls(counts, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=summary)
+
+    from_file = from_files
+
+    @classmethod
+    def from_iterator(
+        cls,
+        texts: Iterable[str],
+        vocab_size: int,
+        special_tokens: Sequence[str] = (),
+        pattern: str = "gpt2",
+        progress: Progress | None = None,
+    ) -> Trainer:
+        """Train on any iterable of strings (a list, a generator, a dataset's column), each
+        string a document: no pre-token spans two of them."""
+        check_settings(vocab_size, special_tokens)
+        counts = count_iterable(texts, PreTokenizer(pattern, special_tokens))
         return cls(counts, vocab_size, special_tokens, progress=progress, pattern=pattern)
+
+    @classmethod
+    def from_counts_file(
+        cls,
+        path: str | os.PathLike[str],
+        vocab_size: int,
+        special_tokens: Sequence[str] = (),
+        pattern: str = "gpt2",
+        progress: Progress | None = None,
+    ) -> Trainer:
+        """Train on counts saved by ``engine.counts_file.save_counts`` (``--save-counts``).
+
+        ``CorpusError`` if they were made with another pattern or other special tokens.
+        """
+        check_settings(vocab_size, special_tokens)
+        saved = load_counts(path)
+        wanted = PreTokenizer(pattern, special_tokens)
+        if saved.pattern != wanted.pattern:
+            name = PreTokenizer(saved.pattern).pattern_name or "a custom pattern"
+            raise CorpusError(
+                f"{path}: counted with --pattern {name}, not {wanted.pattern_name or 'this pattern'}: "
+                "train with the settings they were counted with, or count again"
+            )
+        if saved.special_tokens != wanted.special_tokens:
+            raise CorpusError(
+                f"{path}: counted with special tokens {list(saved.special_tokens)}, not {list(wanted.special_tokens)}: "
+                "train with the settings they were counted with, or count again"
+            )
+        return cls(saved.counts, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=saved.summary)
 
     def _build(self) -> None:
         """Lay out the words and queue their pairs: the state before any merge."""
@@ -305,17 +361,31 @@ class Trainer:
 
 
 def train_bpe(
-    input_path: str | os.PathLike[str],
+    input_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     vocab_size: int,
     special_tokens: Sequence[str] = (),
     **options: object,
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
-    """Train on a file; returns ``(vocab, merges)`` (the CS336 ``run_train_bpe`` shape).
+    """Train on files; returns ``(vocab, merges)`` (the CS336 ``run_train_bpe`` shape).
 
-    Options: ``pattern`` ("gpt2", "gpt4" or a regex), ``workers`` (processes for counting,
-    default all cores), ``progress`` (callback ``(phase, done, total)``), ``errors``
-    ("strict" or "replace" for invalid UTF-8).
+    ``input_path``: a file, or a list of files, directories and glob patterns. Options:
+    ``pattern`` ("gpt2", "gpt4" or a regex), ``workers`` (processes for counting, default all
+    cores), ``progress`` (callback ``(phase, done, total)``), ``errors`` ("strict" or
+    "replace" for invalid UTF-8), ``text_field`` (JSONL field or Parquet column, default
+    "text"), ``skip_bad_records``.
     """
-    trainer = Trainer.from_file(input_path, vocab_size, list(special_tokens), **options)  # type: ignore[arg-type]
+    trainer = Trainer.from_files(input_path, vocab_size, list(special_tokens), **options)  # type: ignore[arg-type]
+    trainer.run()
+    return trainer.vocab, trainer.merges
+
+
+def train_from_iterator(
+    texts: Iterable[str],
+    vocab_size: int,
+    special_tokens: Sequence[str] = (),
+    pattern: str = "gpt2",
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """Train on an iterable of strings, each a document; returns ``(vocab, merges)``."""
+    trainer = Trainer.from_iterator(texts, vocab_size, list(special_tokens), pattern=pattern)
     trainer.run()
     return trainer.vocab, trainer.merges

@@ -43,7 +43,7 @@ CORPORA = {
     ("args", "expected"),
     [
         (["missing.txt"], ["missing.txt: no such file"]),
-        (["."], [".: is a directory, not a file"]),
+        (["data/*.jsonl"], ["data/*.jsonl: no file matches this pattern"]),
         (["empty.txt"], ["empty.txt: the file is empty: no text to train on"]),
         (["specials.txt"], ["specials.txt: it holds nothing but special tokens"]),
         (["latin1.txt"], ["latin1.txt: not valid UTF-8 at byte offset 7", "--errors replace"]),
@@ -63,7 +63,7 @@ def test_train_refuses(tmp_path, args, expected):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(CORPORA)  # nothing written
 
 
-@pytest.mark.parametrize(("path", "expected"), [("missing.txt", "missing.txt: no such file"), (".", ".: is a directory")])
+@pytest.mark.parametrize(("path", "expected"), [("missing.txt", "missing.txt: no such file"), ("*.jsonl", "*.jsonl: no file matches")])
 def test_interactive_train_refuses_an_unreadable_file_before_any_screen(tmp_path, path, expected):
     done = run_cli("train", path, cwd=tmp_path)
     refused(done, expected)

@@ -116,14 +116,14 @@ def test_signal_saves_a_prefix_and_resume_finishes_it_exactly(tmp_path, big_corp
 def test_interrupted_while_pre_tokenizing_saves_nothing(tmp_path, monkeypatch, capsys):
     import engine.trainer
 
-    counted = engine.trainer.count_file
+    counted = engine.trainer.count_inputs
 
     def count_then_interrupt(*args, **kwargs):  # Ctrl-C arrives before the first merge
         counts = counted(*args, **kwargs)
         signal.raise_signal(signal.SIGINT)
         return counts
 
-    monkeypatch.setattr(engine.trainer, "count_file", count_then_interrupt)
+    monkeypatch.setattr(engine.trainer, "count_inputs", count_then_interrupt)
     with sample_corpus() as corpus:
         assert main(["train", str(corpus), "--headless", "--out", str(tmp_path / "out")]) == 130
     assert "interrupted while pre-tokenizing" in capsys.readouterr().err
@@ -191,26 +191,27 @@ def test_resume_from_nothing(tmp_path, capsys):
 
 def test_a_counting_worker_that_dies_ends_the_run_with_a_message(tmp_path):
     """A worker killed mid-count (as the out-of-memory killer would) is reported, not waited on."""
-    corpus = tmp_path / "corpus.txt"
+    corpus, other = tmp_path / "corpus.txt", tmp_path / "more.txt"
     corpus.write_text("some words to count, and more words\n" * 20_000)
+    other.write_text("other words to count\n" * 20_000)
     script = textwrap.dedent(
         f"""
         import os, signal, sys
-        import engine.corpus
+        import engine.corpus, engine.shards
         from bpe_tui.cli import main
 
         def die(*args):
             os.kill(os.getpid(), signal.SIGKILL)
 
-        engine.corpus._count_texts = die
-        engine.corpus.IN_PROCESS = 0  # a small file, counted by workers all the same
-        sys.exit(main(["train", {str(corpus)!r}, "--headless", "--workers", "2"]))
+        engine.shards.count_texts = die
+        engine.corpus.IN_PROCESS = 0  # small files, counted by workers all the same
+        sys.exit(main(["train", {str(corpus)!r}, {str(other)!r}, "--headless", "--workers", "2"]))
         """
     )
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert done.stderr.strip() == (
-        f"bpe-tui: {corpus}: a worker process died while counting pre-tokens (out of memory or killed); try fewer --workers"
+        f"bpe-tui: {corpus} and 1 more file: a worker process died while counting pre-tokens (out of memory or killed); try fewer --workers"
     )
 
 

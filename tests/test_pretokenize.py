@@ -44,7 +44,7 @@ def test_streamed_count_equals_whole_count(monkeypatch, tmp_path, pattern, text,
     """Blocks cut by safe_cut, counted apart (in parallel, or here with the distinct parts
     folded into counts every ``max_parts``), add up to the whole."""
     monkeypatch.setattr("engine.corpus.IN_PROCESS", 0)  # workers even for a small file
-    monkeypatch.setattr("engine.corpus.MAX_PARTS", max_parts)
+    monkeypatch.setattr("engine.shards.MAX_PARTS", max_parts)
     path = tmp_path / "corpus.txt"
     path.write_text(text, encoding="utf-8", newline="")
     pretok = PreTokenizer(pattern, SPECIALS)
