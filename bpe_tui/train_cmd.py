@@ -16,7 +16,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
@@ -25,29 +25,20 @@ from rich.table import Table
 from rich.text import Text
 
 from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
-from engine.corpus import open_corpus
-from engine.trainer import check_settings
 
-from .train_options import DEFAULT_SPECIAL, Merges, TrainOptions, replay_saved, sample_corpus
+from .train_options import Merges, TrainOptions, chosen_corpus, replay_saved
 
 DEFAULT_OUT = "out"
 
 
 def run_train(args: argparse.Namespace) -> int:
-    special_tokens = [DEFAULT_SPECIAL] if args.special_tokens is None else list(args.special_tokens)
-    check_settings(args.vocab_size, special_tokens)
-    if args.workers is not None and args.workers < 1:
-        raise SettingsError("--workers must be at least 1")
-    options = TrainOptions(args.vocab_size, tuple(special_tokens), args.pattern, args.workers, args.errors)
+    options = TrainOptions.from_args(args)
     resume = _saved_merges(args, options) if args.resume else None
     if args.resume and args.out is None:  # a resumed run goes on in its own directory
         args.out = args.resume if Path(args.resume).is_dir() else str(Path(args.resume).parent)
     if args.out is not None or args.headless:
         _check_out(Path(args.out or DEFAULT_OUT))
-    if args.file:
-        open_corpus(args.file).close()  # a missing file is one line, before any screen opens
-    with nullcontext(Path(args.file)) if args.file else sample_corpus() as corpus:
-        label = corpus.name if args.file else f"{corpus.name} (bundled sample)"
+    with chosen_corpus(args.file) as (corpus, label):
         if args.headless:
             return _headless(args, options, corpus, label, resume)
         return _interactive(args, options, corpus, label, resume)

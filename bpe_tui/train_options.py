@@ -1,16 +1,20 @@
-"""What a training run is asked for, shared by the headless run, the training screen and the
-screen's trainer process (each imports this; none imports another for it)."""
+"""What a training run is asked for, shared by the headless run, the training screen, the
+screen's trainer process and the race (each imports this; none imports another for it)."""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager, nullcontext
+import argparse
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from importlib.resources import as_file, files
 from pathlib import Path
 
-from engine import ResumeError, Trainer
+from engine import ResumeError, SettingsError, Trainer
 from engine.corpus import Progress as EngineProgress
-from engine.trainer import first_merge_id
+from engine.corpus import open_corpus
+from engine.trainer import check_settings, count_corpus, first_merge_id
 
 DEFAULT_SPECIAL = "<|endoftext|>"
 SAMPLE = "sample.txt"
@@ -25,6 +29,18 @@ def sample_corpus(name: str = SAMPLE) -> AbstractContextManager[Path]:
         return nullcontext(Path(__file__).resolve().parent.parent / "sample_corpora" / name)
 
 
+@contextmanager
+def chosen_corpus(file: str | None) -> Iterator[tuple[Path, str]]:
+    """The corpus named on the command line (a missing file is one line now, before any
+    screen opens), or the bundled sample; with the label screens show for it."""
+    if file:
+        open_corpus(file).close()
+        yield Path(file), Path(file).name
+    else:
+        with sample_corpus() as path:
+            yield path, f"{path.name} (bundled sample)"
+
+
 @dataclass(frozen=True)
 class TrainOptions:
     """What a training run is asked for on the command line: carried as one value to the
@@ -36,9 +52,22 @@ class TrainOptions:
     workers: int | None = None
     errors: str = "strict"
 
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> TrainOptions:
+        """The options of ``bpe-tui train`` or ``race``; ``SettingsError`` for impossible ones."""
+        special_tokens = (DEFAULT_SPECIAL,) if args.special_tokens is None else tuple(args.special_tokens)
+        check_settings(args.vocab_size, special_tokens)
+        if args.workers is not None and args.workers < 1:
+            raise SettingsError("--workers must be at least 1")
+        return cls(args.vocab_size, special_tokens, args.pattern, args.workers, args.errors)
+
     @property
     def merges_planned(self) -> int:
         return self.vocab_size - first_merge_id(self.special_tokens)
+
+    def count(self, corpus: Path, progress: EngineProgress | None = None) -> Counter[bytes]:
+        """The pre-token counts of ``corpus`` with these settings."""
+        return count_corpus(corpus, self.special_tokens, self.pattern, self.workers, progress, self.errors)
 
     def load(self, corpus: Path, progress: EngineProgress | None = None) -> Trainer:
         """Count ``corpus`` into a trainer at merge 0."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import gc
 import os
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -79,6 +80,22 @@ def check_settings(vocab_size: int, special_tokens: Sequence[str]) -> None:
             f"vocab size {vocab_size} is below {floor} (256 bytes + {len(special_tokens)} special "
             f"token{'' if len(special_tokens) == 1 else 's'})"
         )
+
+
+def count_corpus(
+    path: str | os.PathLike[str],
+    special_tokens: Sequence[str] = (),
+    pattern: str = "gpt2",
+    workers: int | None = None,
+    progress: Progress | None = None,
+    errors: str = "strict",
+) -> Counter[bytes]:
+    """The pre-token counts a trainer starts from; ``CorpusError`` if there is nothing to train on."""
+    counts = count_file(path, PreTokenizer(pattern, special_tokens), workers=workers, progress=progress, errors=errors)
+    if not counts:
+        what = "it holds nothing but special tokens" if os.path.getsize(path) else "the file is empty"
+        raise CorpusError(f"{path}: {what}: no text to train on")
+    return counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,11 +165,7 @@ class Trainer:
         ``CorpusError`` if it cannot be read, or holds no text besides special tokens.
         """
         check_settings(vocab_size, special_tokens)
-        pretok = PreTokenizer(pattern, special_tokens)
-        counts = count_file(path, pretok, workers=workers, progress=progress, errors=errors)
-        if not counts:
-            what = "it holds nothing but special tokens" if os.path.getsize(path) else "the file is empty"
-            raise CorpusError(f"{path}: {what}: no text to train on")
+        counts = count_corpus(path, special_tokens, pattern, workers, progress, errors)
         return cls(counts, vocab_size, special_tokens, progress=progress, pattern=pattern)
 
     def _build(self) -> None:
