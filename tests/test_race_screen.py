@@ -77,7 +77,8 @@ async def test_stop_the_slow_one_keeps_the_speedup_measured_so_far():
         await pilot.pause(0.3)
         assert reference.done == stopped_at and reference.state == STOPPED  # its process is gone, not just hidden
         verdict = text_of(screen, RaceVerdict)
-        assert f"stopped at merge {stopped_at}" in verdict and f"✓ {stopped_at} merges agree so far" in verdict
+        assert "speed-up so far" in verdict and ", stopped" in verdict and f"✓ {stopped_at} merges agree so far" in verdict
+        assert f"merges {stopped_at}/{MERGES}" in text_of(screen, "#lane-0") and "all would take ~" in text_of(screen, "#lane-0")
         assert screen.check_action("stop", ()) is None  # nothing left to stop: the key dims
 
 

@@ -57,9 +57,8 @@ class RaceVerdict(RacePanel):
                 f"{show_speedup(ratio)}: {fast.racer.name} {show_seconds(fast.elapsed(now))}, "
                 f"{slow.racer.name} {show_seconds(slow.elapsed(now))} for {slow.done:,} merges",
             )
-        where = f"stopped at merge {slow.done:,}" if slow.state == STOPPED else f"at merge {slow.done:,}"
         return Text.assemble(
             ("speed-up so far ", label),
-            f"{show_speedup(ratio)}: {fast.racer.name} {show_rate(fast.rate(now))}, "
-            f"{slow.racer.name} {show_rate(slow.rate(now))} ({where})",
+            f"{show_speedup(ratio)}: {fast.racer.name} {show_rate(fast.rate(now))} vs {slow.racer.name} "
+            f"{show_rate(slow.rate(now))}{', stopped' if slow.state == STOPPED else ''}",
         )
