@@ -30,6 +30,7 @@ from .race_process import RACERS, Racer, follow, start_racers
 from .race_state import COUNTING, FINISHED, MERGING, READY, STOPPED, Race
 from .train_options import TrainOptions
 from .widgets.race.merges_side_by_side import MergesSideBySide
+from .widgets.race.race_panel import RacePanel
 from .widgets.race.race_verdict import RaceVerdict
 from .widgets.race.racer_progress import RacerProgress
 
@@ -145,8 +146,8 @@ class RaceScreen(Screen[None]):
     def _show(self) -> None:
         now = self.clock()
         race = self.race
-        for panel in self.query("RacerProgress, RaceVerdict, MergesSideBySide").results():
-            panel.show(race, now)  # type: ignore[attr-defined]
+        for panel in self.query(RacePanel).results():
+            panel.show(race, now)
         pre_tokens = "" if race.distinct_pre_tokens is None else f" · {race.distinct_pre_tokens:,} distinct pre-tokens"
         self.query_one("#race-title", Static).update(
             f"race on {self.label}{pre_tokens} · {race.planned:,} merges (vocab {self.options.vocab_size:,})"

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import multiprocessing
+import os
+import signal
 
 from rich.console import Console
 
 from bpe_tui.race_process import RACER_PROCESS
 from bpe_tui.race_screen import RaceScreen
-from bpe_tui.race_state import FINISHED, STOPPED
+from bpe_tui.race_state import FAILED, FINISHED, STOPPED
 from bpe_tui.widgets.race.race_verdict import RaceVerdict
 from bpe_tui.widgets.race.racer_progress import RacerProgress
 
@@ -110,3 +112,15 @@ async def test_from_the_palette_over_the_training_screen_and_back():
         await pilot.press("q")  # ... and q goes back to the training screen
         await pilot.pause()
         assert app.screen is train
+
+
+async def test_a_racer_that_dies_is_reported_in_its_lane():
+    app, screen = race_app(DAWDLING, frozen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        reference = screen.race.lanes[0]
+        await wait_until(pilot, lambda: reference.done >= 1)
+        (process,) = [p for p in multiprocessing.active_children() if p.name == RACER_PROCESS.format("reference")]
+        os.kill(process.pid, signal.SIGKILL)  # as the out-of-memory killer would
+        await wait_until(pilot, lambda: reference.state == FAILED)
+        assert "failed  its process died (killed by SIGKILL)" in text_of(screen, "#lane-0")
+        assert screen.query_one("#lane-0", RacerProgress).border_subtitle == "✗ failed"
