@@ -150,7 +150,7 @@ class RaceScreen(Screen[None]):
             panel.show(race, now)
         pre_tokens = "" if race.distinct_pre_tokens is None else f" · {race.distinct_pre_tokens:,} distinct pre-tokens"
         self.query_one("#race-title", Static).update(
-            f"race on {self.label}{pre_tokens} · {race.planned:,} merges (vocab {self.options.vocab_size:,})"
+            f"race on {self.label} · {race.planned:,} merges (vocab {self.options.vocab_size:,}){pre_tokens}"
         )
         if not any(lane.state == MERGING for lane in race.lanes):
             self._ticker.pause()
