@@ -14,9 +14,9 @@ from pathlib import Path
 from rich.console import Console, Group
 from rich.table import Table
 
-from .child_process import ChildProcess, listen
+from .child_process import listen
 from .race_process import RACERS, Racer, follow, start_racers
-from .race_state import FINISHED, Lane, Race, show_rate, show_seconds, show_speedup
+from .race_state import FINISHED, MERGING, Lane, Race, show_rate, show_seconds, show_speedup
 from .train_options import TrainOptions, chosen_corpus
 
 
@@ -80,7 +80,7 @@ def _progress_line(state: Race, wall: float, now: float) -> str:
 
 def _lane_progress(lane: Lane, now: float) -> str:
     where = f"{lane.racer.name} {lane.done:,}/{lane.total:,}"
-    if lane.state != "merging":
+    if lane.state != MERGING:
         return f"{where} {lane.state}"
     return f"{where} {show_rate(lane.rate(now))}, {show_seconds(lane.to_finish(now))} to go"
 
