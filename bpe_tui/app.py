@@ -1,4 +1,4 @@
-"""The Textual application: hosts the training screen and the encode view."""
+"""The Textual application: hosts the training screen, the encode view and the race."""
 
 from __future__ import annotations
 
@@ -13,6 +13,10 @@ from textual.screen import Screen
 from textual.widgets import Label
 
 from engine import BpeError
+
+from .race_screen import RaceScreen
+from .train_options import DEFAULT_SPECIAL, TrainOptions, sample_corpus
+from .train_screen import TrainScreen
 
 MIN_SIZE = Size(60, 16)
 """The smallest terminal whose panels still show their content."""
@@ -81,8 +85,29 @@ class BpeApp(App[int]):
         self.failure = error
         self.exit(return_code=2)
 
+    def opened_over_another(self, screen: Screen) -> bool:
+        """``screen`` was opened over another of the app's screens (its ``q`` goes back to it)."""
+        below = self.screen_stack[: self.screen_stack.index(screen)] if screen in self.screen_stack else []
+        return any(type(other) is not Screen for other in below)
+
+    def action_race(self) -> None:
+        """Race the recount-everything trainer against the optimized one, on the corpus being
+        trained (the bundled sample when there is none)."""
+        training = next((s for s in reversed(self.screen_stack) if isinstance(s, TrainScreen)), None)
+        if training is not None:
+            self.push_screen(RaceScreen(training.inputs, training.options, training.label))
+            return
+        with sample_corpus() as path:  # a real file once installed; the racers read it at once
+            self.push_screen(RaceScreen([str(path)], TrainOptions(1000, (DEFAULT_SPECIAL,)), f"{path.name} (bundled sample)"))
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
+        if not isinstance(screen, RaceScreen):
+            yield SystemCommand(
+                "race: recount vs optimized",
+                "Race the recount-everything trainer against the optimized one on this corpus",
+                self.action_race,
+            )
         for binding in screen.BINDINGS:
             # False: the screen hides that key now (the encode view's q is Back or Quit).
             if isinstance(binding, Binding) and binding.tooltip and screen.check_action(binding.action, ()) is not False:

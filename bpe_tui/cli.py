@@ -1,4 +1,4 @@
-"""The ``bpe-tui`` command: ``train``, ``encode`` and ``decode``.
+"""The ``bpe-tui`` command: ``train``, ``race``, ``encode`` and ``decode``.
 
 Bad input ends with one line on stderr and exit status 2, never a traceback; an interrupted
 command (Ctrl-C) with exit status 130.
@@ -22,32 +22,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="bpe-tui", description="Train byte-level BPE tokenizers and watch every merge.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    train = sub.add_parser("train", help="train a tokenizer and watch the merges")
-    train.add_argument(
-        "inputs",
-        nargs="*",
-        metavar="FILE",
-        help="corpus files, directories or glob patterns: UTF-8 text, .jsonl, .parquet, optionally .gz/.zst "
-        "(default: the bundled sample)",
-    )
-    train.add_argument("--vocab-size", type=int, default=1000, help="vocabulary size (default 1000)")
-    train.add_argument(
-        "--special-token",
-        action="append",
-        dest="special_tokens",
-        metavar="TOKEN",
-        help="special token (repeatable; default <|endoftext|>)",
-    )
-    train.add_argument("--pattern", choices=["gpt2", "gpt4"], default="gpt2", help="pre-tokenizer regex")
+    train = _corpus_options(sub.add_parser("train", help="train a tokenizer and watch the merges"))
     train.add_argument("--headless", action="store_true", help="no TUI: progress, summary, files")
     train.add_argument("--out", metavar="DIR", help="where to write tokenizer.json, vocab.json, merges.txt")
-    train.add_argument("--workers", type=int, default=None, help="processes for counting (default: all cores)")
-    train.add_argument("--errors", choices=["strict", "replace"], default="strict", help="invalid UTF-8 handling")
     train.add_argument("--resume", metavar="DIR", help="continue a saved run on the same corpus and settings")
-    train.add_argument("--text-field", default="text", metavar="NAME", help="JSONL field / Parquet column of the text (default text)")
-    train.add_argument("--skip-bad-records", action="store_true", help="skip and count bad JSONL lines / Parquet rows")
     train.add_argument("--save-counts", metavar="FILE", help="save the pre-token counts, to train again with --counts")
     train.add_argument("--counts", metavar="FILE", help="train from saved counts instead of a corpus")
+
+    race = _corpus_options(sub.add_parser("race", help="race the recount-everything trainer against the optimized one"))
+    race.add_argument("--headless", action="store_true", help="no TUI: a progress line per second, then the results")
 
     encode = sub.add_parser("encode", help="step through an encode, merge by merge")
     encode.add_argument("--model", required=True, metavar="PATH", help="tokenizer.json, or a directory with it or vocab.json + merges.txt")
@@ -63,6 +46,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _corpus_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """What to train on and how: the options ``train`` and ``race`` share."""
+    parser.add_argument(
+        "inputs",
+        nargs="*",
+        metavar="FILE",
+        help="corpus files, directories or glob patterns: UTF-8 text, .jsonl, .parquet, optionally .gz/.zst "
+        "(default: the bundled sample)",
+    )
+    parser.add_argument("--vocab-size", type=int, default=1000, help="vocabulary size (default 1000)")
+    parser.add_argument(
+        "--special-token",
+        action="append",
+        dest="special_tokens",
+        metavar="TOKEN",
+        help="special token (repeatable; default <|endoftext|>)",
+    )
+    parser.add_argument("--pattern", choices=["gpt2", "gpt4"], default="gpt2", help="pre-tokenizer regex")
+    parser.add_argument("--workers", type=int, default=None, help="processes for counting (default: all cores)")
+    parser.add_argument("--errors", choices=["strict", "replace"], default="strict", help="invalid UTF-8 handling")
+    parser.add_argument("--text-field", default="text", metavar="NAME", help="JSONL field / Parquet column of the text (default text)")
+    parser.add_argument("--skip-bad-records", action="store_true", help="skip and count bad JSONL lines / Parquet rows")
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -70,6 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .train_cmd import run_train
 
             return run_train(args)
+        if args.command == "race":
+            from .race_cmd import run_race
+
+            return run_race(args)
         if args.command == "decode":
             from .decode_cmd import run_decode
 

@@ -145,9 +145,7 @@ class EncodeScreen(Screen[None]):
             return editing == (action == "leave_text")
         # `q` goes back when this view was opened over another screen, and quits otherwise.
         if action in ("back", "quit_app"):
-            below = self.app.screen_stack[: self.app.screen_stack.index(self)] if self in self.app.screen_stack else []
-            over_another = any(type(screen) is not Screen for screen in below)
-            return over_another == (action == "back")
+            return self.app.opened_over_another(self) == (action == "back")  # type: ignore[attr-defined]
         return True
 
     @on(TextArea.Changed, "#text")

@@ -16,7 +16,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
@@ -25,28 +25,14 @@ from rich.table import Table
 from rich.text import Text
 
 from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
-from engine.sources import expand_inputs
-from engine.sources import label as name_files
-from engine.trainer import check_settings
 
-from .train_options import DEFAULT_SPECIAL, Merges, TrainOptions, replay_saved, sample_corpus
+from .train_options import Merges, TrainOptions, chosen_corpus, replay_saved
 
 DEFAULT_OUT = "out"
 
 
 def run_train(args: argparse.Namespace) -> int:
-    special_tokens = [DEFAULT_SPECIAL] if args.special_tokens is None else list(args.special_tokens)
-    check_settings(args.vocab_size, special_tokens)
-    if args.workers is not None and args.workers < 1:
-        raise SettingsError("--workers must be at least 1")
-    if args.counts and args.inputs:
-        raise SettingsError("--counts trains from saved counts: give it no corpus files")
-    if args.counts and args.save_counts:
-        raise SettingsError("--save-counts saves the counts of a corpus: it does not go with --counts")
-    options = TrainOptions(
-        args.vocab_size, tuple(special_tokens), args.pattern, args.workers, args.errors,
-        args.text_field, args.skip_bad_records, args.counts, args.save_counts,
-    )
+    options = TrainOptions.from_args(args)
     resume = _saved_merges(args, options) if args.resume else None
     if args.resume and args.out is None:  # a resumed run goes on in its own directory
         args.out = args.resume if Path(args.resume).is_dir() else str(Path(args.resume).parent)
@@ -54,29 +40,10 @@ def run_train(args: argparse.Namespace) -> int:
         _check_out(Path(args.out or DEFAULT_OUT))
     if args.save_counts:
         _check_counts_path(Path(args.save_counts))
-    # Missing files, globs that match nothing, unknown extensions: one line, before any screen opens.
-    names = [s.path for s in expand_inputs(args.inputs)] if args.inputs else []
-    with nullcontext(names) if args.inputs or args.counts else _bundled_sample() as inputs:
-        name = _label(args, inputs)
+    with chosen_corpus(args.inputs, args.counts) as (inputs, name):
         if args.headless:
             return _headless(args, options, inputs, name, resume)
         return _interactive(args, options, inputs, name, resume)
-
-
-@contextmanager
-def _bundled_sample() -> Iterator[list[str]]:
-    with sample_corpus() as corpus:
-        yield [str(corpus)]
-
-
-def _label(args: argparse.Namespace, inputs: list[str]) -> str:
-    """How the screen and the summary name what is trained on."""
-    if args.counts:
-        return f"{Path(args.counts).name} (saved counts)"
-    if not args.inputs:
-        return f"{Path(inputs[0]).name} (bundled sample)"
-    first = Path(inputs[0]).name
-    return name_files([first, *inputs[1:]])
 
 
 def _check_counts_path(path: Path) -> None:

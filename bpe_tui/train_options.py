@@ -1,19 +1,22 @@
-"""What a training run is asked for, shared by the headless run, the training screen and the
-screen's trainer process (each imports this; none imports another for it)."""
+"""What a training run is asked for, shared by the headless run, the training screen, the
+screen's trainer process and the race (each imports this; none imports another for it)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import AbstractContextManager, nullcontext
+import argparse
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from importlib.resources import as_file, files
 from pathlib import Path
 
-from engine import ResumeError, Trainer
+from engine import ResumeError, SettingsError, Trainer
 from engine.corpus import Progress as EngineProgress
 from engine.shards import CountSettings, first_text, plan_shards
 from engine.sources import expand_inputs
-from engine.trainer import first_merge_id
+from engine.sources import label as name_files
+from engine.trainer import check_settings, count_corpus, first_merge_id, load_saved_counts
 
 DEFAULT_SPECIAL = "<|endoftext|>"
 SAMPLE = "sample.txt"
@@ -28,6 +31,21 @@ def sample_corpus(name: str = SAMPLE) -> AbstractContextManager[Path]:
         return as_file(files("bpe_tui.sample_corpora") / name)
     except ModuleNotFoundError:  # a source checkout: the folder sits beside the package
         return nullcontext(Path(__file__).resolve().parent.parent / "sample_corpora" / name)
+
+
+@contextmanager
+def chosen_corpus(inputs: Sequence[str], counts: str | None = None) -> Iterator[tuple[list[str], str]]:
+    """The corpus files named on the command line, or the bundled sample when there are none
+    (and no saved ``counts``), with the label screens show for them. Missing files, globs
+    that match nothing and unknown extensions are one line now, before any screen opens."""
+    if counts is not None:
+        yield [], f"{Path(counts).name} (saved counts)"
+    elif inputs:
+        names = [source.path for source in expand_inputs(inputs)]
+        yield names, name_files([Path(names[0]).name, *names[1:]])
+    else:
+        with sample_corpus() as path:
+            yield [str(path)], f"{path.name} (bundled sample)"
 
 
 @dataclass(frozen=True)
@@ -47,6 +65,32 @@ class TrainOptions:
     save_counts: str | None = None
     """Where to save the corpus's counts once they are counted."""
 
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> TrainOptions:
+        """The options of ``bpe-tui train`` or ``race``; ``SettingsError`` for impossible ones."""
+        special_tokens = (DEFAULT_SPECIAL,) if args.special_tokens is None else tuple(args.special_tokens)
+        check_settings(args.vocab_size, special_tokens)
+        if args.workers is not None and args.workers < 1:
+            raise SettingsError("--workers must be at least 1")
+        return cls(args.vocab_size, special_tokens, args.pattern, args.workers, args.errors)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> TrainOptions:
+        """The options of ``bpe-tui train`` or ``race``; ``SettingsError`` for impossible ones."""
+        special_tokens = (DEFAULT_SPECIAL,) if args.special_tokens is None else tuple(args.special_tokens)
+        check_settings(args.vocab_size, special_tokens)
+        if args.workers is not None and args.workers < 1:
+            raise SettingsError("--workers must be at least 1")
+        counts, save_counts = getattr(args, "counts", None), getattr(args, "save_counts", None)
+        if counts and args.inputs:
+            raise SettingsError("--counts trains from saved counts: give it no corpus files")
+        if counts and save_counts:
+            raise SettingsError("--save-counts saves the counts of a corpus: it does not go with --counts")
+        return cls(
+            args.vocab_size, special_tokens, args.pattern, args.workers, args.errors,
+            args.text_field, args.skip_bad_records, counts, save_counts,
+        )
+
     @property
     def merges_planned(self) -> int:
         return self.vocab_size - first_merge_id(self.special_tokens)
@@ -54,6 +98,12 @@ class TrainOptions:
     @property
     def count_settings(self) -> CountSettings:
         return CountSettings(self.pattern, self.special_tokens, self.text_field, self.errors, self.skip_bad_records)
+
+    def count(self, inputs: Inputs, progress: EngineProgress | None = None) -> Counter[bytes]:
+        """The pre-token counts of ``inputs`` (or the saved ``counts``) with these settings."""
+        if self.counts is not None:
+            return load_saved_counts(self.counts, self.pattern, self.special_tokens).counts
+        return count_corpus(inputs, self.count_settings, self.workers, progress)[0]
 
     def load(self, inputs: Inputs, progress: EngineProgress | None = None) -> Trainer:
         """Count ``inputs`` (or load ``counts``) into a trainer at merge 0."""

@@ -8,10 +8,6 @@ pace however fast the merges come.
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.forkserver
-import signal
-from multiprocessing.connection import Connection
 from pathlib import Path
 
 from textual import work
@@ -25,6 +21,7 @@ from textual.worker import get_current_worker
 
 from engine import BpeError, Tokenizer
 
+from .child_process import ChildProcess, ensure_running, listen
 from .encode_screen import EncodeScreen
 from .prompt_screen import PromptScreen
 from .train_options import Inputs, TrainOptions
@@ -106,17 +103,20 @@ class TrainScreen(Screen[None]):
         self._resume = resume
         """A saved run to continue: its directory and merges, redone once the corpus is read."""
         # The trainer's process (and a large corpus's counting pool) come from a fork server,
-        # which starts now: once the app runs, stderr is captured and has no file descriptor
-        # to hand to new processes.
-        multiprocessing.forkserver.ensure_running()
+        # which starts now, before the app captures stderr.
+        ensure_running()
         self.snapshot: TrainSnapshot | None = None
         """The newest state the trainer's process sent."""
-        self._commands: Connection | None = None
+        self._trainer: ChildProcess | None = None
         self._seq = 0
         self._speed = SPEEDS.index(10)
         self.playing = False
         self._quitting = False
         """``q`` was pressed: the app ends once the trainer has obeyed every earlier key."""
+
+    @property
+    def options(self) -> TrainOptions:
+        return self._options
 
     @property
     def merges_planned(self) -> int:
@@ -150,36 +150,17 @@ class TrainScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="trainer")
     def _run_trainer(self) -> None:
         """Start the trainer's process and pass its reports on as messages until it ends."""
-        context = multiprocessing.get_context("forkserver")
-        commands_in, self._commands = context.Pipe(duplex=False)
-        reports, reports_out = context.Pipe(duplex=False)
-        process = context.Process(
-            target=serve,
-            name=TRAINER_PROCESS,
-            args=(commands_in, reports_out, self.inputs, self._options, self._resume),
-        )
-        process.start()
-        commands_in.close()
-        reports_out.close()
+        trainer = self._trainer = ChildProcess(serve, (self.inputs, self._options, self._resume), TRAINER_PROCESS)
         worker = get_current_worker()
         try:
-            while not worker.is_cancelled:
-                if not reports.poll(0.1):
-                    continue
-                try:
-                    report = reports.recv()
-                except EOFError:
-                    break
-                self._report(report)
+            for report in listen([trainer], lambda: worker.is_cancelled):
+                if report is not None:
+                    self._report(report[1])
         finally:
-            if worker.is_cancelled:  # the app is closing: end a load or motion still running
-                process.terminate()
-            process.join()
+            trainer.close(terminate=worker.is_cancelled)  # the app is closing: end a load or motion still running
         if self._quitting:
             self.app.call_from_thread(self.app.exit, 0)
-        elif process.exitcode and not worker.is_cancelled:
-            code = process.exitcode
-            how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+        elif (how := trainer.death()) and not worker.is_cancelled:
             error = BpeError(f"{self.label}: the training process died ({how}: out of memory, or killed)")
             self.app.call_from_thread(self.app.fail, error)
 
@@ -247,9 +228,9 @@ class TrainScreen(Screen[None]):
         if self.snapshot is None:
             self.notify("still pre-tokenizing the corpus")
             return False
-        assert self._commands is not None
+        assert self._trainer is not None
         self._seq += 1
-        self._commands.send((self._seq, command, arg))
+        self._trainer.send((self._seq, command, arg))
         if activity is not None:
             self.query_one(StatusLine).activity = activity
         return True

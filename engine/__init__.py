@@ -16,7 +16,7 @@ from .errors import BpeError, CorpusError, ModelFileError, ResumeError, Settings
 from .formats import atomic_write
 from .events import MergeStep, PairChange, StalePop
 from .pretokenize import PATTERNS, PreTokenizer
-from .reference import train_reference
+from .reference import reference_merges, train_reference
 from .tokenizer import EncodeStep, PreTokenTrace, Tokenizer
 from .trainer import Trainer, Word, train_bpe, train_from_iterator
 
@@ -37,6 +37,7 @@ __all__ = [
     "Trainer",
     "Word",
     "atomic_write",
+    "reference_merges",
     "train_bpe",
     "train_from_iterator",
     "train_reference",

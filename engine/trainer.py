@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import gc
 import os
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ._trainer_core import Core
 from .corpus import CountSummary, Progress, check_counted, count_inputs, count_iterable
-from .counts_file import load_counts, save_counts as save_counts_file
+from .counts_file import SavedCounts, load_counts, save_counts as save_counts_file
 from .errors import CorpusError, SettingsError
 from .events import MergeStep, Pair
 from .pretokenize import PreTokenizer
@@ -81,6 +82,38 @@ def check_settings(vocab_size: int, special_tokens: Sequence[str]) -> None:
             f"vocab size {vocab_size} is below {floor} (256 bytes + {len(special_tokens)} special "
             f"token{'' if len(special_tokens) == 1 else 's'})"
         )
+
+
+def count_corpus(
+    inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    settings: CountSettings,
+    workers: int | None = None,
+    progress: Progress | None = None,
+) -> tuple[Counter[bytes], CountSummary]:
+    """The pre-token counts a trainer starts from, and what was read; ``CorpusError`` if
+    there is nothing to train on."""
+    counts, summary = count_inputs(inputs, settings, workers=workers, progress=progress)
+    check_counted(counts, summary)
+    return counts, summary
+
+
+def load_saved_counts(path: str | os.PathLike[str], pattern: str, special_tokens: Sequence[str]) -> SavedCounts:
+    """Counts saved by ``--save-counts``; ``CorpusError`` if they were made with another
+    pattern or other special tokens."""
+    saved = load_counts(path)
+    wanted = PreTokenizer(pattern, special_tokens)
+    if saved.pattern != wanted.pattern:
+        name = PreTokenizer(saved.pattern).pattern_name or "a custom pattern"
+        raise CorpusError(
+            f"{path}: counted with --pattern {name}, not {wanted.pattern_name or 'this pattern'}: "
+            "train with the settings they were counted with, or count again"
+        )
+    if saved.special_tokens != wanted.special_tokens:
+        raise CorpusError(
+            f"{path}: counted with special tokens {list(saved.special_tokens)}, not {list(wanted.special_tokens)}: "
+            "train with the settings they were counted with, or count again"
+        )
+    return saved
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +192,7 @@ class Trainer:
         """
         check_settings(vocab_size, special_tokens)
         settings = CountSettings(pattern, tuple(special_tokens), text_field, errors, skip_bad_records)
-        counts, summary = count_inputs(inputs, settings, workers=workers, progress=progress)
-        check_counted(counts, summary)
+        counts, summary = count_corpus(inputs, settings, workers, progress)
         if save_counts is not None:
             save_counts_file(save_counts, counts, settings.pretokenizer, summary)
         return cls(counts, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=summary)
@@ -196,19 +228,7 @@ class Trainer:
         ``CorpusError`` if they were made with another pattern or other special tokens.
         """
         check_settings(vocab_size, special_tokens)
-        saved = load_counts(path)
-        wanted = PreTokenizer(pattern, special_tokens)
-        if saved.pattern != wanted.pattern:
-            name = PreTokenizer(saved.pattern).pattern_name or "a custom pattern"
-            raise CorpusError(
-                f"{path}: counted with --pattern {name}, not {wanted.pattern_name or 'this pattern'}: "
-                "train with the settings they were counted with, or count again"
-            )
-        if saved.special_tokens != wanted.special_tokens:
-            raise CorpusError(
-                f"{path}: counted with special tokens {list(saved.special_tokens)}, not {list(wanted.special_tokens)}: "
-                "train with the settings they were counted with, or count again"
-            )
+        saved = load_saved_counts(path, pattern, special_tokens)
         return cls(saved.counts, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=saved.summary)
 
     def _build(self) -> None:

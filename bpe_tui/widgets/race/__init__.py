@@ -1,0 +1,1 @@
+"""The race screen's panels: each racer's progress, the verdict, the merges side by side."""
