@@ -32,12 +32,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TOKEN",
         help="special token (repeatable; default <|endoftext|>)",
     )
-    train.add_argument("--pattern", choices=["gpt2", "gpt4"], default="gpt2", help="pre-tokenizer regex")
+    train.add_argument("--pattern", choices=["gpt2", "gpt4"], help="pre-tokenizer regex (default gpt2)")
     train.add_argument("--headless", action="store_true", help="no TUI: progress, summary, files")
     train.add_argument("--out", metavar="DIR", help="where to write tokenizer.json, vocab.json, merges.txt")
     train.add_argument("--workers", type=int, default=None, help="processes for counting (default: all cores)")
     train.add_argument("--errors", choices=["strict", "replace"], default="strict", help="invalid UTF-8 handling")
     train.add_argument("--resume", metavar="DIR", help="continue a saved run on the same corpus and settings")
+    train.add_argument("--classic", action="store_true", help="classic word-level BPE with </w> (strings, not bytes)")
+    train.add_argument("--words", choices=["whitespace", "punct"], help="with --classic: cut words at whitespace (default) or as \\w+|[^\\w\\s]")
 
     encode = sub.add_parser("encode", help="step through an encode, merge by merge")
     encode.add_argument("--model", required=True, metavar="PATH", help="tokenizer.json, or a directory with it or vocab.json + merges.txt")

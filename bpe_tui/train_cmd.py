@@ -25,20 +25,39 @@ from rich.table import Table
 from rich.text import Text
 
 from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
+from engine.classic import ClassicTrainer
 from engine.corpus import open_corpus
 from engine.trainer import check_settings
 
 from .train_options import DEFAULT_SPECIAL, Merges, TrainOptions, replay_saved, sample_corpus
+from .train_snapshot import SteppableTrainer
 
 DEFAULT_OUT = "out"
 
 
+CLASSIC_REFUSES = {
+    "pattern": "--pattern does not apply to --classic: it cuts words at whitespace (or --words punct)",
+    "special_tokens": "--special-token does not apply to --classic: its vocabulary is strings, with no special tokens",
+    "workers": "--workers does not apply to --classic: it counts its words in one process",
+    "resume": "--resume does not apply to --classic: train it again (it starts from scratch)",
+}
+"""Options of byte-level training that classic BPE has no use for, and the line refusing each."""
+
+
 def run_train(args: argparse.Namespace) -> int:
-    special_tokens = [DEFAULT_SPECIAL] if args.special_tokens is None else list(args.special_tokens)
-    check_settings(args.vocab_size, special_tokens)
-    if args.workers is not None and args.workers < 1:
-        raise SettingsError("--workers must be at least 1")
-    options = TrainOptions(args.vocab_size, tuple(special_tokens), args.pattern, args.workers, args.errors)
+    if args.classic:
+        given = next((name for name in CLASSIC_REFUSES if getattr(args, name) is not None), None)
+        if given is not None:
+            raise SettingsError(CLASSIC_REFUSES[given])
+        options = TrainOptions(args.vocab_size, (), errors=args.errors, classic=args.words or "whitespace")
+    else:
+        if args.words is not None:
+            raise SettingsError("--words goes with --classic: byte-level training cuts pre-tokens with --pattern")
+        special_tokens = [DEFAULT_SPECIAL] if args.special_tokens is None else list(args.special_tokens)
+        check_settings(args.vocab_size, special_tokens)
+        if args.workers is not None and args.workers < 1:
+            raise SettingsError("--workers must be at least 1")
+        options = TrainOptions(args.vocab_size, tuple(special_tokens), args.pattern or "gpt2", args.workers, args.errors)
     resume = _saved_merges(args, options) if args.resume else None
     if args.resume and args.out is None:  # a resumed run goes on in its own directory
         args.out = args.resume if Path(args.resume).is_dir() else str(Path(args.resume).parent)
@@ -104,7 +123,7 @@ class _Amount(ProgressColumn):
 
 
 @contextmanager
-def _stop_on_signals(trainer: list[Trainer]) -> Iterator[None]:
+def _stop_on_signals(trainer: list[SteppableTrainer]) -> Iterator[None]:
     """SIGINT and SIGTERM ask the trainer in ``trainer`` (once there is one) to stop at the
     next merge boundary; before that there is nothing to save, so they interrupt at once."""
 
@@ -146,19 +165,20 @@ def _headless(args: argparse.Namespace, options: TrainOptions, corpus: Path, lab
         progress.update(merge, completed=done, total=total)
 
     started = time.perf_counter()
-    holder: list[Trainer] = []
+    holder: list[SteppableTrainer] = []
     try:
         with _stop_on_signals(holder), progress:
             trainer = options.load(corpus, report)
             holder.append(trainer)
             if resume is not None:
+                assert isinstance(trainer, Trainer)
                 replay_saved(trainer, resume, args.resume, corpus)
             counted = time.perf_counter()
             trainer.run()
             merged = time.perf_counter()
             out = Path(args.out or DEFAULT_OUT)
             try:
-                paths = Tokenizer.from_trainer(trainer).save_dir(out)
+                paths = options.save(trainer, out)
             except OSError as e:
                 raise BpeError(f"{out}: cannot write the tokenizer ({e.strerror or e})") from None
     except KeyboardInterrupt:
@@ -166,32 +186,36 @@ def _headless(args: argparse.Namespace, options: TrainOptions, corpus: Path, lab
         return 130
     _summary(Console(), trainer, label, paths, counted - started, merged - counted)
     if trainer.stop_requested and not trainer.finished:
+        resume_hint = "" if options.classic else f"; continue with --resume {out}"
         print(
-            f"bpe-tui: interrupted at merge {trainer.merges_done:,} of {trainer.merges_planned:,}: saved to {out}; "
-            f"continue with --resume {out}",
+            f"bpe-tui: interrupted at merge {trainer.merges_done:,} of {trainer.merges_planned:,}: saved to {out}{resume_hint}",
             file=sys.stderr,
         )
         return 130
     return 0
 
 
-def _summary(console: Console, trainer: Trainer, label: str, paths: list[Path], read_s: float, merge_s: float) -> None:
+def _vocabulary(trainer: SteppableTrainer) -> str:
+    """What the vocabulary is made of."""
+    done = trainer.merges_done
+    if isinstance(trainer, ClassicTrainer):
+        start = trainer.alphabet_size
+        return f"{len(trainer.vocab):,} strings ({start:,} starting symbols: the characters and </w>; {len(trainer.vocab) - start:,} merged)"
+    assert isinstance(trainer, Trainer)
+    return f"{len(trainer.vocab):,} tokens (256 bytes + {len(trainer.special_tokens)} special + {done:,} merges)"
+
+
+def _summary(console: Console, trainer: SteppableTrainer, label: str, paths: list[Path], read_s: float, merge_s: float) -> None:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
     done = trainer.merges_done
     note = " (stopped early: no pairs left)" if trainer.stopped_early else ""
-    table.add_row("corpus", f"{label}: {trainer.corpus_bytes:,} bytes")
+    size, unit, tokens = trainer.corpus_size, trainer.size_unit, trainer.tokens_in_corpus
+    table.add_row("corpus", f"{label}: {size:,} {unit}")
     table.add_row("merges", f"{done:,} of {trainer.merges_planned:,}{note}")
-    table.add_row(
-        "vocabulary",
-        f"{len(trainer.vocab):,} tokens (256 bytes + {len(trainer.special_tokens)} special + {done:,} merges)",
-    )
-    table.add_row(
-        "compression",
-        f"{trainer.corpus_bytes / max(1, trainer.tokens_in_corpus):.2f} bytes/token "
-        f"({trainer.corpus_bytes:,} bytes → {trainer.tokens_in_corpus:,} tokens)",
-    )
+    table.add_row("vocabulary", _vocabulary(trainer))
+    table.add_row("compression", f"{size / max(1, tokens):.2f} {unit}/token ({size:,} {unit} → {tokens:,} tokens)")
     table.add_row("time", f"{read_s + merge_s:.2f} s (pre-tokenizing {read_s:.2f} s, merging {merge_s:.2f} s)")
     table.add_row("written", "\n".join(str(p) for p in paths))
     console.print(table)

@@ -8,9 +8,12 @@ from dataclasses import dataclass
 from importlib.resources import as_file, files
 from pathlib import Path
 
-from engine import ResumeError, Trainer
+from engine import ResumeError, Tokenizer, Trainer
+from engine.classic import ClassicTrainer
 from engine.corpus import Progress as EngineProgress
 from engine.trainer import first_merge_id
+
+from .train_snapshot import SteppableTrainer
 
 DEFAULT_SPECIAL = "<|endoftext|>"
 SAMPLE = "sample.txt"
@@ -35,13 +38,29 @@ class TrainOptions:
     pattern: str = "gpt2"
     workers: int | None = None
     errors: str = "strict"
+    classic: str | None = None
+    """Classic word-level BPE with ``</w>``, its words cut this way ("whitespace" or
+    "punct"); None: byte-level BPE."""
 
     @property
-    def merges_planned(self) -> int:
-        return self.vocab_size - first_merge_id(self.special_tokens)
+    def merges_planned(self) -> int | None:
+        """None for classic BPE until its corpus is read: its alphabet comes from the text."""
+        return None if self.classic else self.vocab_size - first_merge_id(self.special_tokens)
 
-    def load(self, corpus: Path, progress: EngineProgress | None = None) -> Trainer:
+    @property
+    def saves(self) -> str:
+        """The files a save writes."""
+        return "classic_bpe.json" if self.classic else "tokenizer.json, vocab.json and merges.txt"
+
+    @property
+    def can_encode(self) -> bool:
+        """Whether the trained model opens in the (byte-level) encode view."""
+        return not self.classic
+
+    def load(self, corpus: Path, progress: EngineProgress | None = None) -> SteppableTrainer:
         """Count ``corpus`` into a trainer at merge 0."""
+        if self.classic:
+            return ClassicTrainer.from_file(corpus, self.vocab_size, self.classic, progress, self.errors)
         return Trainer.from_file(
             corpus,
             self.vocab_size,
@@ -51,6 +70,14 @@ class TrainOptions:
             errors=self.errors,
             progress=progress,
         )
+
+
+    def save(self, trainer: SteppableTrainer, directory: str | Path) -> list[Path]:
+        """Write the model as trained so far to ``directory``, each file atomically."""
+        if isinstance(trainer, ClassicTrainer):
+            return [trainer.model().save(directory)]
+        assert isinstance(trainer, Trainer)
+        return Tokenizer.from_trainer(trainer).save_dir(directory)
 
 
 def replay_saved(trainer: Trainer, merges: Merges, saved: str, corpus: Path) -> None:
