@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from bpe_tui.widgets.train.corpus_words import CorpusWords
+from bpe_tui.widgets.train.merge_changes import MergeChanges
 from bpe_tui.widgets.train.pair_table import PairTable
 
 from .test_train_screen import status
@@ -54,7 +55,8 @@ async def test_to_the_end_then_save_the_classic_model(tmp_path):
         await pilot.press("f")
         await wait_until(pilot, lambda: screen.snapshot.finished and not screen.playing)
         assert screen.snapshot.merges_done == 15 and "stopped early" in status(screen)
-        assert all(len(w.parts) == 1 or w.text == "lower" for w in screen.snapshot.words)
+        assert all(len(w.parts) == 1 for w in screen.snapshot.words)
+        assert "no pairs left after merge 15" in shown(screen.query_one(MergeChanges))
         await pilot.press("s")
         await wait_until(pilot, lambda: (tmp_path / "classic_bpe.json").exists())
     model = json.loads((tmp_path / "classic_bpe.json").read_text(encoding="utf-8"))
