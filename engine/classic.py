@@ -5,7 +5,11 @@ runs of word characters and single punctuation marks, ``\\w+|[^\\w\\s]``, as see
 each distinct word is split into its characters followed by the end-of-word marker ``</w>``,
 and the vocabulary starts as the sorted set of those symbols. Each merge joins the most
 frequent adjacent pair of symbols into their concatenation, everywhere, left to right.
-A symbol *is* its string: ``lo + w</w>`` and ``low + </w>`` make the same ``low</w>``.
+A symbol *is* its string, as in the notes' code. So a text that holds ``</w>`` itself can
+spell a string twice: ``a + </w>`` (the marker) and ``a</w + >`` (the characters) both make
+``a</w>``, one symbol; the second merge adds no string to the vocabulary. (Without the
+marker in the text this never happens: how a stretch of a word is cut depends only on its
+own characters and the merges so far.)
 
 Ties go to the pair seen first: the one whose first occurrence comes earliest, reading the
 words in the order they first appear in the corpus and each word left to right. That is
@@ -15,9 +19,9 @@ what the notes' ``max(pairs, key=pairs.get)`` over a freshly counted dict picks.
 positions with ``prev``/``next`` links, ``pair_positions``, ``pair_counter``, a lazy
 max-heap), in Python, and reports each merge as the same ``MergeStep`` record. The heap is
 ordered by (count, first occurrence): a merge can lower a pair's count or move its first
-occurrence later, and such entries stay put until popped (stale pops). A pair can also gain
-count (a new pair, or one holding a string made again by another route): it is pushed
-again, and its older entry is skipped when it surfaces. ``engine.classic_reference`` is the
+occurrence later, and such entries stay put until popped (stale pops). A pair that gains
+count (a new pair, or one holding a string spelled again) is pushed again, and its older
+entry is skipped when it surfaces. ``engine.classic_reference`` is the
 plain version to read first.
 """
 
