@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
-from .corpus import Progress, read_blocks
+from .corpus import MAX_BLOCK, Progress, read_blocks
 from .errors import CorpusError, ModelFileError, SettingsError, unreadable
 from .events import MergeStep, Pair
 from .formats import atomic_write
@@ -69,14 +69,19 @@ def count_words(texts: Iterable[str], split: str = "whitespace") -> Counter[str]
 
 
 def count_file_words(
-    path: str | os.PathLike[str], split: str = "whitespace", progress: Progress | None = None, errors: str = "strict"
+    path: str | os.PathLike[str],
+    split: str = "whitespace",
+    progress: Progress | None = None,
+    errors: str = "strict",
+    block_size: int = MAX_BLOCK,
 ) -> Counter[str]:
-    """Word counts of a corpus file, read in blocks cut before whitespace (where a word
-    always ends), with the same one-line errors as the byte-level trainer's reading."""
+    """Word counts of a corpus file, read in blocks cut before a space or newline that
+    follows a non-space (GPT-2's safe cuts: a word always ends there), with the same
+    one-line errors as the byte-level trainer's reading."""
     total = os.path.getsize(path) if os.path.isfile(path) else 0
 
     def texts() -> Iterator[str]:
-        for text, done in read_blocks(path, PreTokenizer("gpt2"), errors=errors):
+        for text, done in read_blocks(path, PreTokenizer("gpt2"), block_size, errors):
             yield text
             if progress is not None:
                 progress("read", done, total)

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import SettingsError
-from engine.classic import ClassicModel, ClassicTrainer, alphabet, count_words, merge_symbols, symbols
+from engine import CorpusError, SettingsError
+from engine.classic import ClassicModel, ClassicTrainer, alphabet, count_file_words, count_words, merge_symbols, symbols
 from engine.classic_reference import train_classic_reference
 from engine.trainer import TIE_LIMIT
 
@@ -251,3 +251,23 @@ def test_model_file_round_trip(tmp_path):
     model = ClassicModel.load(tmp_path / "out")
     assert model.merges == trainer.merges and model.segment("DeepSeek") == ["DeepSeek</w>"]
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["classic_bpe.json"]  # no temporary left
+
+
+texts = st.lists(
+    st.sampled_from(["low", "er", "新", "😀", ",", ".", "-", " ", "  ", "\n", "\t", "\u3000", "\x1c", "</w>"]), max_size=40
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=texts, block=st.integers(1, 16), split=st.sampled_from(["whitespace", "punct"]))
+def test_reading_in_blocks_counts_as_the_whole_text(tmp_path_factory, text, block, split):
+    """Blocks are cut where no word can span the cut: the counts, and their first-seen
+    order, are those of the whole text at once."""
+    path = tmp_path_factory.mktemp("c") / "c.txt"
+    path.write_text(text or " ", encoding="utf-8")
+    whole = count_words([text], split)
+    if not whole:
+        with pytest.raises(CorpusError, match="no words to train on"):
+            count_file_words(path, split, block_size=block)
+        return
+    assert list(count_file_words(path, split, block_size=block).items()) == list(whole.items())
