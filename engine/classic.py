@@ -21,8 +21,8 @@ max-heap), in Python, and reports each merge as the same ``MergeStep`` record. T
 ordered by (count, first occurrence): a merge can lower a pair's count or move its first
 occurrence later, and such entries stay put until popped (stale pops). A pair that gains
 count (a new pair, or one holding a string spelled again) is pushed again, and its older
-entry is skipped when it surfaces. ``engine.classic_reference`` is the
-plain version to read first.
+entry is skipped when it surfaces. ``engine.classic_reference`` is the plain version to
+read first.
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ class ClassicTrainer:
         self.progress = progress
         self.stop_requested = False
         """Set (from a signal handler or another thread) to end ``run()`` at a merge boundary."""
-        self._ranked: list[tuple[int, int]] | None = None
+        self._ranked: list[tuple[int, int, str]] | None = None
         self._build()
 
     @classmethod
@@ -248,16 +248,15 @@ class ClassicTrainer:
 
     def words(self, k: int) -> list[Word]:
         """The ``k`` most frequent words (first seen first on a draw), segmented now."""
-        if self._ranked is None:
-            self._ranked = sorted((-c, i) for i, c in enumerate(self._word_counts.values()))
-        texts = list(self._word_counts)
+        if self._ranked is None:  # sorted once, when first shown: a plain run never needs it
+            self._ranked = sorted((-c, i, w) for i, (w, c) in enumerate(self._word_counts.items()))
         out = []
-        for c, i in self._ranked[:k]:
+        for c, i, text in self._ranked[:k]:
             parts, p = [], self._starts[i]
             while p != -1:
                 parts.append(self.vocab[self._tokens[p]])
                 p = self._next[p]
-            out.append(Word(texts[i], -c, parts))
+            out.append(Word(text, -c, parts))
         return out
 
     # -- training -------------------------------------------------------------------------
@@ -397,7 +396,7 @@ class ClassicTrainer:
             if p not in before:
                 before[p] = counter.get(p, 0)
                 side[p] = where
-            counter[p] = counter.get(p, 0) + delta  # may dip below 0 mid-step: "abab"
+            counter[p] = counter.get(p, 0) + delta  # a pair made now can go again now: a b a b
             if delta > 0:
                 positions.setdefault(p, []).append(at)
                 self.stored_positions += 1
