@@ -39,7 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--errors", choices=["strict", "replace"], default="strict", help="invalid UTF-8 handling")
     train.add_argument("--resume", metavar="DIR", help="continue a saved run on the same corpus and settings")
     train.add_argument("--classic", action="store_true", help="classic word-level BPE with </w> (strings, not bytes)")
-    train.add_argument("--words", choices=["whitespace", "punct"], help="with --classic: cut words at whitespace (default) or as \\w+|[^\\w\\s]")
+    train.add_argument(
+        "--words", choices=["whitespace", "punct"], help="with --classic: cut words at whitespace (default) or as \\w+|[^\\w\\s]"
+    )
 
     encode = sub.add_parser("encode", help="step through an encode, merge by merge")
     encode.add_argument("--model", required=True, metavar="PATH", help="tokenizer.json, or a directory with it or vocab.json + merges.txt")

@@ -199,8 +199,8 @@ def _vocabulary(trainer: SteppableTrainer) -> str:
     """What the vocabulary is made of."""
     done = trainer.merges_done
     if isinstance(trainer, ClassicTrainer):
-        start = trainer.alphabet_size
-        return f"{len(trainer.vocab):,} strings ({start:,} starting symbols: the characters and </w>; {len(trainer.vocab) - start:,} merged)"
+        start, size = trainer.alphabet_size, len(trainer.vocab)
+        return f"{size:,} strings ({start:,} starting symbols: the characters and </w>; {size - start:,} merged)"
     assert isinstance(trainer, Trainer)
     return f"{len(trainer.vocab):,} tokens (256 bytes + {len(trainer.special_tokens)} special + {done:,} merges)"
 

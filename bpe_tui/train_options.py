@@ -71,7 +71,6 @@ class TrainOptions:
             progress=progress,
         )
 
-
     def save(self, trainer: SteppableTrainer, directory: str | Path) -> list[Path]:
         """Write the model as trained so far to ``directory``, each file atomically."""
         if isinstance(trainer, ClassicTrainer):

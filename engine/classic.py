@@ -396,7 +396,7 @@ class ClassicTrainer:
             if p not in before:
                 before[p] = counter.get(p, 0)
                 side[p] = where
-            counter[p] = counter.get(p, 0) + delta  # a pair made now can go again now: a b a b
+            counter[p] = counter.get(p, 0) + delta  # a pair made now can go again in this step: a b a b
             if delta > 0:
                 positions.setdefault(p, []).append(at)
                 self.stored_positions += 1
