@@ -48,6 +48,17 @@ async def test_three_merges_make_est_end_of_word():
         assert screen.snapshot.last.token == "est"
 
 
+async def test_go_to_a_tie_among_every_pair_left():
+    """At merge 12 the three pairs left are tied: all of them, no more beyond the rows."""
+    app, screen = classic_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("g", "1", "2", "enter")
+        await at_merge(pilot, screen, 12)
+        assert pair_names(screen.snapshot) == ["low|e", "e|r", "r|</w>"]
+        assert "= tie, first seen wins: 3 at 2" in shown(screen.query_one(PairTable))
+
+
 async def test_to_the_end_then_save_the_classic_model(tmp_path):
     app, screen = classic_app(out=str(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:

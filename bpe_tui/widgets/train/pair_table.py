@@ -6,7 +6,7 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from ...tokens import parts_text, token_text
-from ...train_snapshot import TrainSnapshot
+from ...train_snapshot import ROWS, TrainSnapshot
 from .panel import SnapshotPanel, columns
 
 
@@ -60,7 +60,7 @@ class PairTable(SnapshotPanel):
         dim = self.style_of("panel--dim")
         (win, count), (runner, _) = snapshot.top_pairs[0], snapshot.top_pairs[1]
         w, r = snapshot.pair(win), snapshot.pair(runner)
-        more = "+" if tied == len(snapshot.top_pairs) else ""
+        more = "+" if tied == len(snapshot.top_pairs) == ROWS else ""  # ties beyond the rows sampled
         note = Text(f"= tie, {snapshot.tie_break}: ", dim, no_wrap=True, overflow="ellipsis")
         if isinstance(w[0], bytes):
             side = 0 if w[0] != r[0] else 1
