@@ -31,6 +31,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     race = _corpus_options(sub.add_parser("race", help="race the recount-everything trainer against the optimized one"))
     race.add_argument("--headless", action="store_true", help="no TUI: a progress line per second, then the results")
+    train.add_argument("--classic", action="store_true", help="classic word-level BPE with </w> (strings, not bytes)")
+    train.add_argument(
+        "--words", choices=["whitespace", "punct"], help="with --classic: cut words at whitespace (default) or as \\w+|[^\\w\\s]"
+    )
 
     encode = sub.add_parser("encode", help="step through an encode, merge by merge")
     encode.add_argument("--model", required=True, metavar="PATH", help="tokenizer.json, or a directory with it or vocab.json + merges.txt")
@@ -63,7 +67,7 @@ def _corpus_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         metavar="TOKEN",
         help="special token (repeatable; default <|endoftext|>)",
     )
-    parser.add_argument("--pattern", choices=["gpt2", "gpt4"], default="gpt2", help="pre-tokenizer regex")
+    parser.add_argument("--pattern", choices=["gpt2", "gpt4"], help="pre-tokenizer regex (default gpt2)")
     parser.add_argument("--workers", type=int, default=None, help="processes for counting (default: all cores)")
     parser.add_argument("--errors", choices=["strict", "replace"], default="strict", help="invalid UTF-8 handling")
     parser.add_argument("--text-field", default="text", metavar="NAME", help="JSONL field / Parquet column of the text (default text)")

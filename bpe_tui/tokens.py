@@ -2,18 +2,25 @@
 
 Spaces, newlines, tabs and carriage returns get a visible mark; bytes that are not (yet)
 valid UTF-8, such as half of a Chinese character, are shown as ``\\xNN`` escapes in a
-dimmed style so they never mangle the line.
+dimmed style so they never mangle the line. Classic BPE's tokens are strings: their
+end-of-word marker ``</w>`` is shown as it is, styled like a mark.
 """
 
 from __future__ import annotations
 
 from rich.text import Text
 
+from engine.classic import END_OF_WORD
+from engine.events import Token
+
 MARKS = {" ": "␣", "\n": "↵", "\t": "→", "\r": "␍"}
 
 
-def _pieces(token: bytes) -> list[tuple[str, bool]]:
+def _pieces(token: Token) -> list[tuple[str, bool]]:
     """``(text, is_escape)`` runs of a token's readable form."""
+    if isinstance(token, str):  # classic BPE: its characters, and </w> as a mark
+        head, marker, tail = token.partition(END_OF_WORD)
+        return _pieces(head.encode()) + ([(marker, True)] if marker else []) + (_pieces(tail) if tail else [])
     out: list[tuple[str, bool]] = []
     text = token.decode("utf-8", errors="surrogateescape")
     for ch in text:
@@ -29,12 +36,12 @@ def _pieces(token: bytes) -> list[tuple[str, bool]]:
     return out
 
 
-def show_token(token: bytes) -> str:
+def show_token(token: Token) -> str:
     """Plain readable form of a token's bytes."""
     return "".join(piece for piece, _ in _pieces(token))
 
 
-def token_text(token: bytes, style: str = "", escape_style: str = "dim") -> Text:
+def token_text(token: Token, style: str = "", escape_style: str = "dim") -> Text:
     """Readable form as rich ``Text``: marks and escapes styled apart from real characters."""
     text = Text(style=style, no_wrap=True)
     for piece, escaped in _pieces(token):
@@ -43,11 +50,11 @@ def token_text(token: bytes, style: str = "", escape_style: str = "dim") -> Text
 
 
 def parts_text(
-    parts: list[bytes],
+    parts: list[Token],
     sep: str = "|",
     sep_style: str = "dim",
     escape_style: str = "dim",
-    marked: bytes | None = None,
+    marked: Token | None = None,
     marked_style: str = "",
 ) -> Text:
     """Tokens side by side with a dimmed ``sep`` between them: a pair or a segmentation.

@@ -25,14 +25,38 @@ from rich.table import Table
 from rich.text import Text
 
 from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
+from engine.classic import ClassicTrainer
 
 from .train_options import Merges, TrainOptions, chosen_corpus, replay_saved
+from .train_snapshot import SteppableTrainer
 
 DEFAULT_OUT = "out"
 
 
+CLASSIC_REFUSES = {
+    "pattern": "--pattern does not apply to --classic: it cuts words at whitespace (or --words punct)",
+    "special_tokens": "--special-token does not apply to --classic: its vocabulary is strings, with no special tokens",
+    "workers": "--workers does not apply to --classic: it counts its words in one process",
+    "resume": "--resume does not apply to --classic: train it again (it starts from scratch)",
+    "counts": "--counts does not apply to --classic: it reads its words from one plain-text file",
+    "save_counts": "--save-counts does not apply to --classic: it reads its words from one plain-text file",
+    "skip_bad_records": "--skip-bad-records does not apply to --classic: it reads one plain-text file",
+}
+"""Options of byte-level training that classic BPE has no use for, and the line refusing each."""
+
+
 def run_train(args: argparse.Namespace) -> int:
-    options = TrainOptions.from_args(args)
+    if args.classic:
+        given = next((name for name in CLASSIC_REFUSES if getattr(args, name)), None)
+        if given is not None:
+            raise SettingsError(CLASSIC_REFUSES[given])
+        if len(args.inputs) > 1:
+            raise SettingsError("--classic trains on one plain-text file")
+        options = TrainOptions(args.vocab_size, (), errors=args.errors, classic=args.words or "whitespace")
+    else:
+        if args.words is not None:
+            raise SettingsError("--words goes with --classic: byte-level training cuts pre-tokens with --pattern")
+        options = TrainOptions.from_args(args)
     resume = _saved_merges(args, options) if args.resume else None
     if args.resume and args.out is None:  # a resumed run goes on in its own directory
         args.out = args.resume if Path(args.resume).is_dir() else str(Path(args.resume).parent)
@@ -107,7 +131,7 @@ class _Amount(ProgressColumn):
 
 
 @contextmanager
-def _stop_on_signals(trainer: list[Trainer]) -> Iterator[None]:
+def _stop_on_signals(trainer: list[SteppableTrainer]) -> Iterator[None]:
     """SIGINT and SIGTERM ask the trainer in ``trainer`` (once there is one) to stop at the
     next merge boundary; before that there is nothing to save, so they interrupt at once."""
 
@@ -149,19 +173,20 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
         progress.update(merge, completed=done, total=total)
 
     started = time.perf_counter()
-    holder: list[Trainer] = []
+    holder: list[SteppableTrainer] = []
     try:
         with _stop_on_signals(holder), progress:
             trainer = options.load(inputs, report)
             holder.append(trainer)
             if resume is not None:
+                assert isinstance(trainer, Trainer)  # the command refuses --resume with --classic
                 replay_saved(trainer, resume, args.resume, label)
             counted = time.perf_counter()
             trainer.run()
             merged = time.perf_counter()
             out = Path(args.out or DEFAULT_OUT)
             try:
-                paths = Tokenizer.from_trainer(trainer).save_dir(out)
+                paths = options.save(trainer, out)
             except OSError as e:
                 raise BpeError(f"{out}: cannot write the tokenizer ({e.strerror or e})") from None
     except KeyboardInterrupt:
@@ -172,24 +197,35 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
     if options.skip_bad_records and not options.counts:
         print(f"bpe-tui: skipped {bad:,} bad record{'' if bad == 1 else 's'} (--skip-bad-records)", file=sys.stderr)
     if trainer.stop_requested and not trainer.finished:
+        resume_hint = "" if options.classic else f"; continue with --resume {out}"
         print(
-            f"bpe-tui: interrupted at merge {trainer.merges_done:,} of {trainer.merges_planned:,}: saved to {out}; "
-            f"continue with --resume {out}",
+            f"bpe-tui: interrupted at merge {trainer.merges_done:,} of {trainer.merges_planned:,}: saved to {out}{resume_hint}",
             file=sys.stderr,
         )
         return 130
     return 0
 
 
+def _vocabulary(trainer: SteppableTrainer) -> str:
+    """What the vocabulary is made of."""
+    done = trainer.merges_done
+    if isinstance(trainer, ClassicTrainer):
+        start, size = trainer.alphabet_size, len(trainer.vocab)
+        return f"{size:,} strings ({start:,} starting symbols: the characters and </w>; {size - start:,} merged)"
+    assert isinstance(trainer, Trainer)
+    return f"{len(trainer.vocab):,} tokens (256 bytes + {len(trainer.special_tokens)} special + {done:,} merges)"
+
+
 def _summary(
-    console: Console, trainer: Trainer, label: str, paths: list[Path], read_s: float, merge_s: float, options: TrainOptions
+    console: Console, trainer: SteppableTrainer, label: str, paths: list[Path], read_s: float, merge_s: float, options: TrainOptions
 ) -> None:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
     done = trainer.merges_done
     note = " (stopped early: no pairs left)" if trainer.stopped_early else ""
-    table.add_row("corpus", f"{label}: {trainer.corpus_bytes:,} bytes")
+    size, unit, tokens = trainer.corpus_size, trainer.size_unit, trainer.tokens_in_corpus
+    table.add_row("corpus", f"{label}: {size:,} {unit}")
     counted = trainer.summary
     if counted is not None:
         files = len(counted.inputs)
@@ -199,15 +235,8 @@ def _summary(
     if options.save_counts:
         table.add_row("counts", f"saved to {options.save_counts} (train again with --counts)")
     table.add_row("merges", f"{done:,} of {trainer.merges_planned:,}{note}")
-    table.add_row(
-        "vocabulary",
-        f"{len(trainer.vocab):,} tokens (256 bytes + {len(trainer.special_tokens)} special + {done:,} merges)",
-    )
-    table.add_row(
-        "compression",
-        f"{trainer.corpus_bytes / max(1, trainer.tokens_in_corpus):.2f} bytes/token "
-        f"({trainer.corpus_bytes:,} bytes → {trainer.tokens_in_corpus:,} tokens)",
-    )
+    table.add_row("vocabulary", _vocabulary(trainer))
+    table.add_row("compression", f"{size / max(1, tokens):.2f} {unit}/token ({size:,} {unit} → {tokens:,} tokens)")
     first = "loading the counts" if options.counts else "pre-tokenizing"
     table.add_row("time", f"{read_s + merge_s:.2f} s ({first} {read_s:.2f} s, merging {merge_s:.2f} s)")
     table.add_row("written", "\n".join(str(p) for p in paths))

@@ -11,12 +11,15 @@ from dataclasses import dataclass
 from importlib.resources import as_file, files
 from pathlib import Path
 
-from engine import ResumeError, SettingsError, Trainer
+from engine import ResumeError, SettingsError, Tokenizer, Trainer
+from engine.classic import ClassicTrainer
 from engine.corpus import Progress as EngineProgress
 from engine.shards import CountSettings, first_text, plan_shards
 from engine.sources import expand_inputs
 from engine.sources import label as name_files
 from engine.trainer import check_settings, count_corpus, first_merge_id, load_saved_counts
+
+from .train_snapshot import SteppableTrainer
 
 DEFAULT_SPECIAL = "<|endoftext|>"
 SAMPLE = "sample.txt"
@@ -64,15 +67,9 @@ class TrainOptions:
     """Saved counts to train from instead of reading a corpus."""
     save_counts: str | None = None
     """Where to save the corpus's counts once they are counted."""
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> TrainOptions:
-        """The options of ``bpe-tui train`` or ``race``; ``SettingsError`` for impossible ones."""
-        special_tokens = (DEFAULT_SPECIAL,) if args.special_tokens is None else tuple(args.special_tokens)
-        check_settings(args.vocab_size, special_tokens)
-        if args.workers is not None and args.workers < 1:
-            raise SettingsError("--workers must be at least 1")
-        return cls(args.vocab_size, special_tokens, args.pattern, args.workers, args.errors)
+    classic: str | None = None
+    """Classic word-level BPE with ``</w>``, its words cut this way ("whitespace" or
+    "punct"); None: byte-level BPE."""
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> TrainOptions:
@@ -87,13 +84,14 @@ class TrainOptions:
         if counts and save_counts:
             raise SettingsError("--save-counts saves the counts of a corpus: it does not go with --counts")
         return cls(
-            args.vocab_size, special_tokens, args.pattern, args.workers, args.errors,
+            args.vocab_size, special_tokens, args.pattern or "gpt2", args.workers, args.errors,
             args.text_field, args.skip_bad_records, counts, save_counts,
         )
 
     @property
-    def merges_planned(self) -> int:
-        return self.vocab_size - first_merge_id(self.special_tokens)
+    def merges_planned(self) -> int | None:
+        """None for classic BPE until its corpus is read: its alphabet comes from the text."""
+        return None if self.classic else self.vocab_size - first_merge_id(self.special_tokens)
 
     @property
     def count_settings(self) -> CountSettings:
@@ -105,8 +103,20 @@ class TrainOptions:
             return load_saved_counts(self.counts, self.pattern, self.special_tokens).counts
         return count_corpus(inputs, self.count_settings, self.workers, progress)[0]
 
-    def load(self, inputs: Inputs, progress: EngineProgress | None = None) -> Trainer:
+    @property
+    def saves(self) -> str:
+        """The files a save writes."""
+        return "classic_bpe.json" if self.classic else "tokenizer.json, vocab.json and merges.txt"
+
+    @property
+    def can_encode(self) -> bool:
+        """Whether the trained model opens in the (byte-level) encode view."""
+        return not self.classic
+
+    def load(self, inputs: Inputs, progress: EngineProgress | None = None) -> SteppableTrainer:
         """Count ``inputs`` (or load ``counts``) into a trainer at merge 0."""
+        if self.classic:
+            return ClassicTrainer.from_file(inputs[0], self.vocab_size, self.classic, progress, self.errors)
         if self.counts is not None:
             return Trainer.from_counts_file(self.counts, self.vocab_size, self.special_tokens, self.pattern, progress)
         return Trainer.from_files(
@@ -132,6 +142,14 @@ class TrainOptions:
         text = next((t for t in (first_text(shard, settings, chars) for shard in shards) if t), "")
         cut = max(text.rfind("\n"), text.rfind(" "))
         return text[:cut] if len(text) == chars and cut > 0 else text
+
+    def save(self, trainer: SteppableTrainer, directory: str | Path) -> list[Path]:
+        """Write the model as trained so far to ``directory``, each file atomically."""
+        if isinstance(trainer, ClassicTrainer):
+            return [trainer.model().save(directory)]
+        assert isinstance(trainer, Trainer)
+        return Tokenizer.from_trainer(trainer).save_dir(directory)
+
 
 
 def replay_saved(trainer: Trainer, merges: Merges, saved: str, corpus: str) -> None:

@@ -24,7 +24,7 @@ from engine import BpeError, MergeStep, Tokenizer, Trainer
 from engine.sources import label
 
 from .train_options import Inputs, TrainOptions, replay_saved
-from .train_snapshot import sample
+from .train_snapshot import SteppableTrainer, sample
 
 SLICE = 0.04
 """Seconds of merging at full speed between two looks at the commands."""
@@ -72,7 +72,7 @@ def serve(
     """The process's main: load (and redo the merges of a ``resume``: its directory and
     merges), then obey until told to quit or the screen goes away."""
     try:
-        _Server(commands, reports).run(inputs, options, resume)
+        _Server(commands, reports, options).run(inputs, resume)
     except (BrokenPipeError, EOFError):
         pass  # the screen has gone: nothing left to report to
     except BaseException:
@@ -80,21 +80,20 @@ def serve(
 
 
 class _Server:
-    def __init__(self, commands: Connection, reports: Connection) -> None:
-        self.commands, self.reports = commands, reports
+    def __init__(self, commands: Connection, reports: Connection, options: TrainOptions) -> None:
+        self.commands, self.reports, self.options = commands, reports, options
         self.posted_at = 0.0
 
-    def run(
-        self, inputs: Inputs, options: TrainOptions, resume: tuple[str, list[tuple[bytes, bytes]]] | None
-    ) -> None:
+    def run(self, inputs: Inputs, resume: tuple[str, list[tuple[bytes, bytes]]] | None) -> None:
         def progress(phase: str, done: int, total: int) -> None:
             if phase == "read":
                 self.reports.send(("reading", done, total))
 
         try:
-            trainer = options.load(inputs, progress)
+            trainer = self.options.load(inputs, progress)
             if resume is not None:
-                replay_saved(trainer, resume[1], resume[0], options.counts or label([str(i) for i in inputs]))
+                assert isinstance(trainer, Trainer)  # the command refuses --resume with --classic
+                replay_saved(trainer, resume[1], resume[0], self.options.counts or label([str(i) for i in inputs]))
         except BpeError as e:
             self.reports.send(("failed", e))
             return
@@ -118,7 +117,7 @@ class _Server:
                 self.reports.send(("idle", motion.seq))
                 motion = None
 
-    def obey(self, trainer: Trainer, motion: Motion | None, seq: int, name: str, arg: object) -> Motion | None:
+    def obey(self, trainer: SteppableTrainer, motion: Motion | None, seq: int, name: str, arg: object) -> Motion | None:
         """The motion after command ``name``; saving and handing out the tokenizer happen here."""
         # Steps add up: "n n n" goes three past where the previous step was heading.
         base = trainer.merges_done if motion is None or motion.playing else motion.target
@@ -134,10 +133,11 @@ class _Server:
         if name == "save":
             self.save(trainer, str(arg))
         elif name == "tokenizer":
+            assert isinstance(trainer, Trainer)  # the screen offers the encode view only then
             self.reports.send(("tokenizer", Tokenizer.from_trainer(trainer)))
         return motion
 
-    def move(self, trainer: Trainer, motion: Motion) -> bool:
+    def move(self, trainer: SteppableTrainer, motion: Motion) -> bool:
         """One slice of ``motion``; True once it has arrived."""
         if motion.target < trainer.merges_done:
             # Back: the engine redoes the known merges up to just before the target; the
@@ -157,7 +157,7 @@ class _Server:
         return arrived
 
     @staticmethod
-    def advance(trainer: Trainer, goal: int, deadline: float | None) -> MergeStep | None:
+    def advance(trainer: SteppableTrainer, goal: int, deadline: float | None) -> MergeStep | None:
         """Merge towards ``goal`` (until ``deadline``); the last merge is a recorded step."""
         if deadline is None:
             trainer.run(until=goal - 1)
@@ -165,9 +165,9 @@ class _Server:
             trainer.run(until=min(goal - 1, trainer.merges_done + CHUNK))
         return trainer.step()
 
-    def save(self, trainer: Trainer, directory: str) -> None:
+    def save(self, trainer: SteppableTrainer, directory: str) -> None:
         try:
-            paths = Tokenizer.from_trainer(trainer).save_dir(directory)
+            paths = self.options.save(trainer, directory)
         except (BpeError, OSError) as e:
             self.reports.send(("notice", f"not saved: {e}", "error"))
             return

@@ -1,4 +1,7 @@
-"""The training screen: watch byte-level BPE learn, one merge at a time or at full speed.
+"""The training screen: watch BPE learn, one merge at a time or at full speed.
+
+Byte-level BPE, or classic BPE with ``</w>`` (``TrainOptions.classic``): the panels read
+only ``TrainSnapshot``, which either trainer fills.
 
 The trainer runs in a process of its own (``train_process``), so the interface never waits
 for it. Keys become commands sent to that process; a reader thread turns its reports into
@@ -120,7 +123,12 @@ class TrainScreen(Screen[None]):
 
     @property
     def merges_planned(self) -> int:
-        return self._options.merges_planned
+        """Known once the trainer has sent its first snapshot (the keys wait for it)."""
+        return 0 if self.snapshot is None else self.snapshot.merges_planned
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The encode view steps through byte-level tokenizers only: no ``e`` otherwise."""
+        return self._options.can_encode if action == "encode" else True
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -140,7 +148,7 @@ class TrainScreen(Screen[None]):
     def on_mount(self) -> None:
         self.add_class("-loading")
         status = self.query_one(StatusLine)
-        status.merges_planned = self.merges_planned
+        status.merges_planned = self._options.merges_planned
         status.activity = "pre-tokenizing"
         status.detail = self.label
         self._run_trainer()
@@ -297,7 +305,7 @@ class TrainScreen(Screen[None]):
         if self.out is not None:
             self._send("save", self.out)
         elif self.snapshot is not None:
-            question = "Save tokenizer.json, vocab.json and merges.txt to directory:"
+            question = f"Save {self._options.saves} to directory:"
             self.app.push_screen(PromptScreen(question, "out"), chosen)
 
     def action_encode(self) -> None:
@@ -332,5 +340,6 @@ class TrainScreen(Screen[None]):
     def _detail(self) -> str:
         speed = SPEEDS[self._speed]
         pace = "full speed" if speed is None else f"{speed:,}/s"
-        ratio = f"{self.snapshot.bytes_per_token:.2f} bytes/token · " if self.snapshot else ""
+        snapshot = self.snapshot
+        ratio = f"{snapshot.per_token:.2f} {snapshot.size_unit}/token · " if snapshot else ""
         return f"{ratio}play {pace} · {self.label}"

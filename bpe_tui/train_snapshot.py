@@ -7,12 +7,54 @@ sends them; the widgets read only them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from engine import MergeStep, Trainer, Word
-from engine.trainer import first_merge_id
+from engine import MergeStep, Word
+from engine.events import Token
+from engine.corpus import Progress
 
 Pair = tuple[int, int]
+
+
+class SteppableTrainer(Protocol):
+    """What the screen and its process use of a trainer: byte-level ``engine.Trainer`` and
+    ``engine.classic.ClassicTrainer`` both are one."""
+
+    size_unit: str
+    """What ``corpus_size`` counts: "bytes", or "chars" of the words."""
+    tie_break: str
+    """How ties go, in a few words ("greater bytes win", "first seen wins")."""
+    merge_counts: list[int]
+    stopped_early: bool
+    stop_requested: bool
+    progress: Progress | None
+    tokens_in_corpus: int
+
+    @property
+    def corpus_size(self) -> int: ...
+    @property
+    def merges_done(self) -> int: ...
+    @property
+    def merges_planned(self) -> int: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def merge_ids(self) -> Sequence[int]: ...
+    @property
+    def heap_size(self) -> int: ...
+    @property
+    def pair_count(self) -> int: ...
+    @property
+    def stored_positions(self) -> int: ...
+    def token(self, token_id: int) -> Token: ...
+    def top_pairs(self, k: int) -> list[tuple[Pair, int]]: ...
+    def words(self, k: int) -> list[Word]: ...
+    def step(self) -> MergeStep | None: ...
+    def run(self, until: int | None = None) -> None: ...
+    def goto(self, k: int) -> None: ...
+
 
 ROWS = 40
 """Rows sampled for each list: more than the tallest panel shows."""
@@ -33,46 +75,48 @@ class TrainSnapshot:
     words: list[Word]
     merge_counts: list[int]
     """The winning count of every merge so far."""
-    newest: list[tuple[int, bytes, int]]
-    """The newest tokens, newest first: (id, bytes, count at merge)."""
+    newest: list[tuple[int, Token, int]]
+    """The newest tokens, newest first: (id, token, count at merge)."""
     heap_size: int
     pair_counter_size: int
     stored_positions: int
     """Positions held in the pair_positions lists of live pairs."""
-    corpus_bytes: int
+    corpus_size: int
+    size_unit: str
+    """What ``corpus_size`` counts: "bytes", or "chars" (classic BPE's words)."""
     tokens_in_corpus: int
-    names: dict[int, bytes]
-    """Bytes of every token id the fields above mention."""
+    tie_break: str
+    names: dict[int, Token]
+    """The token (bytes, or a classic string) of every id the fields above mention."""
 
-    def token(self, token_id: int) -> bytes:
+    def token(self, token_id: int) -> Token:
         return self.names[token_id]
 
-    def pair(self, pair: Pair) -> list[bytes]:
+    def pair(self, pair: Pair) -> list[Token]:
         return [self.names[pair[0]], self.names[pair[1]]]
 
     @property
-    def bytes_per_token(self) -> float:
-        return self.corpus_bytes / max(1, self.tokens_in_corpus)
+    def per_token(self) -> float:
+        """Compression: ``size_unit`` per token on the whole corpus."""
+        return self.corpus_size / max(1, self.tokens_in_corpus)
 
 
-def sample(trainer: Trainer, last: MergeStep | None) -> TrainSnapshot:
+def sample(trainer: SteppableTrainer, last: MergeStep | None) -> TrainSnapshot:
     """Read what the screen needs; call only from the thread that runs the merges."""
     done = trainer.merges_done
     if last is not None and last.index != done:
         last = None  # a record of some other state
     top = trainer.top_pairs(ROWS)
-    first_id = first_merge_id(trainer.special_tokens)
     counts = list(trainer.merge_counts)
-    newest = [
-        (first_id + i, trainer.token_bytes(first_id + i), counts[i]) for i in range(done - 1, max(-1, done - 1 - ROWS), -1)
-    ]
+    made = trainer.merge_ids
+    newest = [(made[i], trainer.token(made[i]), counts[i]) for i in range(done - 1, max(-1, done - 1 - ROWS), -1)]
     ids = {i for pair, _ in top for i in pair}
     if last is not None:
         ids.update(last.pair)
         ids.update(i for change in last.changes for i in change.pair)
         ids.update(i for pair in last.ties for i in pair)
         ids.update(i for stale in last.stale for i in stale.pair)
-    names = {i: trainer.token_bytes(i) for i in ids}
+    names = {i: trainer.token(i) for i in ids}
     names.update((i, token) for i, token, _ in newest)
     return TrainSnapshot(
         merges_done=done,
@@ -87,7 +131,9 @@ def sample(trainer: Trainer, last: MergeStep | None) -> TrainSnapshot:
         heap_size=trainer.heap_size,
         pair_counter_size=trainer.pair_count,
         stored_positions=trainer.stored_positions,
-        corpus_bytes=trainer.corpus_bytes,
+        corpus_size=trainer.corpus_size,
+        size_unit=trainer.size_unit,
         tokens_in_corpus=trainer.tokens_in_corpus,
+        tie_break=trainer.tie_break,
         names=names,
     )

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, NamedTuple, TypeVar, overload
+from typing import Generic, NamedTuple, TypeVar, Union, overload
 
 Pair = tuple[int, int]
+Token = Union[bytes, str]
+"""A token as the trainer knows it: bytes (byte-level ``Trainer``) or a string (``ClassicTrainer``)."""
 R = TypeVar("R")
 
 
@@ -100,11 +102,12 @@ class MergeStep:
     index: int
     pair: Pair
     new_id: int
-    token: bytes
+    token: Token
     count: int
     ties: list[Pair] = field(default_factory=list)
     """Other pairs with the same count (the first ``TIE_LIMIT``), in tie-break order: they
-    lost to the lexicographically greater pair of byte strings."""
+    lost to the lexicographically greater pair of byte strings (``Trainer``) or to the pair
+    seen first (``ClassicTrainer``)."""
     packed_changes: bytes = b""
     packed_pushes: bytes = b""
     packed_stale: bytes = b""

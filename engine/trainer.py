@@ -38,7 +38,7 @@ from ._trainer_core import Core
 from .corpus import CountSummary, Progress, check_counted, count_inputs, count_iterable
 from .counts_file import SavedCounts, load_counts, save_counts as save_counts_file
 from .errors import CorpusError, SettingsError
-from .events import MergeStep, Pair
+from .events import MergeStep, Pair, Token
 from .pretokenize import PreTokenizer
 from .shards import CountSettings
 
@@ -120,9 +120,9 @@ def load_saved_counts(path: str | os.PathLike[str], pattern: str, special_tokens
 class Word:
     """A distinct pre-token, its corpus count and its current segmentation."""
 
-    text: bytes
+    text: Token
     count: int
-    parts: list[bytes]
+    parts: list[Token]
 
 
 class Trainer:
@@ -130,6 +130,10 @@ class Trainer:
 
     Ids 0-255 are the bytes, then the special tokens in order, then the merges in order.
     """
+
+    size_unit = "bytes"
+    """What ``corpus_size`` counts."""
+    tie_break = "greater bytes win"
 
     def __init__(
         self,
@@ -268,6 +272,18 @@ class Trainer:
 
     def token_bytes(self, token_id: int) -> bytes:
         return self._vocab[token_id]
+
+    token = token_bytes
+    """The name every steppable trainer gives it (``ClassicTrainer.token`` is a string)."""
+
+    @property
+    def corpus_size(self) -> int:
+        return self.corpus_bytes
+
+    @property
+    def merge_ids(self) -> range:
+        """The id each merge made: one new id per merge, in order."""
+        return range(self._first_merge_id, self._first_merge_id + len(self.merge_pairs))
 
     @property
     def pair_counter(self) -> dict[Pair, int]:

@@ -36,3 +36,15 @@ async def at_merge(pilot: Pilot, screen: TrainScreen, k: int) -> None:
     await wait_until(
         pilot, lambda: screen.snapshot is not None and screen.snapshot.merges_done == k and not screen.playing
     )
+
+
+TOY = "toy-low-lower.txt"
+TOY_MERGES = 40 - 11
+"""Classic BPE on the toy corpus at vocab size 40: 11 starting symbols (10 letters and </w>)."""
+
+
+def classic_app(out: str | None = None, words: str = "whitespace") -> tuple[BpeApp, TrainScreen]:
+    """The training screen on classic BPE with ``</w>``, on the low/lower/widest/newest toy."""
+    with sample_corpus(TOY) as path:
+        screen = TrainScreen(path, TrainOptions(40, (), classic=words), out=out, label=TOY)
+    return BpeApp(screen), screen

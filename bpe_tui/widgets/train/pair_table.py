@@ -6,7 +6,7 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from ...tokens import parts_text, token_text
-from ...train_snapshot import TrainSnapshot
+from ...train_snapshot import ROWS, TrainSnapshot
 from .panel import SnapshotPanel, columns
 
 
@@ -53,17 +53,21 @@ class PairTable(SnapshotPanel):
         return table
 
     def _tie_note(self, snapshot: TrainSnapshot, tied: int) -> Text | None:
-        """Why the winner beat the pairs with the same count (greater bytes win)."""
+        """Why the winner beat the pairs with the same count, by the trainer's rule: the
+        greater bytes (the token that decides, compared), or the pair seen first."""
         if tied < 2:
             return None
         dim = self.style_of("panel--dim")
         (win, count), (runner, _) = snapshot.top_pairs[0], snapshot.top_pairs[1]
         w, r = snapshot.pair(win), snapshot.pair(runner)
-        side = 0 if w[0] != r[0] else 1
-        more = "+" if tied == len(snapshot.top_pairs) else ""
-        note = Text("= tie, greater bytes win: ", dim, no_wrap=True, overflow="ellipsis")
-        note.append_text(token_text(w[side], escape_style=dim))
-        note.append(" > ", dim)
-        note.append_text(token_text(r[side], escape_style=dim))
-        note.append(f" ({'left' if side == 0 else 'right'} token; {tied}{more} pairs at {count:,})", dim)
+        more = "+" if tied == len(snapshot.top_pairs) == ROWS else ""  # ties beyond the rows sampled
+        note = Text(f"= tie, {snapshot.tie_break}: ", dim, no_wrap=True, overflow="ellipsis")
+        if isinstance(w[0], bytes):
+            side = 0 if w[0] != r[0] else 1
+            note.append_text(token_text(w[side], escape_style=dim))
+            note.append(" > ", dim)
+            note.append_text(token_text(r[side], escape_style=dim))
+            note.append(f" ({'left' if side == 0 else 'right'} token; {tied}{more} pairs at {count:,})", dim)
+        else:  # the order of the rows is the order the pairs were first seen in
+            note.append(f"{tied}{more} at {count:,}", dim)
         return note

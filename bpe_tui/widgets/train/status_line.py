@@ -15,14 +15,16 @@ class StatusLine(Widget):
     COMPONENT_CLASSES = {"status-line--merge", "status-line--activity", "status-line--dim"}
 
     merges_done: reactive[int] = reactive(0)
-    merges_planned: reactive[int] = reactive(0)
+    merges_planned: reactive[int | None] = reactive(0)
+    """None until known (classic BPE's: once the corpus is read)."""
     activity: reactive[str] = reactive("")
     detail: reactive[str] = reactive("")
 
     def render(self) -> RenderableType:
         style = self.get_component_rich_style
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(f" merge {self.merges_done:,}/{self.merges_planned:,} ", style("status-line--merge"))
+        planned = "?" if self.merges_planned is None else f"{self.merges_planned:,}"
+        text.append(f" merge {self.merges_done:,}/{planned} ", style("status-line--merge"))
         text.append(f" {self.activity} ", style("status-line--activity"))
         text.append(f" {self.detail}", style("status-line--dim"))
         return text

@@ -17,13 +17,15 @@ from .panel import SnapshotPanel, columns
 
 
 class Compression(SnapshotPanel):
-    """Bytes per token on the whole corpus, and the winning counts the chart below plots."""
+    """Bytes (or characters) per token on the whole corpus, and the winning counts the chart
+    below plots."""
 
     def draw(self, snapshot: TrainSnapshot) -> RenderableType:
         dim, label = self.style_of("panel--dim"), self.style_of("panel--label")
+        unit = snapshot.size_unit
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(f"{snapshot.bytes_per_token:.2f} bytes/token", label)
-        text.append(f"  {snapshot.corpus_bytes:,} bytes → {snapshot.tokens_in_corpus:,} tokens\n", dim)
+        text.append(f"{snapshot.per_token:.2f} {unit}/token", label)
+        text.append(f"  {snapshot.corpus_size:,} {unit} → {snapshot.tokens_in_corpus:,} tokens\n", dim)
         counts = snapshot.merge_counts
         if counts:
             text.append(f"winning count per merge (log): {counts[0]:,} → {counts[-1]:,}", dim)
