@@ -22,6 +22,14 @@ def fits(size: Size) -> bool:
     return size.width >= MIN_SIZE.width and size.height >= MIN_SIZE.height
 
 
+def over_another(screen: Screen) -> bool:
+    """Whether ``screen`` was opened over another of ours (``q`` goes back) rather than
+    first (``q`` quits)."""
+    stack = screen.app.screen_stack
+    below = stack[: stack.index(screen)] if screen in stack else []
+    return any(type(other) is not Screen for other in below)
+
+
 class TooSmallScreen(Screen[None]):
     """Stands in for the app while the terminal is below ``MIN_SIZE``; leaves once it fits."""
 
@@ -83,6 +91,15 @@ class BpeApp(App[int]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
+        from .compare_screen import CompareScreen
+
+        # A screen with a text of its own compares it through its own key.
+        if not isinstance(screen, CompareScreen) and not hasattr(screen, "action_compare"):
+            yield SystemCommand(
+                "Compare tokenizers",
+                "One text cut by character, byte, word and BPE tokenizers, side by side",
+                lambda: self.push_screen(CompareScreen.on_sample()),
+            )
         for binding in screen.BINDINGS:
             # False: the screen hides that key now (the encode view's q is Back or Quit).
             if isinstance(binding, Binding) and binding.tooltip and screen.check_action(binding.action, ()) is not False:

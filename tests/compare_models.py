@@ -43,3 +43,33 @@ def gpt2_dir(directory: Path) -> Path:
     shutil.copy(shared_file("fixtures", "gpt2_vocab.json"), gpt2 / "vocab.json")
     shutil.copy(shared_file("fixtures", "gpt2_merges.txt"), gpt2 / "merges.txt")
     return gpt2
+
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+WORDS = "the cat keep watch wave token cut same text hello un different".split()
+PIECES = "##er ##ed ##izer ##ly ##believ ##able ##ers".split()
+
+
+def fixed_wordpiece_json(directory: Path) -> Path:
+    """A WordPiece model with a vocabulary written out (training numbers ties differently
+    from run to run): BERT's normalizer and pre-tokenizer, whole letters as a fallback."""
+    tokenizers = pytest.importorskip("tokenizers")
+    vocab = ["[UNK]", *WORDS, *PIECES, *LETTERS, *(f"##{c}" for c in LETTERS), *",.!'1234", *(f"##{c}" for c in "1234")]
+    tok = tokenizers.Tokenizer(tokenizers.models.WordPiece({t: i for i, t in enumerate(vocab)}, unk_token="[UNK]"))
+    tok.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
+    path = directory / "wordpiece.json"
+    tok.save(str(path))
+    return path
+
+
+def fixed_unigram_json(directory: Path) -> Path:
+    """A Unigram model with its pieces and log-probabilities written out, ``▁`` for spaces."""
+    tokenizers = pytest.importorskip("tokenizers")
+    pieces = [("<unk>", 0.0), ("▁", -3.0), *((f"▁{w}", -4.0) for w in WORDS), *((p.removeprefix("##"), -5.0) for p in PIECES)]
+    pieces += [(c, -8.0) for c in LETTERS + LETTERS.upper() + ",.!'1234"]
+    tok = tokenizers.Tokenizer(tokenizers.models.Unigram(pieces, unk_id=0))
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace()
+    path = directory / "unigram.json"
+    tok.save(str(path))
+    return path
