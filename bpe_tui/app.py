@@ -94,7 +94,7 @@ class BpeApp(App[int]):
         from .compare_screen import CompareScreen
 
         # A screen with a text of its own compares it through its own key.
-        if not isinstance(screen, CompareScreen) and not hasattr(screen, "action_compare"):
+        if not isinstance(screen, (CompareScreen, TooSmallScreen)) and not hasattr(screen, "action_compare"):
             yield SystemCommand(
                 "Compare tokenizers",
                 "One text cut by character, byte, word and BPE tokenizers, side by side",

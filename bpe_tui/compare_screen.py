@@ -1,6 +1,6 @@
 """The compare view: one text, many tokenizers, one row each (seed lecture 003).
 
-Every row re-tokenizes shortly after typing stops. One row is the reference: tokens of the
+Every row re-tokenizes shortly after typing stops, in a thread so that typing goes on. One row is the reference: tokens of the
 other rows that it does not also have are coloured apart. The token under the text cursor is
 underlined in every row, and every row scrolls to it.
 """
@@ -10,15 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static, TextArea
+from textual.worker import get_current_worker
 
 from engine.baselines import SpanTokenizer
-from engine.compare import compare, corpus_tokenizers
+from engine.compare import Row, against, compare, corpus_tokenizers
 
 from .app import over_another
 from .train_options import SAMPLE, sample_corpus
@@ -71,26 +72,37 @@ class CompareScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.retokenize()
+        self.query_one("#legend", Static).update(self._legend())
+        self.rows = compare(self.text, self.tokenizers, self.reference)
+        self.show_rows()
 
     # -- the rows ------------------------------------------------------------------------------
 
-    def retokenize(self) -> None:
-        """Tokenize the text with every tokenizer and show the rows."""
-        self._timer = None
+    def show_rows(self) -> None:
         cursor = self._cursor()
-        self.rows = compare(self.text, self.tokenizers, self.reference)
         widths = count_widths(self.rows, self.reference)
         for n, (widget, row) in enumerate(zip(self.query(TokenizerRow), self.rows)):
             widget.show(row, n == self.reference, widths, cursor)
-        self.query_one("#legend", Static).update(self._legend())
+
+    @work(thread=True, exclusive=True, group="tokenize")
+    def retokenize(self, text: str, reference: int) -> None:
+        """Tokenize ``text`` with every tokenizer in a thread, so that typing goes on meanwhile;
+        the rows show it unless the text has changed again."""
+        rows = compare(text, self.tokenizers, reference)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._tokenized, text, reference, rows)
+
+    def _tokenized(self, text: str, reference: int, rows: list[Row]) -> None:
+        if text == self.text:
+            self.rows = rows if reference == self.reference else against(rows, self.reference)
+            self.show_rows()
 
     def _legend(self) -> Text:
+        """What the colours mean, in the colours."""
         styles: RowStyles = self.query_one(RowTokens).row_styles()
-        name = self.tokenizers[self.reference].name
         return Text.assemble(
             ("cut", styles.differs_even), (" ", ""), ("differently", styles.differs_odd),
-            (f": {name} has no token with the same span · ", ""),
+            (": the reference has no token with this span · ", ""),
             ("same", styles.spans.even), (" · ", ""), ("unknown", styles.unknown),
             no_wrap=True, overflow="ellipsis",
         )
@@ -106,7 +118,11 @@ class CompareScreen(Screen[None]):
         self.text = event.text_area.text
         if self._timer is not None:
             self._timer.stop()
-        self._timer = self.set_timer(RETOKENIZE_AFTER, self.retokenize)
+        self._timer = self.set_timer(RETOKENIZE_AFTER, self._typing_paused)
+
+    def _typing_paused(self) -> None:
+        self._timer = None
+        self.retokenize(self.text, self.reference)
 
     @on(TextArea.SelectionChanged, "#text")
     def _cursor_moved(self) -> None:
@@ -126,7 +142,8 @@ class CompareScreen(Screen[None]):
     def action_reference(self) -> None:
         if isinstance(self.focused, RowTokens):
             self.reference = list(self.query(RowTokens)).index(self.focused)
-            self.retokenize()
+            self.rows = against(self.rows, self.reference)
+            self.show_rows()
 
     def action_back(self) -> None:
         self.dismiss()

@@ -115,10 +115,14 @@ def mark_differences(tokens: Sequence[Token], reference: set[tuple[int, int]] | 
 
 def compare(text: str, tokenizers: Sequence[SpanTokenizer], reference: int | None = 0) -> list[Row]:
     """Every tokenizer's tokens of ``text``, marked against ``tokenizers[reference]``."""
-    cuts = [t.tokenize(text) for t in tokenizers]
     size = len(text.encode("utf-8"))
-    ref = spans_of(cuts[reference]) if reference is not None else None
+    return against([Row(t, t.tokenize(text), [], size) for t in tokenizers], reference)
+
+
+def against(rows: Sequence[Row], reference: int | None) -> list[Row]:
+    """The same rows marked against ``rows[reference]`` (none marked for None)."""
+    spans = spans_of(rows[reference].tokens) if reference is not None else None
     return [
-        Row(t, tokens, mark_differences(tokens, None if i == reference else ref), size)
-        for i, (t, tokens) in enumerate(zip(tokenizers, cuts))
+        Row(row.tokenizer, row.tokens, mark_differences(row.tokens, None if i == reference else spans), row.text_bytes)
+        for i, row in enumerate(rows)
     ]
