@@ -152,14 +152,15 @@ class TokenizerRow(Vertical):
 
 
 class ComparedRows(VerticalScroll):
-    """The rows share the height evenly, a summary and at least one line of tokens and ids
-    each; past that they scroll."""
-
-    MIN_ROW = 3
+    """The rows share the height: each a summary line and whole lines of tokens and ids
+    (pairs, so no ids line shows without its tokens), the spare pairs to the rows on top;
+    past three lines each they scroll."""
 
     def on_resize(self, event: events.Resize) -> None:
         rows = self.query_children(TokenizerRow)
-        if rows:
-            height = max(self.MIN_ROW, event.size.height // len(rows))
-            for row in rows:
-                row.styles.height = height
+        if not rows:
+            return
+        pairs = max(1, (event.size.height // len(rows) - 1) // 2)
+        spare = max(0, event.size.height - len(rows) * (1 + 2 * pairs)) // 2
+        for n, row in enumerate(rows):
+            row.styles.height = 1 + 2 * (pairs + (n < spare))
