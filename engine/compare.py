@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import accumulate
 from pathlib import Path
 
@@ -78,9 +79,9 @@ def corpus_tokenizers(
     ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Row:
-    """One tokenizer's cut of the text."""
+    """One tokenizer's cut of the text; its counts are worked out once, when first read."""
 
     tokenizer: SpanTokenizer
     tokens: list[Token]
@@ -88,11 +89,11 @@ class Row:
     """Per token: the reference row has no token with exactly this span."""
     text_bytes: int
 
-    @property
+    @cached_property
     def unknown(self) -> int:
         return sum(t.unknown for t in self.tokens)
 
-    @property
+    @cached_property
     def differing(self) -> int:
         return sum(self.differs)
 
