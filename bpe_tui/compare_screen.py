@@ -1,8 +1,9 @@
 """The compare view: one text, many tokenizers, one row each (seed lecture 003).
 
-Every row re-tokenizes shortly after typing stops, in a thread so that typing goes on. One row is the reference: tokens of the
-other rows that it does not also have are coloured apart. The token under the text cursor is
-underlined in every row, and every row scrolls to it.
+Every row re-tokenizes shortly after typing stops, in a thread so that typing goes on. One
+row is the reference: tokens of the other rows that it does not also have are coloured
+apart. The token under the text cursor is underlined in every row, and every row scrolls to
+it.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class CompareScreen(Screen[None]):
         self.tokenizers = list(tokenizers)
         self.text = COMPARE_TEXT if text is None else text
         self.reference = reference
+        self.rows: list[Row] = []
+        """The rows on screen: the text as it was when they were tokenized."""
         self._timer: Timer | None = None
 
     @classmethod

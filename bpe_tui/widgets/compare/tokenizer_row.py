@@ -146,7 +146,6 @@ class TokenizerRow(Vertical):
         yield RowTokens()
 
     def show(self, row: Row, reference: bool, widths: list[int], cursor: int) -> None:
-        self.row = row
         self.query_one(".summary", Static).update(summary(row, reference, widths))
         self.query_one(RowTokens).show_row(row, cursor)
 
