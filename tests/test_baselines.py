@@ -229,3 +229,19 @@ def test_corpus_ladder(tmp_path: Path) -> None:
     (tmp_path / "only.txt").write_text("<|endoftext|>")
     with pytest.raises(CorpusError, match="no words to build a vocabulary from"):
         corpus_tokenizers(tmp_path / "only.txt")
+
+
+def test_a_bpe_our_engine_refuses_opens_through_tokenizers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Classic word-level BPE (``</w>`` ends a word) is not byte-level: Hugging Face opens it."""
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = tokenizers.Tokenizer(tokenizers.models.BPE(unk_token="<unk>", end_of_word_suffix="</w>"))
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    tok.train_from_iterator([CORPUS * 5], tokenizers.trainers.BpeTrainer(vocab_size=60, special_tokens=["<unk>"], end_of_word_suffix="</w>"))
+    path = tmp_path / "classic.json"
+    tok.save(str(path))
+    row = load_span_tokenizer(path)
+    assert not isinstance(row, BpeSpans) and row.kind == "BPE"
+    assert [t.id for t in row.tokenize("the cat")] == tok.encode("the cat").ids
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
+    with pytest.raises(ModelFileError, match=r"end_of_word_suffix='</w>' is not supported \(or pip install 'bpe-tui\[hf\]' to open it with Hugging Face tokenizers\)"):
+        load_span_tokenizer(path)
