@@ -14,6 +14,7 @@ from textual.widgets import Label
 
 from engine import BpeError
 
+from .compare_screen import CompareScreen
 from .race_screen import RaceScreen
 from .train_options import DEFAULT_SPECIAL, TrainOptions, sample_corpus
 from .train_screen import TrainScreen
@@ -85,11 +86,6 @@ class BpeApp(App[int]):
         self.failure = error
         self.exit(return_code=2)
 
-    def opened_over_another(self, screen: Screen) -> bool:
-        """``screen`` was opened over another of the app's screens (its ``q`` goes back to it)."""
-        below = self.screen_stack[: self.screen_stack.index(screen)] if screen in self.screen_stack else []
-        return any(type(other) is not Screen for other in below)
-
     def action_race(self) -> None:
         """Race the recount-everything trainer against the optimized one, on the corpus being
         trained (the bundled sample when there is none)."""
@@ -104,9 +100,16 @@ class BpeApp(App[int]):
         yield from super().get_system_commands(screen)
         if not isinstance(screen, RaceScreen):
             yield SystemCommand(
-                "race: recount vs optimized",
+                "Race: recount vs optimized",
                 "Race the recount-everything trainer against the optimized one on this corpus",
                 self.action_race,
+            )
+        # A screen with a text of its own compares it through its own key.
+        if not isinstance(screen, (CompareScreen, TooSmallScreen)) and not hasattr(screen, "action_compare"):
+            yield SystemCommand(
+                "Compare tokenizers",
+                "One text cut by character, byte, word and BPE tokenizers, side by side",
+                lambda: self.push_screen(CompareScreen.on_sample()),
             )
         for binding in screen.BINDINGS:
             # False: the screen hides that key now (the encode view's q is Back or Quit).

@@ -1,4 +1,4 @@
-"""The ``bpe-tui`` command: ``train``, ``race``, ``encode`` and ``decode``.
+"""The ``bpe-tui`` command: ``train``, ``race``, ``encode``, ``compare`` and ``decode``.
 
 Bad input ends with one line on stderr and exit status 2, never a traceback; an interrupted
 command (Ctrl-C) with exit status 130.
@@ -44,6 +44,21 @@ def build_parser() -> argparse.ArgumentParser:
     encode.add_argument("--headless", action="store_true", help="print the tokens and exit")
     encode.add_argument("--json", action="store_true", help="with --headless: a JSON list of {id, bytes, text}")
 
+    compare = sub.add_parser("compare", help="one text, many tokenizers side by side")
+    source = compare.add_mutually_exclusive_group()
+    source.add_argument("--text", help="text to tokenize")
+    source.add_argument("--file", help="file whose text to tokenize")
+    compare.add_argument(
+        "--model",
+        action="append",
+        metavar="PATH",
+        help="a row more (repeatable): a tokenizer dir, GPT-2's vocab.json + merges.txt dir, any HF tokenizer.json",
+    )
+    compare.add_argument("--corpus", metavar="FILE", help="builds the word vocabulary and trains the BPE row; default: the bundled sample")
+    compare.add_argument("--vocab-size", type=int, default=1000, help="vocabulary size of the BPE trained on --corpus (default 1000)")
+    compare.add_argument("--headless", action="store_true", help="print the rows and a table, and exit")
+    compare.add_argument("--json", action="store_true", help="with --headless: the comparison as JSON")
+
     decode = sub.add_parser("decode", help="print the text of token ids")
     decode.add_argument("--model", required=True, metavar="PATH", help="tokenizer.json, or a directory with it or vocab.json + merges.txt")
     decode.add_argument("ids", nargs="*", metavar="ID", help="token ids (default: read from stdin, separated by spaces or commas)")
@@ -86,6 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .race_cmd import run_race
 
             return run_race(args)
+        if args.command == "compare":
+            from .compare_cmd import run_compare
+
+            return run_compare(args)
         if args.command == "decode":
             from .decode_cmd import run_decode
 

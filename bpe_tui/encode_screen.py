@@ -15,12 +15,15 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
 from engine import Tokenizer
+from engine.compare import BpeSpans
 
+from .navigation import over_another
+from .compare_screen import CompareScreen
 from .encode_walk import EncodeWalk
 from .tokens import show_token
 from .widgets.encode.encode_stats import EncodeStats
 from .widgets.encode.pair_ranks import PairRanks
-from .widgets.encode.token_spans import TokenSpans
+from .widgets.encode.token_spans import TokenSpans, step_spans
 
 SAMPLE_TEXT = "Hello world! A tech talk on tokenizers: 你好, BPE."
 """Shown when the view is opened without a text."""
@@ -39,6 +42,7 @@ class EncodeScreen(Screen[None]):
         Binding("home", "to_start", "Bytes", tooltip="Back to the raw bytes, before any merge", id="encode.start"),
         Binding("slash", "edit_text", "Edit", tooltip="Move into the text box", id="encode.edit"),
         Binding("escape", "leave_text", "Stepping", tooltip="Back to stepping", id="encode.leave"),
+        Binding("c", "compare", "Compare", tooltip="Compare this text across character, byte, word and BPE tokenizers", id="encode.compare"),
         Binding("q", "back", "Back", tooltip="Back to the screen below", id="encode.back"),
         Binding("q", "quit_app", "Quit", tooltip="Quit bpe-tui", id="encode.quit"),
     ]
@@ -55,7 +59,7 @@ class EncodeScreen(Screen[None]):
         text.border_title = "text  (/ to edit, esc to leave)"
         yield text
         yield Static(id="status")
-        spans = TokenSpans(self.tokenizer, id="tokens")
+        spans = TokenSpans(id="tokens")
         spans.border_title = "tokens and ids"
         yield spans
         with Horizontal(id="details"):
@@ -73,7 +77,8 @@ class EncodeScreen(Screen[None]):
     def show_step(self) -> None:
         walk, k = self.walk, self.k
         focus = walk.focus(k)
-        self.query_one(TokenSpans).show_step(walk, k)
+        tokens = self.query_one(TokenSpans)
+        tokens.show(*step_spans(self.tokenizer, walk, k, tokens.styles_for_spans()))
         pairs = self.query_one(PairRanks)
         pairs.show_round(focus)
         pairs.border_title = (
@@ -128,6 +133,9 @@ class EncodeScreen(Screen[None]):
     def action_leave_text(self) -> None:
         self.query_one(TokenSpans).focus()
 
+    def action_compare(self) -> None:
+        self.app.push_screen(CompareScreen.on_sample(self.walk.text, BpeSpans(self.tokenizer, "this tokenizer")))
+
     def action_back(self) -> None:
         self.dismiss()
 
@@ -145,7 +153,7 @@ class EncodeScreen(Screen[None]):
             return editing == (action == "leave_text")
         # `q` goes back when this view was opened over another screen, and quits otherwise.
         if action in ("back", "quit_app"):
-            return self.app.opened_over_another(self) == (action == "back")  # type: ignore[attr-defined]
+            return over_another(self) == (action == "back")
         return True
 
     @on(TextArea.Changed, "#text")

@@ -26,6 +26,7 @@ from textual.worker import get_current_worker
 from engine import BpeError
 
 from .child_process import ChildProcess, ensure_running, listen
+from .navigation import over_another
 from .race_process import RACERS, Racer, follow, start_racers
 from .race_state import COUNTING, FINISHED, MERGING, READY, STOPPED, Race
 from .train_options import TrainOptions
@@ -181,5 +182,5 @@ class RaceScreen(Screen[None]):
             return not self.race.over or None  # dimmed once nothing runs
         # `q` goes back when the race was opened over another screen, and quits otherwise.
         if action in ("back", "quit_app"):
-            return self.app.opened_over_another(self) == (action == "back")  # type: ignore[attr-defined]
+            return over_another(self) == (action == "back")
         return True

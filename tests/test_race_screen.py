@@ -101,12 +101,12 @@ async def test_from_the_palette_over_the_training_screen_and_back():
     async with app.run_test(size=(80, 24)) as pilot:
         await at_merge(pilot, train, 0)
         titles = [c.title for c in app.get_system_commands(train)]
-        assert "race: recount vs optimized" in titles
+        assert "Race: recount vs optimized" in titles
         app.action_race()
         await pilot.pause()
         race = app.screen
         assert isinstance(race, RaceScreen) and race.inputs == train.inputs and race.options == train.options
-        assert "race: recount vs optimized" not in [c.title for c in app.get_system_commands(race)]
+        assert "Race: recount vs optimized" not in [c.title for c in app.get_system_commands(race)]
         await pilot.press("s")  # the race stops (so this test stays short) ...
         await race_over(pilot, race)
         await pilot.press("q")  # ... and q goes back to the training screen

@@ -12,6 +12,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from rich.cells import cell_len
 from rich.style import Style
@@ -27,9 +28,8 @@ from ...encode_walk import EncodeWalk
 from ...tokens import show_token, token_text
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
-    """One token on screen."""
+class Span(NamedTuple):
+    """One token on screen (a tuple: quick to make by the thousand)."""
 
     token: bytes
     id: int
@@ -122,7 +122,7 @@ def step_spans(tokenizer: Tokenizer, walk: EncodeWalk, k: int, styles: SpanStyle
 
 
 class TokenSpans(ScrollView, can_focus=True, inherit_bindings=False):
-    """The text as it stands at one step of the encode, tokens coloured with ids below."""
+    """A text as tokens coloured with their ids below (a step of the encode, a compared row)."""
 
     # Arrows and pages scroll; `home` and `end` are left to the screen's stepping keys.
     BINDINGS = [
@@ -143,10 +143,10 @@ class TokenSpans(ScrollView, can_focus=True, inherit_bindings=False):
         "token-spans--merge",
     }
 
-    def __init__(self, tokenizer: Tokenizer, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.tokenizer = tokenizer
-        self._styles: SpanStyles | None = None
+        self._id_style: Style | None = None
+        """Set once there are spans to show."""
         self._spans: list[Span] = []
         self._rows: list[range] = []
         self._strips: dict[int, tuple[Strip, Strip]] = {}
@@ -166,19 +166,30 @@ class TokenSpans(ScrollView, can_focus=True, inherit_bindings=False):
             merge=get("token-spans--merge"),
         )
 
-    def show_step(self, walk: EncodeWalk, k: int) -> None:
-        """Show ``walk`` after its first ``k`` merges, scrolled to the pre-token at work.
-
-        At the end there is no pre-token at work: the final tokens show from the start.
-        """
-        self._styles = self.styles_for_spans()
-        self._spans, first = step_spans(self.tokenizer, walk, k, self._styles)
+    def show(self, spans: list[Span], first: int | None = None) -> None:
+        """Show ``spans`` (coloured with ``styles_for_spans``), scrolled to span ``first``;
+        None: from the start."""
+        self._id_style = self.get_component_rich_style("token-spans--id", partial=True)
+        self._spans = spans
         self._layout()
         if first is None:
             self.scroll_home(animate=False, immediate=True)
         else:
-            row = bisect_right([r.start for r in self._rows], first) - 1
-            self.scroll_to_region(Region(0, 2 * row, 1, 2), animate=False, immediate=True)
+            self.scroll_to_span(first)
+
+    def scroll_to_span(self, index: int) -> None:
+        """Scroll the row holding span ``index`` into view."""
+        row = self._row_of(index)
+        self.scroll_to_region(Region(0, 2 * row, 1, 2), animate=False, immediate=True)
+
+    def restyle(self, index: int, style: Style) -> None:
+        """Give span ``index`` another style, redrawing only its row."""
+        self._spans[index] = self._spans[index]._replace(style=style)
+        self._strips.pop(self._row_of(index), None)
+        self.refresh()
+
+    def _row_of(self, index: int) -> int:
+        return bisect_right([r.start for r in self._rows], index) - 1
 
     def _layout(self) -> None:
         self._width = self.scrollable_content_region.width
@@ -188,7 +199,7 @@ class TokenSpans(ScrollView, can_focus=True, inherit_bindings=False):
         self.refresh()
 
     def on_resize(self) -> None:
-        if self._styles is not None and self.scrollable_content_region.width != self._width:
+        if self._id_style is not None and self.scrollable_content_region.width != self._width:
             self._layout()
 
     def render_line(self, y: int) -> Strip:
@@ -196,11 +207,11 @@ class TokenSpans(ScrollView, can_focus=True, inherit_bindings=False):
         index = y + scroll_y
         width = self.scrollable_content_region.width
         row, below = divmod(index, 2)
-        if row >= len(self._rows) or self._styles is None:
+        if row >= len(self._rows) or self._id_style is None:
             return Strip.blank(width, self.rich_style)
         if row not in self._strips:
             r = self._rows[row]
-            tokens, ids = row_lines(self._spans[r.start : r.stop], self._styles.id)
+            tokens, ids = row_lines(self._spans[r.start : r.stop], self._id_style)
             console = self.app.console
             self._strips[row] = (
                 Strip(tokens.render(console), tokens.cell_len),
