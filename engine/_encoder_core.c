@@ -12,15 +12,23 @@
 #include <string.h>
 
 #include "_pair_hash.h"
+#include "_pretokenize_core.h"
+#include "pythread.h"
 
 #define NO_RANK UINT32_MAX /* a pair not in the merge list */
 #define ON_STACK 256       /* pre-tokens up to this many bytes need no allocation */
+#define LONG 16            /* longer pre-tokens merge through a heap (merge_long) */
+#define WORK_PER_BYTE 10   /* merge_long's heap (6), ids, ranks, next and prev (1 each) */
+
+typedef struct {
+    uint64_t key; /* (left << 32 | right) of a merge */
+    uint32_t rank;
+} RankSlot;
 
 typedef struct {
     PyObject_HEAD
     uint32_t byte_ids[256];
-    uint64_t *keys;   /* (left << 32 | right) of each merge, by hash */
-    uint32_t *ranks;  /* its rank, beside it */
+    RankSlot *slots;  /* by hash of the pair; key EMPTY_KEY: free */
     uint32_t mask;
     uint32_t *merged; /* the id each rank makes */
     Py_ssize_t nmerged;
@@ -29,8 +37,8 @@ typedef struct {
 static inline uint32_t rank_of(const MergeRanks *m, uint32_t a, uint32_t b) {
     uint64_t key = pair_key((int32_t)a, (int32_t)b);
     for (uint32_t i = slot_of(key, m->mask);; i = (i + 1) & m->mask) {
-        if (m->keys[i] == key) return m->ranks[i];
-        if (m->keys[i] == EMPTY_KEY) return NO_RANK;
+        if (m->slots[i].key == key) return m->slots[i].rank;
+        if (m->slots[i].key == EMPTY_KEY) return NO_RANK;
     }
 }
 
@@ -51,7 +59,7 @@ static int MergeRanks_init(MergeRanks *m, PyObject *args, PyObject *Py_UNUSED(kw
     PyObject *byte_ids, *pairs, *merged;
     if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &byte_ids, &PyDict_Type, &pairs, &PyList_Type, &merged))
         return -1;
-    if (m->keys) {
+    if (m->slots) {
         PyErr_SetString(PyExc_RuntimeError, "a MergeRanks is initialized once");
         return -1;
     }
@@ -72,13 +80,12 @@ static int MergeRanks_init(MergeRanks *m, PyObject *args, PyObject *Py_UNUSED(kw
     uint32_t size = 16;
     while (size < 2 * (uint64_t)PyDict_GET_SIZE(pairs)) size *= 2;  /* at most half full */
     m->mask = size - 1;
-    m->keys = PyMem_New(uint64_t, size);
-    m->ranks = PyMem_New(uint32_t, size);
-    if (!m->keys || !m->ranks) {
+    m->slots = PyMem_New(RankSlot, size);
+    if (!m->slots) {
         PyErr_NoMemory();
         return -1;
     }
-    memset(m->keys, 0xff, size * sizeof(uint64_t));
+    for (uint32_t i = 0; i < size; i++) m->slots[i].key = EMPTY_KEY;
     PyObject *pair, *rank;
     Py_ssize_t at = 0;
     while (PyDict_Next(pairs, &at, &pair, &rank)) {
@@ -95,31 +102,76 @@ static int MergeRanks_init(MergeRanks *m, PyObject *args, PyObject *Py_UNUSED(kw
         }
         uint64_t key = pair_key((int32_t)a, (int32_t)b);
         uint32_t i = slot_of(key, m->mask);
-        while (m->keys[i] != EMPTY_KEY && m->keys[i] != key) i = (i + 1) & m->mask;
-        m->keys[i] = key;
-        m->ranks[i] = r;
+        while (m->slots[i].key != EMPTY_KEY && m->slots[i].key != key) i = (i + 1) & m->mask;
+        m->slots[i] = (RankSlot){key, r};
     }
     return 0;
 }
 
 static void MergeRanks_dealloc(MergeRanks *m) {
-    PyMem_Free(m->keys);
-    PyMem_Free(m->ranks);
+    PyMem_Free(m->slots);
     PyMem_Free(m->merged);
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
 
-/* ids(piece: bytes) -> str: the token ids of one pre-token, each as a code point (the form
- * the tokenizer caches and joins). */
-static PyObject *MergeRanks_ids(MergeRanks *m, PyObject *arg) {
-    if (!PyBytes_Check(arg)) {
-        PyErr_SetString(PyExc_TypeError, "ids() takes bytes");
-        return NULL;
+static inline void heap_push(uint64_t *heap, size_t *size, uint64_t entry) {
+    size_t i = (*size)++;
+    for (; i && heap[(i - 1) / 2] > entry; i = (i - 1) / 2) heap[i] = heap[(i - 1) / 2];
+    heap[i] = entry;
+}
+
+static inline uint64_t heap_pop(uint64_t *heap, size_t *size) {
+    uint64_t top = heap[0], last = heap[--*size];
+    size_t i = 0, n = *size;
+    for (size_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && heap[c + 1] < heap[c]) c++;
+        if (heap[c] >= last) break;
+        heap[i] = heap[c];
     }
-    const uint8_t *s = (const uint8_t *)PyBytes_AS_STRING(arg);
-    Py_ssize_t n = PyBytes_GET_SIZE(arg);
-    uint32_t stack[2 * ON_STACK], *ids = stack;
-    if (n > ON_STACK && !(ids = PyMem_New(uint32_t, 2 * (size_t)n))) return PyErr_NoMemory();
+    heap[i] = last;
+    return top;
+}
+
+/* The same merges for a long pre-token, without rescanning it every round: the tokens are a
+ * linked list (next/prev) and the pairs' (rank, position) sit on a min-heap, so the lowest
+ * rank, leftmost first, is popped; an entry whose pair has changed since is stale and skipped. */
+static Py_ssize_t merge_long(const MergeRanks *m, const uint8_t *s, uint32_t n, uint32_t *work) {
+    uint64_t *heap = (uint64_t *)work; /* at most 3n entries: n - 1, then 2 a merge */
+    uint32_t *ids = work + 6 * (size_t)n, *ranks = ids + n, *next = ranks + n, *prev = next + n;
+    size_t size = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        ids[i] = m->byte_ids[s[i]];
+        next[i] = i + 1;
+        prev[i] = i - 1; /* UINT32_MAX: none */
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        ranks[i] = i + 1 < n ? rank_of(m, ids[i], ids[i + 1]) : NO_RANK;
+        if (ranks[i] != NO_RANK) heap_push(heap, &size, (uint64_t)ranks[i] << 32 | i);
+    }
+    while (size) {
+        uint64_t top = heap_pop(heap, &size);
+        uint32_t rank = (uint32_t)(top >> 32), p = (uint32_t)top, q = next[p];
+        if (ranks[p] != rank) continue; /* stale, or p merged away (NO_RANK) */
+        ids[p] = m->merged[rank];
+        ranks[q] = NO_RANK;
+        next[p] = next[q];
+        if (next[p] < n) prev[next[p]] = p;
+        ranks[p] = next[p] < n ? rank_of(m, ids[p], ids[next[p]]) : NO_RANK;
+        if (ranks[p] != NO_RANK) heap_push(heap, &size, (uint64_t)ranks[p] << 32 | p);
+        uint32_t b = prev[p];
+        if (b != UINT32_MAX && (ranks[b] = rank_of(m, ids[b], ids[p])) != NO_RANK)
+            heap_push(heap, &size, (uint64_t)ranks[b] << 32 | b);
+    }
+    Py_ssize_t k = 0;
+    for (uint32_t i = 0; i < n; i = next[i]) ids[k++] = ids[i]; /* the first token never goes */
+    memmove(work, ids, (size_t)k * sizeof(uint32_t));
+    return k;
+}
+
+/* Merge the n bytes at s (the loop above, or merge_long beyond LONG bytes); work has room
+ * for WORK_PER_BYTE * n ids. The result is work[0..k), k returned. */
+static Py_ssize_t merge_bytes(const MergeRanks *m, const uint8_t *s, Py_ssize_t n, uint32_t *ids) {
+    if (n > LONG) return merge_long(m, s, (uint32_t)n, ids);
     uint32_t *ranks = ids + n; /* ranks[i]: the rank of (ids[i], ids[i + 1]) */
     for (Py_ssize_t i = 0; i < n; i++) ids[i] = m->byte_ids[s[i]];
     for (Py_ssize_t i = 0; i + 1 < n; i++) ranks[i] = rank_of(m, ids[i], ids[i + 1]);
@@ -135,8 +187,23 @@ static PyObject *MergeRanks_ids(MergeRanks *m, PyObject *arg) {
         if (best > 0) ranks[best - 1] = rank_of(m, ids[best - 1], ids[best]);
         if (best < n - 1) ranks[best] = rank_of(m, ids[best], ids[best + 1]);
     }
+    return n;
+}
+
+/* ids(piece: bytes) -> str: the token ids of one pre-token, each as a code point (the form
+ * the tokenizer's regex path caches and joins). */
+static PyObject *MergeRanks_ids(MergeRanks *m, PyObject *arg) {
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "ids() takes bytes");
+        return NULL;
+    }
+    Py_ssize_t n = PyBytes_GET_SIZE(arg);
+    uint64_t stack[WORK_PER_BYTE * ON_STACK / 2]; /* uint64_t: merge_long's heap lies at the start */
+    uint32_t *ids = (uint32_t *)stack;
+    if (n > ON_STACK && !(ids = PyMem_New(uint32_t, WORK_PER_BYTE * (size_t)n))) return PyErr_NoMemory();
+    n = merge_bytes(m, (const uint8_t *)PyBytes_AS_STRING(arg), n, ids);
     PyObject *out = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, ids, n);
-    if (ids != stack) PyMem_Free(ids);
+    if (ids != (uint32_t *)stack) PyMem_Free(ids);
     return out;
 }
 
@@ -157,18 +224,483 @@ static PyTypeObject MergeRanksType = {
     .tp_methods = MergeRanks_methods,
 };
 
+/* ---- Vocab: id -> bytes for decoding, bytes -> id for whole pre-tokens ------------------ */
+
+#define NO_ID UINT32_MAX
+
+/* A hash of a byte string for the vocabulary and the pre-token cache: eight bytes a round. */
+static inline uint64_t bytes_hash(const uint8_t *s, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, w;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 29;
+    }
+    w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
+    return h ^ (h >> 32);
+}
+
+typedef struct {
+    PyObject_HEAD
+    uint32_t nids;      /* ids 0..nids-1 may be entries */
+    int64_t *start;     /* where entry i's bytes start in blob; -1: no entry i */
+    uint32_t *length;
+    uint8_t *blob;
+    uint64_t *hashes;   /* bytes -> id table, by hash: the hash and the id (NO_ID: free) */
+    uint32_t *slot_ids;
+    uint32_t mask;
+    PyObject **id_objects; /* the int of each id, made once: lists of ids are filled with them */
+} Vocab;
+
+static uint32_t vocab_find(const Vocab *v, const uint8_t *s, size_t n, uint64_t h) {
+    for (uint32_t i = (uint32_t)h & v->mask;; i = (i + 1) & v->mask) {
+        uint32_t id = v->slot_ids[i];
+        if (id == NO_ID) return NO_ID;
+        if (v->hashes[i] == h && v->length[id] == n && !memcmp(v->blob + v->start[id], s, n)) return id;
+    }
+}
+
+/* Vocab(vocab: dict[int, bytes]). Where two ids share their bytes, the later one is found
+ * (as in {token: i for i, token in vocab.items()}). */
+static int Vocab_init(Vocab *v, PyObject *args, PyObject *Py_UNUSED(kw)) {
+    PyObject *vocab, *key, *value;
+    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &vocab)) return -1;
+    if (v->start) {
+        PyErr_SetString(PyExc_RuntimeError, "a Vocab is initialized once");
+        return -1;
+    }
+    uint32_t top = 0;
+    Py_ssize_t total = 0, at = 0;
+    while (PyDict_Next(vocab, &at, &key, &value)) {
+        uint32_t id;
+        if (as_id(key, &id)) return -1;
+        if (!PyBytes_Check(value)) {
+            PyErr_SetString(PyExc_TypeError, "vocabulary entries must be bytes");
+            return -1;
+        }
+        top = id + 1 > top ? id + 1 : top;
+        total += PyBytes_GET_SIZE(value);
+    }
+    uint32_t size = 16;
+    while (size < 2 * (uint64_t)PyDict_GET_SIZE(vocab)) size *= 2;
+    v->nids = top;
+    v->mask = size - 1;
+    v->start = PyMem_New(int64_t, top + 1);
+    v->length = PyMem_New(uint32_t, top + 1);
+    v->blob = PyMem_Malloc(total + 1);
+    v->hashes = PyMem_New(uint64_t, size);
+    v->slot_ids = PyMem_New(uint32_t, size);
+    v->id_objects = PyMem_New(PyObject *, top + 1);
+    if (!v->start || !v->length || !v->blob || !v->hashes || !v->slot_ids || !v->id_objects) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(v->start, 0xff, (top + 1) * sizeof(int64_t));
+    memset(v->slot_ids, 0xff, size * sizeof(uint32_t));
+    memset(v->id_objects, 0, (top + 1) * sizeof(PyObject *));
+    Py_ssize_t used = 0;
+    at = 0;
+    while (PyDict_Next(vocab, &at, &key, &value)) {
+        uint32_t id = (uint32_t)PyLong_AsLong(key);
+        size_t n = (size_t)PyBytes_GET_SIZE(value);
+        const uint8_t *s = (const uint8_t *)PyBytes_AS_STRING(value);
+        memcpy(v->blob + used, s, n);
+        v->start[id] = used;
+        v->length[id] = (uint32_t)n;
+        used += (Py_ssize_t)n;
+        if (!(v->id_objects[id] = PyLong_FromUnsignedLong(id))) return -1;
+        uint64_t h = bytes_hash(s, n);
+        uint32_t i = (uint32_t)h & v->mask;
+        while (v->slot_ids[i] != NO_ID &&
+               !(v->hashes[i] == h && v->length[v->slot_ids[i]] == n && !memcmp(v->blob + v->start[v->slot_ids[i]], s, n)))
+            i = (i + 1) & v->mask;
+        v->hashes[i] = h;
+        v->slot_ids[i] = id; /* the later id of equal bytes replaces the earlier */
+    }
+    return 0;
+}
+
+static void Vocab_dealloc(Vocab *v) {
+    if (v->id_objects)
+        for (uint32_t i = 0; i < v->nids; i++) Py_XDECREF(v->id_objects[i]);
+    PyMem_Free(v->id_objects);
+    PyMem_Free(v->start);
+    PyMem_Free(v->length);
+    PyMem_Free(v->blob);
+    PyMem_Free(v->hashes);
+    PyMem_Free(v->slot_ids);
+    Py_TYPE(v)->tp_free((PyObject *)v);
+}
+
+/* decode_bytes(ids: list | tuple) -> bytes: the entries of ids joined. KeyError for an id that
+ * is no entry, TypeError for an item that is no int (the caller words the message). */
+static PyObject *Vocab_decode_bytes(Vocab *v, PyObject *arg) {
+    PyObject *seq = PySequence_Fast(arg, "decode_bytes() takes a list or tuple of ids");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), total = 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (!PyLong_Check(items[k])) {
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_TypeError, "token ids must be ints");
+            return NULL;
+        }
+        long id = PyLong_AsLong(items[k]);
+        if (id < 0 || id >= (long)v->nids || v->start[id] < 0) {
+            Py_DECREF(seq);
+            PyErr_Clear();
+            PyErr_SetObject(PyExc_KeyError, items[k]);
+            return NULL;
+        }
+        total += v->length[id];
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, total);
+    if (out) {
+        uint8_t *p = (uint8_t *)PyBytes_AS_STRING(out);
+        for (Py_ssize_t k = 0; k < n; k++) {
+            long id = PyLong_AsLong(items[k]);
+            memcpy(p, v->blob + v->start[id], v->length[id]);
+            p += v->length[id];
+        }
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
+static PyMethodDef Vocab_methods[] = {
+    {"decode_bytes", (PyCFunction)Vocab_decode_bytes, METH_O, "The bytes of a list or tuple of ids, joined."},
+    {NULL},
+};
+
+static PyTypeObject VocabType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine._encoder_core.Vocab",
+    .tp_basicsize = sizeof(Vocab),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A vocabulary: the bytes of each id, and the id of each entry's bytes.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Vocab_init,
+    .tp_dealloc = (destructor)Vocab_dealloc,
+    .tp_methods = Vocab_methods,
+};
+
+/* ---- Encoder: pre-tokenize, look up, merge, all in C -------------------------------------- */
+
+#define MAX_CACHED 255 /* longer pre-tokens are merged every time, not cached */
+
+/* A cached pre-token: its bytes at arena + at, then (from the next multiple of 4) its ids. */
+typedef struct {
+    uint64_t hash;
+    uint32_t at;
+    uint16_t length; /* 0: a free slot */
+    uint16_t nids;
+} CacheSlot;
+
+typedef struct {
+    PyObject_HEAD
+    MergeRanks *ranks;
+    Vocab *vocab;
+    int pattern;
+    int direct;         /* a pre-token that is a vocabulary entry is that entry */
+    Py_ssize_t cache_size;
+    PyThread_type_lock lock; /* one encode at a time: the cache and buffers are this object's */
+    CacheSlot *slots;   /* open addressing, at most half full */
+    uint32_t mask;
+    Py_ssize_t cached;
+    uint8_t *arena;
+    size_t arena_used, arena_cap;
+    uint8_t *utf8;      /* one pre-token's bytes when the text is not ASCII */
+    size_t utf8_cap;
+    uint32_t *work;     /* the merge loop's ids and ranks */
+    size_t work_cap;
+    uint32_t *out;      /* the ids of the text */
+    size_t out_len, out_cap;
+} Encoder;
+
+/* Grow *buf to hold at least need items of size each (raw allocator: called without the GIL). */
+static int reserve(void **buf, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 64;
+    while (n < need) n *= 2;
+    void *p = PyMem_RawRealloc(*buf, n * size);
+    if (!p) return -1;
+    *buf = p;
+    *cap = n;
+    return 0;
+}
+
+static void cache_clear(Encoder *e) {
+    memset(e->slots, 0, ((size_t)e->mask + 1) * sizeof(CacheSlot));
+    e->cached = 0;
+    e->arena_used = 0;
+}
+
+static inline const uint32_t *cache_find(const Encoder *e, const uint8_t *s, size_t n, uint64_t h, uint16_t *nids) {
+    for (uint32_t i = (uint32_t)h & e->mask;; i = (i + 1) & e->mask) {
+        const CacheSlot *slot = &e->slots[i];
+        if (!slot->length) return NULL;
+        if (slot->hash == h && slot->length == n && !memcmp(e->arena + slot->at, s, n)) {
+            *nids = slot->nids;
+            return (const uint32_t *)(e->arena + ((slot->at + n + 3) & ~(size_t)3));
+        }
+    }
+}
+
+static int cache_put(Encoder *e, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids, size_t nids) {
+    if (e->cached >= e->cache_size || e->arena_used > UINT32_MAX - 2048)
+        cache_clear(e); /* bounded memory on endless streams */
+    if (2 * (size_t)(e->cached + 1) > (size_t)e->mask + 1) { /* double the table */
+        size_t size = 2 * ((size_t)e->mask + 1);
+        CacheSlot *slots = PyMem_RawCalloc(size, sizeof(CacheSlot));
+        if (!slots) return -1;
+        for (size_t k = 0; k <= e->mask; k++) {
+            if (!e->slots[k].length) continue;
+            size_t i = e->slots[k].hash & (size - 1);
+            while (slots[i].length) i = (i + 1) & (size - 1);
+            slots[i] = e->slots[k];
+        }
+        PyMem_RawFree(e->slots);
+        e->slots = slots;
+        e->mask = (uint32_t)(size - 1);
+    }
+    size_t at = (e->arena_used + 3) & ~(size_t)3, ids_at = (at + n + 3) & ~(size_t)3;
+    if (reserve((void **)&e->arena, &e->arena_cap, ids_at + nids * sizeof(uint32_t), 1)) return -1;
+    memcpy(e->arena + at, s, n);
+    memcpy(e->arena + ids_at, ids, nids * sizeof(uint32_t));
+    e->arena_used = ids_at + nids * sizeof(uint32_t);
+    uint32_t i = (uint32_t)h & e->mask;
+    while (e->slots[i].length) i = (i + 1) & e->mask;
+    e->slots[i] = (CacheSlot){h, (uint32_t)at, (uint16_t)n, (uint16_t)nids};
+    e->cached++;
+    return 0;
+}
+
+#define SURROGATE (-2)
+
+/* The UTF-8 bytes of t[i:j] into e->utf8; SURROGATE where a lone surrogate has none. */
+static int utf8_of(Encoder *e, const Text *t, ptrdiff_t i, ptrdiff_t j, size_t *n) {
+    if (reserve((void **)&e->utf8, &e->utf8_cap, 4 * (size_t)(j - i), 1)) return -1;
+    uint8_t *p = e->utf8;
+    for (; i < j; i++) {
+        uint32_t c = text_at(t, i);
+        if (c < 0x80) {
+            *p++ = (uint8_t)c;
+        } else if (c < 0x800) {
+            *p++ = (uint8_t)(0xC0 | c >> 6);
+            *p++ = (uint8_t)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            if (c >= 0xD800 && c <= 0xDFFF) return SURROGATE;
+            *p++ = (uint8_t)(0xE0 | c >> 12);
+            *p++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+            *p++ = (uint8_t)(0x80 | (c & 0x3F));
+        } else {
+            *p++ = (uint8_t)(0xF0 | c >> 18);
+            *p++ = (uint8_t)(0x80 | (c >> 12 & 0x3F));
+            *p++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+            *p++ = (uint8_t)(0x80 | (c & 0x3F));
+        }
+    }
+    *n = (size_t)(p - e->utf8);
+    return 0;
+}
+
+/* The ids of the text into e->out: each pre-token is one byte (its id), cached, or a
+ * vocabulary entry (with direct) or merged, and then cached. Runs without the GIL. 0, -1 (no memory) or
+ * SURROGATE. */
+static int encode_text(Encoder *e, const Text *t, int ascii) {
+    const MergeRanks *m = e->ranks;
+    e->out_len = 0;
+    for (ptrdiff_t i = 0, j; i < t->len; i = j) {
+        j = pretoken_end(t, i, e->pattern);
+        const uint8_t *s;
+        size_t n;
+        if (ascii) {
+            s = (const uint8_t *)t->data + i;
+            n = (size_t)(j - i);
+        } else {
+            int err = utf8_of(e, t, i, j, &n);
+            if (err) return err;
+            s = e->utf8;
+        }
+        if (reserve((void **)&e->out, &e->out_cap, e->out_len + n, sizeof(uint32_t))) return -1;
+        uint32_t *out = e->out + e->out_len;
+        if (n == 1) {
+            *out = m->byte_ids[s[0]];
+            e->out_len++;
+            continue;
+        }
+        uint64_t h = bytes_hash(s, n);
+        uint16_t nids;
+        const uint32_t *ids = n <= MAX_CACHED ? cache_find(e, s, n, h, &nids) : NULL;
+        if (ids) {
+            memcpy(out, ids, nids * sizeof(uint32_t));
+            e->out_len += nids;
+            continue;
+        }
+        uint32_t id = e->direct ? vocab_find(e->vocab, s, n, h) : NO_ID;
+        size_t k = 1;
+        if (id != NO_ID) {
+            *out = id;
+        } else {
+            if (reserve((void **)&e->work, &e->work_cap, WORK_PER_BYTE * n, sizeof(uint32_t))) return -1;
+            k = (size_t)merge_bytes(m, s, (Py_ssize_t)n, e->work);
+            memcpy(out, e->work, k * sizeof(uint32_t));
+        }
+        e->out_len += k;
+        if (n <= MAX_CACHED && cache_put(e, s, n, h, out, k)) return -1;
+    }
+    return 0;
+}
+
+/* Encoder(ranks, vocab, pattern, direct, cache_size): pattern 0 is GPT-2's, 1 GPT-4's. */
+static int Encoder_init(Encoder *e, PyObject *args, PyObject *Py_UNUSED(kw)) {
+    MergeRanks *ranks;
+    Vocab *vocab;
+    int pattern, direct;
+    Py_ssize_t cache_size;
+    if (!PyArg_ParseTuple(args, "O!O!ipn", &MergeRanksType, &ranks, &VocabType, &vocab, &pattern, &direct, &cache_size))
+        return -1;
+    if (e->lock) {
+        PyErr_SetString(PyExc_RuntimeError, "an Encoder is initialized once");
+        return -1;
+    }
+    if (pattern != PATTERN_GPT2 && pattern != PATTERN_GPT4) {
+        PyErr_SetString(PyExc_ValueError, "pattern must be 0 (GPT-2) or 1 (GPT-4)");
+        return -1;
+    }
+    if (!ranks->slots || !vocab->start) {
+        PyErr_SetString(PyExc_ValueError, "ranks and vocab must be initialized");
+        return -1;
+    }
+    for (int b = 0; b < 256; b++)
+        if (ranks->byte_ids[b] >= vocab->nids) {
+            PyErr_SetString(PyExc_ValueError, "a byte id is not in the vocabulary");
+            return -1;
+        }
+    Py_INCREF(ranks);
+    Py_INCREF(vocab);
+    e->ranks = ranks;
+    e->vocab = vocab;
+    e->pattern = pattern;
+    e->direct = direct;
+    e->cache_size = cache_size > 0 ? cache_size : 1;
+    e->mask = 1023;
+    e->slots = PyMem_RawCalloc((size_t)e->mask + 1, sizeof(CacheSlot));
+    e->lock = PyThread_allocate_lock();
+    if (!e->slots || !e->lock) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void Encoder_dealloc(Encoder *e) {
+    Py_XDECREF(e->ranks);
+    Py_XDECREF(e->vocab);
+    if (e->lock) PyThread_free_lock(e->lock);
+    PyMem_RawFree(e->slots);
+    PyMem_RawFree(e->arena);
+    PyMem_RawFree(e->utf8);
+    PyMem_RawFree(e->work);
+    PyMem_RawFree(e->out);
+    Py_TYPE(e)->tp_free((PyObject *)e);
+}
+
+/* encode(text: str) -> list[int]. Releases the GIL while it works, so threads with an
+ * Encoder each run in parallel. */
+static PyObject *Encoder_encode(Encoder *e, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "encode() takes a str");
+        return NULL;
+    }
+    Text t = {PyUnicode_DATA(text), PyUnicode_KIND(text), PyUnicode_GET_LENGTH(text)};
+    int ascii = PyUnicode_IS_ASCII(text), err;
+    if (!PyThread_acquire_lock(e->lock, NOWAIT_LOCK)) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(e->lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+    Py_BEGIN_ALLOW_THREADS
+    err = encode_text(e, &t, ascii);
+    Py_END_ALLOW_THREADS
+    PyObject *out = NULL;
+    if (err == SURROGATE) {
+        Py_XDECREF(PyUnicode_AsUTF8String(text)); /* raises the UnicodeEncodeError str.encode gives */
+    } else if (err) {
+        PyErr_NoMemory();
+    } else if ((out = PyList_New((Py_ssize_t)e->out_len))) {
+        PyObject **objects = e->vocab->id_objects;
+        for (size_t k = 0; k < e->out_len; k++) {
+            PyObject *id = objects[e->out[k]];
+            Py_INCREF(id);
+            PyList_SET_ITEM(out, (Py_ssize_t)k, id);
+        }
+    }
+    if (e->out_cap > (1 << 20) && e->out_len < e->out_cap / 4) { /* a long text's buffer goes with it */
+        PyMem_RawFree(e->out);
+        e->out = NULL;
+        e->out_cap = 0;
+    }
+    PyThread_release_lock(e->lock);
+    return out;
+}
+
+static PyMethodDef Encoder_methods[] = {
+    {"encode", (PyCFunction)Encoder_encode, METH_O, "The token ids of a text without special tokens."},
+    {NULL},
+};
+
+static PyTypeObject EncoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine._encoder_core.Encoder",
+    .tp_basicsize = sizeof(Encoder),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Encodes text under GPT-2's or GPT-4's pattern, with a cache of its own.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Encoder_init,
+    .tp_dealloc = (destructor)Encoder_dealloc,
+    .tp_methods = Encoder_methods,
+};
+
+/* pretokens(text: str, pattern: int) -> list[str]: the compiled pattern's pre-tokens. */
+static PyObject *pretokens(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *text;
+    int pattern;
+    if (!PyArg_ParseTuple(args, "Ui", &text, &pattern)) return NULL;
+    if (pattern != PATTERN_GPT2 && pattern != PATTERN_GPT4) {
+        PyErr_SetString(PyExc_ValueError, "pattern must be 0 (GPT-2) or 1 (GPT-4)");
+        return NULL;
+    }
+    Text t = {PyUnicode_DATA(text), PyUnicode_KIND(text), PyUnicode_GET_LENGTH(text)};
+    PyObject *out = PyList_New(0);
+    for (ptrdiff_t i = 0, j; out && i < t.len; i = j) {
+        j = pretoken_end(&t, i, pattern);
+        PyObject *piece = PyUnicode_Substring(text, i, j);
+        if (!piece || PyList_Append(out, piece)) Py_CLEAR(out);
+        Py_XDECREF(piece);
+    }
+    return out;
+}
+
+static PyMethodDef module_functions[] = {
+    {"pretokens", pretokens, METH_VARARGS, "The pre-tokens of a text under GPT-2's (0) or GPT-4's (1) pattern."},
+    {NULL},
+};
+
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "engine._encoder_core", "The encoder's compiled merge loop.", -1, NULL,
+    PyModuleDef_HEAD_INIT, "engine._encoder_core", "The encoder's compiled merge loop.", -1, module_functions,
     NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__encoder_core(void) {
-    if (PyType_Ready(&MergeRanksType) < 0) return NULL;
+    if (PyType_Ready(&MergeRanksType) < 0 || PyType_Ready(&VocabType) < 0 || PyType_Ready(&EncoderType) < 0)
+        return NULL;
+    pretokenize_tables_init();
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    Py_INCREF(&MergeRanksType);
-    if (PyModule_AddObject(m, "MergeRanks", (PyObject *)&MergeRanksType) < 0) {
-        Py_DECREF(&MergeRanksType);
+    if (PyModule_AddType(m, &MergeRanksType) || PyModule_AddType(m, &VocabType) || PyModule_AddType(m, &EncoderType)) {
         Py_DECREF(m);
         return NULL;
     }
