@@ -16,6 +16,8 @@ class Vocab:
     def decode_bytes(self, ids: Sequence[int], /) -> bytes:
         """The bytes of ``ids`` joined; KeyError for an id that is no entry, TypeError for
         an item that is not an int."""
+    def decode(self, ids: Sequence[int], /) -> str:
+        """``decode_bytes(ids)`` read as UTF-8, invalid bytes as U+FFFD."""
 
 class Encoder:
     """Encodes text under GPT-2's (``pattern`` 0) or GPT-4's (1) pattern, with a cache of
@@ -27,3 +29,6 @@ class Encoder:
 
 def pretokens(text: str, pattern: int, /) -> list[str]:
     """The pre-tokens of ``text`` under GPT-2's (0) or GPT-4's (1) pattern."""
+
+def pretoken_count(text: str, pattern: int, /) -> int:
+    """How many pre-tokens ``pretokens`` would give, without making them (the GIL is released)."""

@@ -137,12 +137,18 @@ class Tokenizer:
         self._encoder = None  # its cache was filled the other way
         self._pretokens.clear()
 
+    @property
+    def _compiled(self) -> bool:
+        """Whether encoding runs in C: under a named pattern, with no empty special token."""
+        return self.pretokenizer.pattern_name is not None and "" not in self.special_ids
+
     def _new_encoder(self) -> Encoder | None:
-        """A compiled encoder with an empty cache; None under a custom pattern."""
-        name = self.pretokenizer.pattern_name
-        if name is None:
+        """A compiled encoder with an empty cache; None where encoding goes through ``regex``."""
+        if not self._compiled:
             return None
-        return Encoder(self._ranks, self._table, _COMPILED[name], self._direct, self.cache_size)
+        name = self.pretokenizer.pattern_name
+        specials = [(s, self.special_ids[s]) for s in sorted(set(self.special_tokens), key=len, reverse=True)]
+        return Encoder(self._ranks, self._table, _COMPILED[name], self._direct, self.cache_size, specials)
 
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled as what it is made from: the compiled merge table is rebuilt on load."""
@@ -313,9 +319,9 @@ class Tokenizer:
         entry = self.encoder.get(piece) if self._direct else None
         return chr(entry) if entry is not None else self._ranks.ids(piece)
 
-    def _encode_custom(self, piece: str) -> list[int]:
-        """The ids of one ordinary piece under a custom pattern: regex pre-tokens, each
-        merged once and cached."""
+    def _encode_custom(self, piece: str) -> str:
+        """The ids of one ordinary piece under a custom pattern, as code points: regex
+        pre-tokens, each merged once and cached."""
         pretokens = self.pretokenizer.pretokens(piece)
         cache = self._pretokens
         wanted = set(pretokens)
@@ -323,46 +329,40 @@ class Tokenizer:
             cache.clear()  # bounded memory on endless streams
         for pretoken in wanted.difference(cache):
             cache[pretoken] = self._encode_pretoken(pretoken)
-        return _code_points("".join(map(cache.__getitem__, pretokens)))
+        return "".join(map(cache.__getitem__, pretokens))
 
     # -- public API -----------------------------------------------------------------------
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``."""
-        if self._encoder is None and self.pretokenizer.pattern_name is not None:
+        if self._encoder is None:
             self._encoder = self._new_encoder()
-        return self._encode(text, self._encoder)
-
-    def _encode(self, text: str, encoder: Encoder | None) -> list[int]:
-        """Token ids of ``text``, ordinary pieces through ``encoder`` (None: the regex)."""
-        encode_piece = encoder.encode if encoder is not None else self._encode_custom
-        ids: list[int] = []
-        for piece, special in self.pretokenizer.split_special(text):
-            if special:
-                ids.append(self.special_ids[piece])
-            elif ids:
-                ids += encode_piece(piece)
-            else:
-                ids = encode_piece(piece)
-        return ids
+        if self._encoder is not None:
+            return self._encoder.encode(text)
+        return _code_points(
+            "".join(
+                chr(self.special_ids[piece]) if special else self._encode_custom(piece)
+                for piece, special in self.pretokenizer.split_special(text)
+            )
+        )
 
     def encode_batch(self, texts: Iterable[str], workers: int | None = None) -> list[list[int]]:
         """``[encode(text) for text in texts]``, in ``workers`` threads (default: one per core).
 
         The compiled encoder releases the GIL, so threads run in parallel; each has an
-        encoder (and cache) of its own. Under a custom pattern the regex holds the GIL:
-        the texts are encoded one after another.
+        encoder (and cache) of its own. Texts are handed out as ``texts`` yields them, so a
+        generator reading a file overlaps with the encoding. Under a custom pattern the
+        regex holds the GIL: the texts are encoded one after another.
         """
-        texts = list(texts)
-        workers = min(workers or os.cpu_count() or 1, len(texts))
-        if workers <= 1 or self.pretokenizer.pattern_name is None:
+        workers = workers or os.cpu_count() or 1
+        if workers <= 1 or not self._compiled:
             return [self.encode(text) for text in texts]
         local = threading.local()
 
         def encode(text: str) -> list[int]:
             encoder = getattr(local, "encoder", None) or self._new_encoder()
             local.encoder = encoder
-            return self._encode(text, encoder)
+            return encoder.encode(text)
 
         with ThreadPoolExecutor(workers) as pool:
             return list(pool.map(encode, texts))
@@ -399,20 +399,27 @@ class Tokenizer:
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of ``ids`` joined."""
-        vocab = self.vocab
         try:
-            return self._table.decode_bytes(ids)  # type: ignore[arg-type]
+            return self._table.decode_bytes(ids)
         except (KeyError, TypeError):
-            pass  # an id the message below names, or ids that are not Python ints
+            return self._decode_slowly(ids)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of ``ids``; invalid UTF-8 (a token may hold half a character) becomes U+FFFD."""
+        try:
+            return self._table.decode(ids)
+        except (KeyError, TypeError):
+            return self._decode_slowly(ids).decode("utf-8", errors="replace")
+
+    def _decode_slowly(self, ids: Sequence[int]) -> bytes:
+        """The bytes of ids that are not all Python ints (numpy's, say), or the ValueError
+        that names the first id that is no entry."""
+        vocab = self.vocab
         try:
             return b"".join(map(vocab.__getitem__, ids))
         except (KeyError, TypeError):
             bad = next(i for i in ids if not isinstance(i, int) or i not in vocab)
             raise ValueError(f"token id {bad!r} is not in the vocabulary (0-{max(vocab)})") from None
-
-    def decode(self, ids: Sequence[int]) -> str:
-        """Text of ``ids``; invalid UTF-8 (a token may hold half a character) becomes U+FFFD."""
-        return self.decode_bytes(ids).decode("utf-8", errors="replace")
 
 
 def _unpickle(settings: tuple[Any, ...], direct: bool) -> Tokenizer:

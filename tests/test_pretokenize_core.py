@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import gen_unicode_tables
-from engine._encoder_core import pretokens
+from engine._encoder_core import pretoken_count, pretokens
 from engine.pretokenize import PATTERNS
 
 COMPILED = {"gpt2": 0, "gpt4": 1}
@@ -62,9 +62,12 @@ unicode_text = st.lists(piece, max_size=25).map("".join)
 @given(unicode_text)
 def test_compiled_split_is_the_regex_split(pattern, text):
     name, reference = pattern
-    assert pretokens(text, COMPILED[name]) == reference.findall(text)
+    expected = reference.findall(text)
+    assert pretokens(text, COMPILED[name]) == expected
+    assert pretoken_count(text, COMPILED[name]) == len(expected)
 
 
 def test_pretokens_refuses_an_unknown_pattern():
-    with pytest.raises(ValueError, match="pattern must be"):
-        pretokens("a", 2)
+    for split in (pretokens, pretoken_count):
+        with pytest.raises(ValueError, match="pattern must be"):
+            split("a", 2)
