@@ -7,9 +7,9 @@ tiktoken do. ``encode_steps`` records the same loop as it runs, for the encode v
 
 Under the GPT-2 and GPT-4 patterns all of it runs in C (``engine/_encoder_core.c``): the
 pattern is matched by hand (``engine/_pretokenize_core.c``), each pre-token's ids come from
-the vocabulary, a cache or the merge loop, and the GIL is released meanwhile, so
-``encode_batch`` encodes in parallel threads. Special tokens are cut here first. A custom
-pattern runs through ``regex``, with ids travelling as strings of code points (``chr(id)``).
+the vocabulary, a cache or the merge loop, special tokens are cut out first, and the GIL is
+released meanwhile, so ``encode_batch`` encodes in parallel threads. A custom pattern runs
+through ``regex``, with ids travelling as strings of code points (``chr(id)``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import os
 import sys
 import threading
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
