@@ -492,6 +492,15 @@ static int reserve(void **buf, size_t *cap, size_t need, size_t size) {
     return 0;
 }
 
+/* Free a buffer that holds over a million items, so an Encoder keeps no more between texts. */
+static void shrink(void **buf, size_t *cap) {
+    if (*cap > (1 << 20)) {
+        PyMem_RawFree(*buf);
+        *buf = NULL;
+        *cap = 0;
+    }
+}
+
 static void cache_clear(Encoder *e) {
     memset(e->slots, 0, ((size_t)e->mask + 1) * sizeof(CacheSlot));
     e->cached = 0;
@@ -758,11 +767,9 @@ static PyObject *Encoder_encode(Encoder *e, PyObject *text) {
             PyList_SET_ITEM(out, (Py_ssize_t)k, id);
         }
     }
-    if (e->out_cap > (1 << 20) && e->out_len < e->out_cap / 4) { /* a long text's buffer goes with it */
-        PyMem_RawFree(e->out);
-        e->out = NULL;
-        e->out_cap = 0;
-    }
+    shrink((void **)&e->out, &e->out_cap); /* a long text's or pre-token's buffers go with it */
+    shrink((void **)&e->utf8, &e->utf8_cap);
+    shrink((void **)&e->work, &e->work_cap);
     PyThread_release_lock(e->lock);
     return out;
 }
