@@ -33,24 +33,25 @@
 #define WORK_PER_BYTE 10   /* merge_long's heap (6), ids, ranks, next and prev (1 each) */
 
 typedef struct {
-    uint64_t key; /* (left << 32 | right) of a merge */
-    uint32_t rank;
-} RankSlot;
-
-typedef struct {
     PyObject_HEAD
     uint32_t byte_ids[256];
-    RankSlot *slots;  /* by hash of the pair; key EMPTY_KEY: free */
+    uint64_t *slots;  /* left << 43 | right << 22 | rank of each merge, by hash of the pair;
+                       * EMPTY_KEY: free. Ids and ranks lie below 0x110000 (21 bits). */
     uint32_t mask;
     uint32_t *merged; /* the id each rank makes */
     Py_ssize_t nmerged;
 } MergeRanks;
 
+/* Eight bytes a merge keep the table small enough to stay in the processor's cache. */
+#define PAIR_OF(slot) ((slot) >> 22)
+#define RANK_OF(slot) ((uint32_t)((slot) & 0x3FFFFF))
+
 static inline uint32_t rank_of(const MergeRanks *m, uint32_t a, uint32_t b) {
-    uint64_t key = pair_key((int32_t)a, (int32_t)b);
-    for (uint32_t i = slot_of(key, m->mask);; i = (i + 1) & m->mask) {
-        if (m->slots[i].key == key) return m->slots[i].rank;
-        if (m->slots[i].key == EMPTY_KEY) return NO_RANK;
+    uint64_t pair = (uint64_t)a << 21 | b;
+    for (uint32_t i = slot_of(pair, m->mask);; i = (i + 1) & m->mask) {
+        uint64_t slot = m->slots[i];
+        if (PAIR_OF(slot) == pair) return RANK_OF(slot);
+        if (slot == EMPTY_KEY) return NO_RANK;
     }
 }
 
@@ -92,12 +93,12 @@ static int MergeRanks_init(MergeRanks *m, PyObject *args, PyObject *Py_UNUSED(kw
     uint32_t size = 16;
     while (size < 2 * (uint64_t)PyDict_GET_SIZE(pairs)) size *= 2;  /* at most half full */
     m->mask = size - 1;
-    m->slots = PyMem_New(RankSlot, size);
+    m->slots = PyMem_New(uint64_t, size);
     if (!m->slots) {
         PyErr_NoMemory();
         return -1;
     }
-    for (uint32_t i = 0; i < size; i++) m->slots[i].key = EMPTY_KEY;
+    for (uint32_t i = 0; i < size; i++) m->slots[i] = EMPTY_KEY;
     PyObject *pair, *rank;
     Py_ssize_t at = 0;
     while (PyDict_Next(pairs, &at, &pair, &rank)) {
@@ -112,10 +113,10 @@ static int MergeRanks_init(MergeRanks *m, PyObject *args, PyObject *Py_UNUSED(kw
             PyErr_SetString(PyExc_ValueError, "a rank has no merged id");
             return -1;
         }
-        uint64_t key = pair_key((int32_t)a, (int32_t)b);
-        uint32_t i = slot_of(key, m->mask);
-        while (m->slots[i].key != EMPTY_KEY && m->slots[i].key != key) i = (i + 1) & m->mask;
-        m->slots[i] = (RankSlot){key, r};
+        uint64_t pair = (uint64_t)a << 21 | b;
+        uint32_t i = slot_of(pair, m->mask);
+        while (m->slots[i] != EMPTY_KEY && PAIR_OF(m->slots[i]) != pair) i = (i + 1) & m->mask;
+        m->slots[i] = pair << 22 | r;
     }
     return 0;
 }
