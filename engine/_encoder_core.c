@@ -181,8 +181,8 @@ static Py_ssize_t merge_long(const MergeRanks *m, const uint8_t *s, uint32_t n, 
     return k;
 }
 
-/* Merge the n bytes at s (the loop above, or merge_long beyond LONG bytes); work has room
- * for WORK_PER_BYTE * n ids. The result is work[0..k), k returned. */
+/* Merge the n bytes at s, lowest rank first, by rescanning (merge_long beyond LONG bytes);
+ * ids has room for WORK_PER_BYTE * n ids. The result is ids[0..k), k returned. */
 static Py_ssize_t merge_bytes(const MergeRanks *m, const uint8_t *s, Py_ssize_t n, uint32_t *ids) {
     if (n > LONG) return merge_long(m, s, (uint32_t)n, ids);
     uint32_t *ranks = ids + n; /* ranks[i]: the rank of (ids[i], ids[i + 1]) */
