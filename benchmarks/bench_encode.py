@@ -6,6 +6,12 @@ Single thread. Every round builds a fresh tokenizer, then times a cold encode (e
 a warm encode (same text again) and a decode. Peers run in the same rounds, in an order that
 turns round by round, so their ratios hold even on a busy machine. Reports the median MB/s of
 UTF-8 input (decode: of output) and the ratio to tiktoken's, of wall time and of CPU time.
+
+Then where bpe-tui's time goes, in CPU milliseconds (medians): pre-tokenizing (the compiled
+pattern scan alone, ``pretoken_count``), output (making the list of ids, timed as copying
+it), the cache (a warm encode less those two: hashing, looking up and copying each
+pre-token's ids) and the merge loop (a cold encode less a warm one: merging or finding in
+the vocabulary each distinct pre-token, and filling the cache).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("RAYON_NUM_THREADS", "1")  # HF tokenizers: one thread
 
 from engine import Tokenizer  # noqa: E402
+from engine._encoder_core import pretoken_count  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 GPT2_VOCAB = SHARED / "fixtures/gpt2_vocab.json"
@@ -92,6 +99,7 @@ def main() -> None:
     contenders = peers(tok)
     times: dict[str, dict[str, list[tuple[float, float]]]] = {name: {"cold": [], "warm": [], "decode": []} for name in contenders}
     reference = None
+    stages: dict[str, list[float]] = {"scan": [], "output": []}
     names = list(contenders)
     for r in range(args.rounds):
         for name in names[r % len(names) :] + names[: r % len(names)]:  # each in turn goes first
@@ -103,6 +111,9 @@ def main() -> None:
             assert ids == reference and back == text, f"{name} disagrees"
             for key, t in (("cold", cold), ("warm", warm), ("decode", dec)):
                 times[name][key].append(t)
+            if name == "bpe-tui":
+                stages["scan"].append(timed(lambda: pretoken_count(text, 0))[0][1])
+                stages["output"].append(timed(ids.copy)[0][1])
     print(f"{args.corpus.name}: {mb:.2f} MB, {args.rounds} rounds, median MB/s (ratio to tiktoken: wall, CPU)")
 
     def medians(row: dict[str, list[tuple[float, float]]]) -> dict[str, tuple[float, float]]:
@@ -115,6 +126,15 @@ def main() -> None:
             ratio = f" ({base[key][0] / wall:.2f}x, {base[key][1] / cpu:.2f}x)" if base else ""
             cells.append(f"{key} {mb / wall:6.2f}{ratio}")
         print(f"  {name:15} " + "   ".join(cells))
+    cpu = {key: statistics.median(c for _, c in t) for key, t in times["bpe-tui"].items()}
+    scan, output = (statistics.median(stages[key]) for key in ("scan", "output"))
+    parts = {
+        "pre-tokenizing": scan,
+        "cache": cpu["warm"] - scan - output,
+        "merge loop": cpu["cold"] - cpu["warm"],
+        "output": output,
+    }
+    print(f"bpe-tui cold encode, {cpu['cold'] * 1e3:.0f} ms CPU: " + ", ".join(f"{k} {v * 1e3:.0f} ms" for k, v in parts.items()))
 
 
 if __name__ == "__main__":

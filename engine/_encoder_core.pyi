@@ -1,4 +1,6 @@
-"""Types of the compiled encoder merge loop (engine/_encoder_core.c)."""
+"""Types of the compiled encoder (engine/_encoder_core.c, engine/_pretokenize_core.c)."""
+
+from collections.abc import Sequence
 
 class MergeRanks:
     """A tokenizer's merge ranks, for merging pre-tokens."""
@@ -6,3 +8,27 @@ class MergeRanks:
     def __init__(self, byte_ids: list[int], rank_of: dict[tuple[int, int], int], merged: list[int], /) -> None: ...
     def ids(self, piece: bytes, /) -> str:
         """The ids of one pre-token's bytes, each as a code point."""
+
+class Vocab:
+    """A vocabulary: the bytes of each id, and the id of each entry's bytes."""
+
+    def __init__(self, vocab: dict[int, bytes], /) -> None: ...
+    def decode_bytes(self, ids: Sequence[int], /) -> bytes:
+        """The bytes of ``ids`` joined; KeyError for an id that is no entry, TypeError for
+        an item that is not an int."""
+    def decode(self, ids: Sequence[int], /) -> str:
+        """``decode_bytes(ids)`` read as UTF-8, invalid bytes as U+FFFD."""
+
+class Encoder:
+    """Encodes text under GPT-2's (``pattern`` 0) or GPT-4's (1) pattern, with a cache of
+    its own of at most ``cache_size`` pre-tokens."""
+
+    def __init__(self, ranks: MergeRanks, vocab: Vocab, pattern: int, direct: bool, cache_size: int, /) -> None: ...
+    def encode(self, text: str, /) -> list[int]:
+        """The token ids of a text without special tokens (the GIL is released meanwhile)."""
+
+def pretokens(text: str, pattern: int, /) -> list[str]:
+    """The pre-tokens of ``text`` under GPT-2's (0) or GPT-4's (1) pattern."""
+
+def pretoken_count(text: str, pattern: int, /) -> int:
+    """How many pre-tokens ``pretokens`` would give, without making them (the GIL is released)."""

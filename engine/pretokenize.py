@@ -14,7 +14,6 @@ ASCII letters, which is one pre-token.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -29,11 +28,6 @@ GPT4_PATTERN = (
     r"""|\s*[\r\n]|\s+(?!\S)|\s+"""
 )
 PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
-
-# A space preceded by a non-space starts a new pre-token under both named patterns. The
-# split consumes that space: every part after the first stands for " " + part. The space
-# comes first in the pattern so the search can scan for it.
-_SPACE_AFTER_WORD = re.compile(r" (?<=\S )")
 
 
 class PreTokenizer:
@@ -70,14 +64,6 @@ class PreTokenizer:
     def pieces(self, text: str) -> list[str]:
         """The ordinary (non-special) pieces of ``text``."""
         return [p for p, special in self.split_special(text) if not special]
-
-    def space_parts(self, piece: str) -> list[str]:
-        """Cut a piece before each space that follows a non-space, dropping that space.
-
-        Every part after the first stands for ``" " + part``. Under the named patterns these
-        cuts are pre-token boundaries (see module docstring); otherwise the piece stays whole.
-        """
-        return _SPACE_AFTER_WORD.split(piece) if self.chunked else [piece]
 
     def safe_cut(self, text: str) -> int:
         """The last index at which ``text`` can be cut without changing its pre-tokens.

@@ -5,31 +5,39 @@ by lowest merge rank first: list every adjacent pair with its rank, merge the lo
 (leftmost on a tie), repeat until no pair is in the merge list. This is what GPT-2 and
 tiktoken do. ``encode_steps`` records the same loop as it runs, for the encode view.
 
-Inside the encoder, ids travel as strings of code points (``chr(id)``): the caches hold
-them compactly, and joining, splitting and concatenating them runs in C.
+Under the GPT-2 and GPT-4 patterns all of it runs in C (``engine/_encoder_core.c``): the
+pattern is matched by hand (``engine/_pretokenize_core.c``), each pre-token's ids come from
+the vocabulary, a cache or the merge loop, special tokens are cut out first, and the GIL is
+released meanwhile, so ``encode_batch`` encodes in parallel threads. A custom pattern runs
+through ``regex``, with ids travelling as strings of code points (``chr(id)``).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import chain, islice, repeat
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
 from . import formats
-from ._encoder_core import MergeRanks
+from ._encoder_core import Encoder, MergeRanks, Vocab
 from .errors import ModelFileError
 from .pretokenize import PreTokenizer
-from .trainer import Trainer, gc_paused
+from .trainer import Trainer
 
 Pair = tuple[int, int]
 
 _NONE = 1 << 62
 """Rank of a pair that is not in the merge list: above every real rank."""
+
+_COMPILED = {"gpt2": 0, "gpt4": 1}
+"""The patterns ``Encoder`` matches in C, by name."""
 
 _UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
 _UINT32 = next(code for code in "IL" if array(code).itemsize == 4)
@@ -89,8 +97,6 @@ class Tokenizer:
         self.special_ids = {s: self.encoder[s.encode("utf-8")] for s in self.special_tokens}
         if min(self.vocab, default=0) < 0 or max(self.vocab, default=0) >= sys.maxunicode:
             raise ValueError(f"token ids must lie in 0-{sys.maxunicode - 1}")
-        self._mark = chr(max(self.vocab, default=0) + 1)
-        """A code point that is no id: marks where a part starts (see ``_fill``)."""
         self.pretokenizer = PreTokenizer(pattern, self.special_tokens)
         missing = [b for b in range(256) if bytes([b]) not in self.encoder]
         if missing:
@@ -107,18 +113,42 @@ class Tokenizer:
                 raise ValueError(f"merge {rank} ({left!r}, {right!r}) uses a token not in the vocabulary") from None
             self._rank_of.setdefault(pair, rank)
         self._ranks = MergeRanks(self._byte_ids, self._rank_of, self._merged)
-        self.direct = False
+        self._table = Vocab(self.vocab)
+        self.cache_size = cache_size
+        """Entries a cache may hold; a full cache is emptied, so memory stays bounded."""
+        self._direct = False
+        self._encoder: Encoder | None = None
+        """The compiled encoder with its cache (named patterns only; made on first use)."""
+        self._pretokens: dict[str, str] = {}
+        """Ids of each pre-token, under a custom pattern."""
+
+    @property
+    def direct(self) -> bool:
         """Emit a pre-token that is a vocabulary entry as that entry, skipping its merge loop
         (as tiktoken does, and HF with ``ignore_merges``). The same ids only when every entry
         encodes to itself: proven for trained vocabularies (see ``from_trainer``) and on
         loading files (see ``_merges_rebuild_vocab``), checked by ``verify_direct``, kept in
         ``tokenizer.json`` as ``ignore_merges``."""
-        self._chunks: dict[str, str] = {}
-        """Ids of ``" " + key`` for space-separated chunks (see ``_encode_piece``)."""
-        self._pretokens: dict[str, str] = {}
-        """Ids of each pre-token."""
-        self.cache_size = cache_size
-        """Entries each cache may hold; a full cache is emptied, so memory stays bounded."""
+        return self._direct
+
+    @direct.setter
+    def direct(self, on: bool) -> None:
+        self._direct = on
+        self._encoder = None  # its cache was filled the other way
+        self._pretokens.clear()
+
+    @property
+    def _compiled(self) -> bool:
+        """Whether encoding runs in C: under a named pattern, with no empty special token."""
+        return self.pretokenizer.pattern_name is not None and "" not in self.special_ids
+
+    def _new_encoder(self) -> Encoder | None:
+        """A compiled encoder with an empty cache; None where encoding goes through ``regex``."""
+        if not self._compiled:
+            return None
+        name = self.pretokenizer.pattern_name
+        specials = [(s, self.special_ids[s]) for s in sorted(set(self.special_tokens), key=len, reverse=True)]
+        return Encoder(self._ranks, self._table, _COMPILED[name], self._direct, self.cache_size, specials)
 
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled as what it is made from: the compiled merge table is rebuilt on load."""
@@ -286,80 +316,56 @@ class Tokenizer:
 
     def _encode_pretoken(self, pretoken: str) -> str:
         piece = pretoken.encode("utf-8")
-        entry = self.encoder.get(piece) if self.direct else None
+        entry = self.encoder.get(piece) if self._direct else None
         return chr(entry) if entry is not None else self._ranks.ids(piece)
 
-    def _encode_pretokens(self, pretokens: list[str]) -> str:
-        return "".join(map(self._cached(pretokens), pretokens))
-
-    def _cached(self, pretokens: Iterable[str]) -> Callable[[str], str]:
-        """Merge the pre-tokens not cached yet, each once; returns the cache's lookup."""
+    def _encode_custom(self, piece: str) -> str:
+        """The ids of one ordinary piece under a custom pattern, as code points: regex
+        pre-tokens, each merged once and cached."""
+        pretokens = self.pretokenizer.pretokens(piece)
         cache = self._pretokens
         wanted = set(pretokens)
         if len(cache) + len(wanted) > self.cache_size:
             cache.clear()  # bounded memory on endless streams
         for pretoken in wanted.difference(cache):
             cache[pretoken] = self._encode_pretoken(pretoken)
-        return cache.__getitem__
-
-    def _encode_piece(self, piece: str) -> str:
-        """The ids of one ordinary piece (as code points, like every cached value).
-
-        Under the named patterns a space after a non-space always starts a pre-token, so the
-        piece is cut there; every part but the first stands for ``" " + part``, and its ids
-        are cached: most of a text is parts seen before.
-        """
-        pretok = self.pretokenizer
-        if not pretok.chunked:
-            return self._encode_pretokens(pretok.pretokens(piece))
-        parts = pretok.space_parts(piece)
-        first = self._encode_pretokens(pretok.pretokens(parts[0]))
-        chunks = self._chunks
-        try:
-            return first + "".join(map(chunks.__getitem__, islice(parts, 1, None)))
-        except KeyError:
-            wanted = set(islice(parts, 1, None))
-            if len(chunks) + len(wanted) > self.cache_size:
-                chunks.clear()  # bounded memory on endless streams
-            with gc_paused():  # many new containers, no cycles
-                self._fill(wanted.difference(chunks), parts[-1])
-            return first + "".join(map(chunks.__getitem__, islice(parts, 1, None)))
-
-    def _fill(self, missing: set[str], last: str) -> None:
-        """Encode and cache the parts in ``missing`` (see ``_encode_piece``), a piece's
-        ``last`` part among them or not.
-
-        Parts without a space inside are done together: the regex runs once over them joined
-        by spaces, which are pre-token boundaries since every part ends in a non-space (all
-        but ``last``, which goes at the end). Their pre-tokens that start with a space are
-        exactly their first ones, so marking those splits the joined ids into the parts'.
-        The few parts with a space inside, where later pre-tokens may start with a space
-        too, get a regex run each.
-        """
-        findall = self.pretokenizer.regex.findall
-        spaced = [part for part in missing if " " in part]
-        plain = missing.difference(spaced)
-        plain_parts = [*plain.difference((last,)), *plain.intersection((last,))]
-        pretokens = findall(" " + " ".join(plain_parts)) if plain_parts else []
-        spaced_pretokens = [findall(" " + part) for part in spaced]
-        distinct = set(pretokens)
-        ids_of = self._cached(chain(distinct, *spaced_pretokens))
-        mark = self._mark
-        marked = {p: mark + ids_of(p) if p.startswith(" ") else ids_of(p) for p in distinct}
-        chunks = self._chunks
-        chunks.update(zip(plain_parts, "".join(map(marked.__getitem__, pretokens)).split(mark)[1:]))
-        chunks.update(zip(spaced, ["".join(map(ids_of, p)) for p in spaced_pretokens]))
+        return "".join(map(cache.__getitem__, pretokens))
 
     # -- public API -----------------------------------------------------------------------
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``."""
+        if self._encoder is None:
+            self._encoder = self._new_encoder()
+        if self._encoder is not None:
+            return self._encoder.encode(text)
         return _code_points(
             "".join(
-                chr(self.special_ids[piece]) if special else self._encode_piece(piece)
+                chr(self.special_ids[piece]) if special else self._encode_custom(piece)
                 for piece, special in self.pretokenizer.split_special(text)
             )
         )
+
+    def encode_batch(self, texts: Iterable[str], workers: int | None = None) -> list[list[int]]:
+        """``[encode(text) for text in texts]``, in ``workers`` threads (default: one per core).
+
+        The compiled encoder releases the GIL, so threads run in parallel; each has an
+        encoder (and cache) of its own. Texts are handed out as ``texts`` yields them, so a
+        generator reading a file overlaps with the encoding. Under a custom pattern the
+        regex holds the GIL: the texts are encoded one after another.
+        """
+        workers = workers or os.cpu_count() or 1
+        if workers <= 1 or not self._compiled:
+            return [self.encode(text) for text in texts]
+        local = threading.local()
+
+        def encode(text: str) -> list[int]:
+            encoder = getattr(local, "encoder", None) or self._new_encoder()
+            local.encoder = encoder
+            return encoder.encode(text)
+
+        with ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(encode, texts))
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
         """Lazily encode a stream of strings; the ids equal ``encode`` of their concatenation.
@@ -393,16 +399,27 @@ class Tokenizer:
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of ``ids`` joined."""
+        try:
+            return self._table.decode_bytes(ids)
+        except (KeyError, TypeError):
+            return self._decode_slowly(ids)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of ``ids``; invalid UTF-8 (a token may hold half a character) becomes U+FFFD."""
+        try:
+            return self._table.decode(ids)
+        except (KeyError, TypeError):
+            return self._decode_slowly(ids).decode("utf-8", errors="replace")
+
+    def _decode_slowly(self, ids: Sequence[int]) -> bytes:
+        """The bytes of ids that are not all Python ints (numpy's, say), or the ValueError
+        that names the first id that is no entry."""
         vocab = self.vocab
         try:
             return b"".join(map(vocab.__getitem__, ids))
         except (KeyError, TypeError):
             bad = next(i for i in ids if not isinstance(i, int) or i not in vocab)
             raise ValueError(f"token id {bad!r} is not in the vocabulary (0-{max(vocab)})") from None
-
-    def decode(self, ids: Sequence[int]) -> str:
-        """Text of ``ids``; invalid UTF-8 (a token may hold half a character) becomes U+FFFD."""
-        return self.decode_bytes(ids).decode("utf-8", errors="replace")
 
 
 def _unpickle(settings: tuple[Any, ...], direct: bool) -> Tokenizer:

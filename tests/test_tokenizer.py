@@ -135,9 +135,9 @@ def test_ids_must_be_code_points():
 
 @pytest.mark.parametrize("cache_size", [1 << 17, 3])
 @pytest.mark.parametrize("trained", ["tok", "gpt4"])
-def test_space_parts_with_spaces_and_newlines_inside(request, trained, cache_size):
-    """Parts that hold spaces, a piece ending in spaces or a newline, and a first part that
-    is all space: the cached parts give the ids of the regex run over the whole text."""
+def test_spaces_and_newlines_with_any_cache_size(request, trained, cache_size):
+    """Runs of spaces and newlines before, after and between words, with a cache that is
+    emptied every three pre-tokens or not at all: the ids of the Python merge loop."""
     tok = request.getfixturevalue(trained)
     words = ["a", "  b", "\n c", "d\n", "  ", "e ", " \n\n  f", "\t", "g  \n", "1234", "!?\n", "'s"]
     rng = random.Random(7)

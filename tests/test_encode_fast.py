@@ -1,0 +1,115 @@
+"""The compiled encode path against the Python merge loop, decode, and ``encode_batch``."""
+
+from __future__ import annotations
+
+import threading
+from array import array
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import Tokenizer, Trainer
+
+from .test_encode_conformance import gpt2
+from .test_pretokenize_core import piece
+from .test_tokenizer import SAMPLE, SPECIALS, train
+
+texts = st.lists(st.one_of(piece, st.sampled_from(SPECIALS), st.sampled_from(SAMPLE.split(" ")[:100])), max_size=30).map("".join)
+
+
+def reference_encode(tok: Tokenizer, text: str) -> list[int]:
+    """Special tokens, regex pre-tokens and ``Tokenizer._bpe``: the loop the encode view shows."""
+    return [i for trace in tok.encode_steps(text) for i in trace.ids]
+
+
+def fresh(tok: Tokenizer, direct: bool, cache_size: int = 1 << 17) -> Tokenizer:
+    out = Tokenizer(tok.vocab, tok.merges, tok.special_tokens, tok.pattern, cache_size)
+    out.direct = direct
+    return out
+
+
+@pytest.fixture(scope="module", params=["gpt2 files", "gpt2 trained", "gpt4 trained"])
+def tok(request):  # noqa: ANN001, ANN201
+    if request.param == "gpt2 files":
+        return gpt2()
+    return train("gpt4", 400) if request.param == "gpt4 trained" else train()
+
+
+@pytest.fixture(scope="module")
+def small_caches(tok):  # noqa: ANN001, ANN201
+    """The same vocabulary with caches emptied every few pre-tokens, direct on and off."""
+    return [fresh(tok, True, 3), fresh(tok, False, 5)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=texts)
+def test_compiled_encode_is_the_python_merge_loop(tok, small_caches, text):
+    expected = reference_encode(tok, text)
+    assert tok.encode(text) == expected
+    assert tok.decode(expected) == text
+    twice = reference_encode(tok, text + text)
+    for small in small_caches:
+        assert small.encode(text) == expected
+        assert small.encode(text + text) == twice
+
+
+@pytest.mark.parametrize("text", ["a" * 1000, " " * 300 + "x", "\n" * 400, "日本語" * 200, "!?" * 300, "1" * 999])
+def test_long_pretokens_are_merged_every_time(tok, text):
+    """Above 255 bytes a pre-token is merged without the cache; above 16 through the heap."""
+    expected = reference_encode(tok, text)
+    assert tok.encode(text) == expected == tok.encode(text)
+
+
+def test_lone_surrogate_is_refused_like_str_encode(tok):
+    with pytest.raises(UnicodeEncodeError):
+        tok.encode("abc \ud800 def")
+    assert tok.encode("abc") == reference_encode(tok, "abc")  # and the encoder works on
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(texts, max_size=12), st.integers(1, 3))
+def test_encode_batch_is_encode_of_each(tok, batch, workers):
+    assert tok.encode_batch(batch, workers=workers) == [tok.encode(text) for text in batch]
+
+
+def test_encode_batch_under_a_custom_pattern():
+    trainer = Trainer.from_text(SAMPLE, 300, pattern=r"\S+|\s+")
+    trainer.run()
+    tok = Tokenizer.from_trainer(trainer)
+    lines = SAMPLE.splitlines(keepends=True)
+    assert tok.encode_batch(lines, workers=2) == [tok.encode(line) for line in lines]
+
+
+def test_one_tokenizer_shared_by_threads(tok):
+    """The compiled encoder drops the GIL; threads calling one tokenizer take turns on its cache."""
+    lines = [line + f" {n}" for n, line in enumerate(SAMPLE.splitlines() * 5)]
+    expected = [reference_encode(tok, line) for line in lines]
+    shared = fresh(tok, tok.direct, 64)
+    results: dict[int, list[list[int]]] = {}
+
+    def run(k: int) -> None:
+        results[k] = [shared.encode(line) for line in lines]
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(results[k] == expected for k in range(4))
+
+
+def test_decode_takes_any_sequence_of_ints(tok):
+    ids = tok.encode(SAMPLE)
+    assert tok.decode(tuple(ids)) == tok.decode(array("I", ids)) == tok.decode(ids) == SAMPLE
+    assert tok.decode([]) == ""
+
+
+def test_turning_direct_off_empties_the_cache():
+    """An entry that does not encode to itself: direct on gives it whole, off merges it."""
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"bc", 257: b"abc"}
+    tok = Tokenizer(vocab, [(b"b", b"c")])
+    tok.direct = True
+    assert tok.encode("abc") == [257]
+    tok.direct = False
+    assert tok.encode("abc") == [ord("a"), 256]
