@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 from textual import events  # noqa: E402
 
 from bpe_tui.app import BpeApp  # noqa: E402
+from bpe_tui.train_options import TrainOptions  # noqa: E402
 from bpe_tui.train_screen import SPEEDS, TrainScreen  # noqa: E402
 from engine import Trainer  # noqa: E402
 
@@ -79,7 +80,7 @@ def headless(corpus: Path, merges: int) -> dict[str, float]:
 
 
 async def fast_forward(corpus: Path, merges: int) -> dict[str, float]:
-    screen = TrainScreen(corpus, 256 + len(SPECIAL) + merges, SPECIAL)
+    screen = TrainScreen(corpus, TrainOptions(256 + len(SPECIAL) + merges, tuple(SPECIAL)))
     app = BpeApp(screen)
     started = time.perf_counter()
     async with app.run_test(size=SIZE):
@@ -100,7 +101,7 @@ async def fast_forward(corpus: Path, merges: int) -> dict[str, float]:
 
 
 async def latency(corpus: Path, presses: int) -> list[float]:
-    screen = TrainScreen(corpus, 40_000, SPECIAL)
+    screen = TrainScreen(corpus, TrainOptions(40_000, tuple(SPECIAL)))
     app = BpeApp(screen)
     times = []
     async with app.run_test(size=SIZE) as pilot:
