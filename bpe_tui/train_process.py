@@ -8,7 +8,8 @@ back a ``TrainSnapshot`` at most every ``FRAME`` seconds, and always where a mot
 
 Commands are ``(seq, name, arg)``: ``("by", n)`` merges from where the last step was
 heading, ``("to", k)``, ``("play", merges_per_second or None)``, ``("pause", None)``,
-``("save", directory)``, ``("tokenizer", None)``, ``("quit", None)``. Reports are tuples
+``("save", directory)``, ``("tokenizer", None)``, ``("watch", shown)`` (the
+pair-in-the-corpus panel was shown or hidden), ``("quit", None)``. Reports are tuples
 whose first item names them: ``reading``, ``sampled``, ``idle``, ``notice``,
 ``tokenizer``, ``failed`` (bad input) and ``crashed`` (a bug: the traceback).
 """
@@ -24,7 +25,7 @@ from pathlib import Path
 from engine import BpeError, MergeStep, Tokenizer, Trainer
 
 from .train_options import TrainOptions, replay_saved
-from .train_snapshot import sample
+from .train_snapshot import MergeInCorpus, sample, watched_step
 
 SLICE = 0.04
 """Seconds of merging at full speed between two looks at the commands."""
@@ -83,6 +84,8 @@ class _Server:
     def __init__(self, commands: Connection, reports: Connection) -> None:
         self.commands, self.reports = commands, reports
         self.posted_at = 0.0
+        self.watching = False
+        """The pair-in-the-corpus panel is shown: sample where pairs lie, before and after merges."""
 
     def run(
         self, corpus: Path, options: TrainOptions, resume: tuple[str, list[tuple[bytes, bytes]]] | None
@@ -132,7 +135,19 @@ class _Server:
             self.save(trainer, str(arg))
         elif name == "tokenizer":
             self.reports.send(("tokenizer", Tokenizer.from_trainer(trainer)))
+        elif name == "watch":
+            self.watch(trainer, bool(arg))
         return motion
+
+    def watch(self, trainer: Trainer, shown: bool) -> None:
+        """Start or stop sampling where pairs lie. Shown after a merge, redo that merge
+        (back one, rebuilt, and a watched step) so the panel has it at once."""
+        self.watching = shown
+        last, merged = None, None
+        if shown and trainer.merges_done and not trainer.stopped_early:
+            trainer.goto(trainer.merges_done - 1)
+            last, merged = watched_step(trainer)
+        self.reports.send(("sampled", sample(trainer, last, merged, self.watching)))
 
     def move(self, trainer: Trainer, motion: Motion) -> bool:
         """One slice of ``motion``; True once it has arrived."""
@@ -142,25 +157,27 @@ class _Server:
             trainer.goto(max(0, motion.target - 1))
             motion.start, motion.started = trainer.merges_done, time.monotonic()
         goal = motion.goal(time.monotonic())
-        last = None
+        last, merged = None, None
         if goal > trainer.merges_done:
             deadline = time.monotonic() + SLICE if motion.rate is None else None
-            last = self.advance(trainer, goal, deadline)
+            last, merged = self.advance(trainer, goal, deadline)
         arrived = trainer.merges_done >= motion.target or trainer.finished
         now = time.monotonic()
         if arrived or (last is not None and now - self.posted_at >= FRAME):
             self.posted_at = now
-            self.reports.send(("sampled", sample(trainer, last)))
+            self.reports.send(("sampled", sample(trainer, last, merged, self.watching)))
         return arrived
 
-    @staticmethod
-    def advance(trainer: Trainer, goal: int, deadline: float | None) -> MergeStep | None:
-        """Merge towards ``goal`` (until ``deadline``); the last merge is a recorded step."""
+    def advance(
+        self, trainer: Trainer, goal: int, deadline: float | None
+    ) -> tuple[MergeStep | None, MergeInCorpus | None]:
+        """Merge towards ``goal`` (until ``deadline``); the last merge is a recorded step,
+        watched in the corpus words while the panel is shown."""
         if deadline is None:
             trainer.run(until=goal - 1)
         while trainer.merges_done < goal - 1 and time.monotonic() < deadline:  # type: ignore[operator]
             trainer.run(until=min(goal - 1, trainer.merges_done + CHUNK))
-        return trainer.step()
+        return watched_step(trainer) if self.watching else (trainer.step(), None)
 
     def save(self, trainer: Trainer, directory: str) -> None:
         try:
