@@ -152,7 +152,10 @@ class PairInCorpus(SnapshotPanel):
         shown = [c for c in word.cells if start is None or c.position >= start]
         if len(shown) < len(word.cells):
             text.append("… ", dim)
+        room = self.content_size.width
         for i, cell in enumerate(shown):
+            if text.cell_len > room:  # the rest is cut off anyway: a long word costs no more
+                break
             if i:
                 rewired = merged and old_next.get(shown[i - 1].position) != cell.position
                 text.append("↔", newest if rewired else dim)
