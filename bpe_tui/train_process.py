@@ -86,6 +86,8 @@ class _Server:
         self.posted_at = 0.0
         self.watching = False
         """The pair-in-the-corpus panel is shown: sample where pairs lie, before and after merges."""
+        self.last: MergeStep | None = None
+        """The newest recorded step, so a sample taken between motions still shows it."""
 
     def run(
         self, corpus: Path, options: TrainOptions, resume: tuple[str, list[tuple[bytes, bytes]]] | None
@@ -143,11 +145,11 @@ class _Server:
         """Start or stop sampling where pairs lie. Shown after a merge, redo that merge
         (back one, rebuilt, and a watched step) so the panel has it at once."""
         self.watching = shown
-        last, merged = None, None
+        merged = None
         if shown and trainer.merges_done and not trainer.stopped_early:
             trainer.goto(trainer.merges_done - 1)
-            last, merged = watched_step(trainer)
-        self.reports.send(("sampled", sample(trainer, last, merged, self.watching)))
+            self.last, merged = watched_step(trainer)
+        self.reports.send(("sampled", sample(trainer, self.last, merged, self.watching)))
 
     def move(self, trainer: Trainer, motion: Motion) -> bool:
         """One slice of ``motion``; True once it has arrived."""
@@ -161,6 +163,7 @@ class _Server:
         if goal > trainer.merges_done:
             deadline = time.monotonic() + SLICE if motion.rate is None else None
             last, merged = self.advance(trainer, goal, deadline)
+            self.last = last
         arrived = trainer.merges_done >= motion.target or trainer.finished
         now = time.monotonic()
         if arrived or (last is not None and now - self.posted_at >= FRAME):

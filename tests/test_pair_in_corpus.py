@@ -39,6 +39,8 @@ async def test_o_shows_where_the_next_pair_lies_and_what_the_merge_did():
         assert "before [1 T]↔[2 h]↔[3 e]" in text and "after  [1 T]↔[2 he]" in text
         await pilot.press("o")
         assert not screen.query_one(PairInCorpus).display
+        await wait_until(pilot, lambda: screen.snapshot.upcoming is None)
+        assert screen.snapshot.last is not None  # hiding the panel keeps the last merge on the others
         await pilot.press("n")
         await at_merge(pilot, screen, 2)
         assert screen.snapshot.upcoming is None and screen.snapshot.merged is None

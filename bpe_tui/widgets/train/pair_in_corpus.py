@@ -46,7 +46,8 @@ class PairInCorpus(SnapshotPanel):
     def _upcoming(self, snapshot: TrainSnapshot, found: PairOccurrences | None, rows: int) -> list[Text]:
         dim, label = self.style_of("panel--dim"), self.style_of("panel--label")
         if found is None:
-            return [Text("no next merge: nothing left to merge", dim)]
+            why = "no pair left to merge" if snapshot.stopped_early else "the vocabulary is full"
+            return [Text(f"no next merge: {why}", dim)]
         head = Text()
         head.append("next merge ", label)
         head.append_text(parts_text(snapshot.pair(found.pair), sep=" + ", escape_style=dim))
