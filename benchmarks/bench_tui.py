@@ -9,7 +9,9 @@ On ../shared/corpora/en-mix-6m.txt (or --corpus), with the app at 200x50:
 - key latency while playing at full speed: a key is sent as the terminal would send it and
   timed until the screen has been repainted with its effect (play, then pause).
 
-    python benchmarks/bench_tui.py [--corpus FILE] [--merges 10000] [--presses 20]
+With ``--occurrences`` the pair-in-the-corpus panel (``o``) is shown throughout.
+
+    python benchmarks/bench_tui.py [--corpus FILE] [--merges 10000] [--presses 20] [--occurrences]
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from textual import events  # noqa: E402
 
 from bpe_tui.app import BpeApp  # noqa: E402
+from bpe_tui.train_options import TrainOptions  # noqa: E402
 from bpe_tui.train_screen import SPEEDS, TrainScreen  # noqa: E402
 from engine import Trainer  # noqa: E402
 
@@ -78,14 +81,21 @@ def headless(corpus: Path, merges: int) -> dict[str, float]:
     return {"pre-tokenize": t1 - t0, "merges": t2 - t1, "back one (goto)": t3 - t2}
 
 
-async def fast_forward(corpus: Path, merges: int) -> dict[str, float]:
-    screen = TrainScreen(corpus, 256 + len(SPECIAL) + merges, SPECIAL)
+async def show_occurrences(app: BpeApp, screen: TrainScreen, painted: Painted) -> None:
+    """Press ``o`` and wait until the panel has the trainer's sample."""
+    await painted.after(send(app, "o", "o"), lambda: screen.snapshot.upcoming is not None)  # type: ignore[union-attr]
+
+
+async def fast_forward(corpus: Path, merges: int, occurrences: bool) -> dict[str, float]:
+    screen = TrainScreen(corpus, TrainOptions(256 + len(SPECIAL) + merges, tuple(SPECIAL)))
     app = BpeApp(screen)
     started = time.perf_counter()
     async with app.run_test(size=SIZE):
         painted = Painted(app)
         shows = lambda k: lambda: screen.snapshot is not None and screen.snapshot.merges_done == k  # noqa: E731
         out = {"load": await painted.after(started, shows(0))}
+        if occurrences:
+            await show_occurrences(app, screen, painted)
         out["fast-forward"] = await painted.after(send(app, "f", "f"), shows(merges))
         await asyncio.sleep(0.2)
         t = send(app, "g", "g")
@@ -99,13 +109,15 @@ async def fast_forward(corpus: Path, merges: int) -> dict[str, float]:
     return out
 
 
-async def latency(corpus: Path, presses: int) -> list[float]:
-    screen = TrainScreen(corpus, 40_000, SPECIAL)
+async def latency(corpus: Path, presses: int, occurrences: bool) -> list[float]:
+    screen = TrainScreen(corpus, TrainOptions(40_000, tuple(SPECIAL)))
     app = BpeApp(screen)
     times = []
     async with app.run_test(size=SIZE) as pilot:
         painted = Painted(app)
         await painted.after(time.perf_counter(), lambda: screen.snapshot is not None)
+        if occurrences:
+            await show_occurrences(app, screen, painted)
         while SPEEDS[screen._speed] is not None:
             await pilot.press("plus")
         for _ in range(presses // 2):
@@ -125,20 +137,22 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpora" / "en-mix-6m.txt")
     parser.add_argument("--merges", type=int, default=10_000)
     parser.add_argument("--presses", type=int, default=20)
+    parser.add_argument("--occurrences", action="store_true", help="with the pair-in-the-corpus panel shown")
     args = parser.parse_args()
     if not args.corpus.exists():
         print(f"skipped: {args.corpus} not found")
         return 0
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"corpus {args.corpus.name}, {args.merges:,} merges, app at {SIZE[0]}x{SIZE[1]}, load average {load}")
+    panel = ", pair in the corpus shown" if args.occurrences else ""
+    print(f"corpus {args.corpus.name}, {args.merges:,} merges, app at {SIZE[0]}x{SIZE[1]}{panel}, load average {load}")
     base = headless(args.corpus, args.merges)
     for name, seconds in base.items():
         print(f"headless {name:<18} {seconds:7.2f} s")
-    tui = asyncio.run(fast_forward(args.corpus, args.merges))
+    tui = asyncio.run(fast_forward(args.corpus, args.merges, args.occurrences))
     for name, seconds in tui.items():
         print(f"app      {name:<18} {seconds:7.2f} s")
     print(f"fast-forward / headless merges: {tui['fast-forward'] / base['merges']:.2f}x")
-    times = sorted(asyncio.run(latency(args.corpus, args.presses)))
+    times = sorted(asyncio.run(latency(args.corpus, args.presses, args.occurrences)))
     ms = [t * 1000 for t in times]
     print(
         f"key to screen while playing at full speed ({len(ms)} presses): median {statistics.median(ms):.0f} ms, "

@@ -109,8 +109,9 @@ class TrainOptions:
         return "classic_bpe.json" if self.classic else "tokenizer.json, vocab.json and merges.txt"
 
     @property
-    def can_encode(self) -> bool:
-        """Whether the trained model opens in the (byte-level) encode view."""
+    def byte_level(self) -> bool:
+        """Byte-level BPE: its model opens in the encode view, and where its pairs lie shows
+        in the pair-in-the-corpus panel (classic BPE has neither)."""
         return not self.classic
 
     def load(self, inputs: Inputs, progress: EngineProgress | None = None) -> SteppableTrainer:

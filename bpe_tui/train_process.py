@@ -8,7 +8,8 @@ back a ``TrainSnapshot`` at most every ``FRAME`` seconds, and always where a mot
 
 Commands are ``(seq, name, arg)``: ``("by", n)`` merges from where the last step was
 heading, ``("to", k)``, ``("play", merges_per_second or None)``, ``("pause", None)``,
-``("save", directory)``, ``("tokenizer", None)``, ``("quit", None)``. Reports are tuples
+``("save", directory)``, ``("tokenizer", None)``, ``("watch", shown)`` (the
+pair-in-the-corpus panel was shown or hidden), ``("quit", None)``. Reports are tuples
 whose first item names them: ``reading``, ``sampled``, ``idle``, ``notice``,
 ``tokenizer``, ``failed`` (bad input) and ``crashed`` (a bug: the traceback).
 """
@@ -24,7 +25,7 @@ from engine import BpeError, MergeStep, Tokenizer, Trainer
 from engine.sources import label
 
 from .train_options import Inputs, TrainOptions, replay_saved
-from .train_snapshot import SteppableTrainer, sample
+from .train_snapshot import MergeInCorpus, SteppableTrainer, sample, watched_step
 
 SLICE = 0.04
 """Seconds of merging at full speed between two looks at the commands."""
@@ -83,6 +84,10 @@ class _Server:
     def __init__(self, commands: Connection, reports: Connection, options: TrainOptions) -> None:
         self.commands, self.reports, self.options = commands, reports, options
         self.posted_at = 0.0
+        self.watching = False
+        """The pair-in-the-corpus panel is shown: sample where pairs lie, before and after merges."""
+        self.last: MergeStep | None = None
+        """The newest recorded step, so a sample taken between motions still shows it."""
 
     def run(self, inputs: Inputs, resume: tuple[str, list[tuple[bytes, bytes]]] | None) -> None:
         def progress(phase: str, done: int, total: int) -> None:
@@ -135,7 +140,19 @@ class _Server:
         elif name == "tokenizer":
             assert isinstance(trainer, Trainer)  # the screen offers the encode view only then
             self.reports.send(("tokenizer", Tokenizer.from_trainer(trainer)))
+        elif name == "watch":
+            self.watch(trainer, bool(arg))
         return motion
+
+    def watch(self, trainer: SteppableTrainer, shown: bool) -> None:
+        """Start or stop sampling where pairs lie. Shown after a merge, redo that merge
+        (back one, rebuilt, and a watched step) so the panel has it at once."""
+        self.watching = shown and isinstance(trainer, Trainer)  # positions are the byte-level core's
+        merged = None
+        if shown and trainer.merges_done and not trainer.stopped_early:
+            trainer.goto(trainer.merges_done - 1)
+            self.last, merged = watched_step(trainer)
+        self.reports.send(("sampled", sample(trainer, self.last, merged, self.watching)))
 
     def move(self, trainer: SteppableTrainer, motion: Motion) -> bool:
         """One slice of ``motion``; True once it has arrived."""
@@ -145,25 +162,28 @@ class _Server:
             trainer.goto(max(0, motion.target - 1))
             motion.start, motion.started = trainer.merges_done, time.monotonic()
         goal = motion.goal(time.monotonic())
-        last = None
+        last, merged = None, None
         if goal > trainer.merges_done:
             deadline = time.monotonic() + SLICE if motion.rate is None else None
-            last = self.advance(trainer, goal, deadline)
+            last, merged = self.advance(trainer, goal, deadline)
+            self.last = last
         arrived = trainer.merges_done >= motion.target or trainer.finished
         now = time.monotonic()
         if arrived or (last is not None and now - self.posted_at >= FRAME):
             self.posted_at = now
-            self.reports.send(("sampled", sample(trainer, last)))
+            self.reports.send(("sampled", sample(trainer, last, merged, self.watching)))
         return arrived
 
-    @staticmethod
-    def advance(trainer: SteppableTrainer, goal: int, deadline: float | None) -> MergeStep | None:
-        """Merge towards ``goal`` (until ``deadline``); the last merge is a recorded step."""
+    def advance(
+        self, trainer: SteppableTrainer, goal: int, deadline: float | None
+    ) -> tuple[MergeStep | None, MergeInCorpus | None]:
+        """Merge towards ``goal`` (until ``deadline``); the last merge is a recorded step,
+        watched in the corpus words while the panel is shown."""
         if deadline is None:
             trainer.run(until=goal - 1)
         while trainer.merges_done < goal - 1 and time.monotonic() < deadline:  # type: ignore[operator]
             trainer.run(until=min(goal - 1, trainer.merges_done + CHUNK))
-        return trainer.step()
+        return watched_step(trainer) if self.watching else (trainer.step(), None)
 
     def save(self, trainer: SteppableTrainer, directory: str) -> None:
         try:

@@ -33,12 +33,15 @@ from .train_snapshot import TrainSnapshot
 from .widgets.train.corpus_words import CorpusWords
 from .widgets.train.heap_stats import HeapStats
 from .widgets.train.merge_changes import MergeChanges
+from .widgets.train.pair_in_corpus import PairInCorpus
 from .widgets.train.pair_table import PairTable
 from .widgets.train.status_line import StatusLine
 from .widgets.train.vocab_growth import VocabGrowth
 
 SPEEDS: tuple[int | None, ...] = (1, 2, 5, 10, 30, 100, 1000, None)
 """Play speeds in merges per second; None: as fast as the trainer goes."""
+SPEED = Binding.Group("speed", compact=True)
+"""+ and - share one footer entry, so every key fits in 80 columns."""
 TRAINER_PROCESS = "bpe-tui trainer"
 """The name of the trainer's process among ``multiprocessing.active_children()``."""
 
@@ -52,13 +55,20 @@ class TrainScreen(Screen[None]):
     BINDINGS = [
         Binding("n", "step", "step", tooltip="Do one merge", id="train.step"),
         Binding("space", "play", "play", tooltip="Play or pause the merges", id="train.play"),
-        Binding("plus,equals_sign", "faster", "faster", key_display="+", tooltip="Play faster", id="train.faster"),
-        Binding("minus", "slower", "slower", key_display="-", tooltip="Play slower", id="train.slower"),
+        Binding("plus,equals_sign", "faster", "faster", key_display="+", tooltip="Play faster", id="train.faster", group=SPEED),
+        Binding("minus", "slower", "slower", key_display="-", tooltip="Play slower", id="train.slower", group=SPEED),
         Binding("f", "fast_forward", "end", tooltip="Fast-forward to the last merge", id="train.fast_forward"),
         Binding("g", "goto", "goto", tooltip="Go to merge k, forwards or backwards", id="train.goto"),
         Binding("b", "back", "back", tooltip="Undo the last merge (rebuild and replay)", id="train.back"),
         Binding("s", "save", "save", tooltip="Save the tokenizer as it is now", id="train.save"),
         Binding("e", "encode", "encode", tooltip="Encode text with the tokenizer as it is now", id="train.encode"),
+        Binding(
+            "o",
+            "occurrences",
+            "where",
+            tooltip="Show or hide where the next pair lies in the corpus words (pair_positions, prev/next)",
+            id="train.occurrences",
+        ),
         Binding("q", "quit", "quit", tooltip="Quit bpe-tui", id="train.quit"),
     ]
 
@@ -127,8 +137,8 @@ class TrainScreen(Screen[None]):
         return 0 if self.snapshot is None else self.snapshot.merges_planned
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The encode view steps through byte-level tokenizers only: no ``e`` otherwise."""
-        return self._options.can_encode if action == "encode" else True
+        """The encode view and the pair in the corpus are byte-level only: no ``e`` or ``o`` otherwise."""
+        return self._options.byte_level if action in ("encode", "occurrences") else True
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -140,9 +150,10 @@ class TrainScreen(Screen[None]):
                 yield PairTable(id="pairs")
                 yield MergeChanges(id="changes")
             yield HeapStats(id="heap")
-            with Horizontal(classes="row"):
+            with Horizontal(classes="row", id="corpus-row"):
                 yield CorpusWords(id="words")
                 yield VocabGrowth(id="vocab")
+            yield PairInCorpus(id="occurrences")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -217,7 +228,7 @@ class TrainScreen(Screen[None]):
         if self.has_class("-loading"):
             self.remove_class("-loading")
             self._show_activity()
-        for panel in self.query("#panels > .row > *, #heap").results():
+        for panel in self.query("#panels > .row > *, #heap, #occurrences").results():
             panel.show(snapshot)  # type: ignore[attr-defined]
         status = self.query_one(StatusLine)
         status.merges_done = snapshot.merges_done
@@ -312,6 +323,12 @@ class TrainScreen(Screen[None]):
         if self.playing:
             self._pause()
         self._send("tokenizer")
+
+    def action_occurrences(self) -> None:
+        """Show or hide the pair in the corpus; the trainer samples it only while shown."""
+        shown = not self.has_class("-occurrences")
+        if self._send("watch", shown):
+            self.set_class(shown, "-occurrences")
 
     def action_quit(self) -> None:
         if self.snapshot is None:  # still loading: nothing to save, and the load is stopped

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from engine import MergeStep, Word
-from engine.events import Token
+from engine import MergeStep, PairOccurrences, Trainer, Word, WordCells
 from engine.corpus import Progress
+from engine.events import Token
 
 Pair = tuple[int, int]
 
@@ -58,6 +58,17 @@ class SteppableTrainer(Protocol):
 
 ROWS = 40
 """Rows sampled for each list: more than the tallest panel shows."""
+OCCURRENCES = 12
+"""Recorded positions of a pair sampled for the pair-in-the-corpus panel."""
+
+
+@dataclass(frozen=True, slots=True)
+class MergeInCorpus:
+    """A merge seen in the corpus words: its pair's pair_positions just before it, and the
+    words they lie in just after (merged cells, links rewired)."""
+
+    before: PairOccurrences
+    after: dict[int, WordCells]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +99,10 @@ class TrainSnapshot:
     tie_break: str
     names: dict[int, Token]
     """The token (bytes, or a classic string) of every id the fields above mention."""
+    upcoming: PairOccurrences | None = None
+    """Where the pair about to merge lies now (sampled only while its panel is shown)."""
+    merged: MergeInCorpus | None = None
+    """The last merge in the corpus words (likewise)."""
 
     def token(self, token_id: int) -> Token:
         return self.names[token_id]
@@ -101,11 +116,28 @@ class TrainSnapshot:
         return self.corpus_size / max(1, self.tokens_in_corpus)
 
 
-def sample(trainer: SteppableTrainer, last: MergeStep | None) -> TrainSnapshot:
-    """Read what the screen needs; call only from the thread that runs the merges."""
+def watched_step(trainer: Trainer) -> tuple[MergeStep | None, MergeInCorpus | None]:
+    """One recorded merge, with its pair's occurrences just before it and their words after."""
+    top = trainer.top_pairs(1)
+    before = trainer.pair_occurrences(top[0][0], OCCURRENCES) if top and not trainer.finished else None
+    step = trainer.step()
+    if step is None or before is None:
+        return step, None
+    return step, MergeInCorpus(before, {i: trainer.word_cells(i) for i in before.words})
+
+
+def sample(
+    trainer: SteppableTrainer, last: MergeStep | None, merged: MergeInCorpus | None = None, watching: bool = False
+) -> TrainSnapshot:
+    """Read what the screen needs; call only from the thread that runs the merges.
+
+    ``watching``: the pair-in-the-corpus panel is shown, so sample where the next pair lies.
+    """
     done = trainer.merges_done
     if last is not None and last.index != done:
         last = None  # a record of some other state
+    if last is None or not watching:
+        merged = None
     top = trainer.top_pairs(ROWS)
     counts = list(trainer.merge_counts)
     made = trainer.merge_ids
@@ -116,6 +148,10 @@ def sample(trainer: SteppableTrainer, last: MergeStep | None) -> TrainSnapshot:
         ids.update(i for change in last.changes for i in change.pair)
         ids.update(i for pair in last.ties for i in pair)
         ids.update(i for stale in last.stale for i in stale.pair)
+    upcoming = trainer.pair_occurrences(top[0][0], OCCURRENCES) if watching and top and not trainer.finished and isinstance(trainer, Trainer) else None
+    shown_words = [*(upcoming.words.values() if upcoming else ()), *(merged.before.words.values() if merged else ())]
+    shown_words += merged.after.values() if merged else ()
+    ids.update(cell.token for word in shown_words for cell in word.cells)
     names = {i: trainer.token(i) for i in ids}
     names.update((i, token) for i, token, _ in newest)
     return TrainSnapshot(
@@ -136,4 +172,6 @@ def sample(trainer: SteppableTrainer, last: MergeStep | None) -> TrainSnapshot:
         tokens_in_corpus=trainer.tokens_in_corpus,
         tie_break=trainer.tie_break,
         names=names,
+        upcoming=upcoming,
+        merged=merged,
     )

@@ -15,6 +15,7 @@ except ImportError:  # a source tree that was never built
 from .errors import BpeError, CorpusError, ModelFileError, ResumeError, SettingsError
 from .formats import atomic_write
 from .events import MergeStep, PairChange, StalePop
+from .occurrences import Cell, Occurrence, PairOccurrences, WordCells
 from .pretokenize import PATTERNS, PreTokenizer
 from .reference import reference_merges, train_reference
 from .tokenizer import EncodeStep, PreTokenTrace, Tokenizer
@@ -22,12 +23,15 @@ from .trainer import Trainer, Word, train_bpe, train_from_iterator
 
 __all__ = [
     "BpeError",
+    "Cell",
     "CorpusError",
     "EncodeStep",
     "MergeStep",
+    "Occurrence",
     "ModelFileError",
     "PATTERNS",
     "PairChange",
+    "PairOccurrences",
     "PreTokenTrace",
     "PreTokenizer",
     "ResumeError",
@@ -36,6 +40,7 @@ __all__ = [
     "Tokenizer",
     "Trainer",
     "Word",
+    "WordCells",
     "atomic_write",
     "reference_merges",
     "train_bpe",

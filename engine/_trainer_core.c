@@ -648,6 +648,66 @@ static PyObject *Core_segmentation(Core *c, PyObject *arg) {
     return out;
 }
 
+/* The word holding position ``pos``: the last one starting at or before it (a position
+ * merged away still lies inside its word). */
+static int32_t word_of(const Core *c, int32_t pos) {
+    int32_t lo = 0, hi = c->nwords - 1;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo + 1) / 2;
+        if (c->starts[mid] <= pos) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Does the pair (a, b) start at ``pos`` now? The check a merge makes before using a
+ * recorded position; ``next`` is read only at a live token, so it stays inside the layout. */
+static inline int starts_pair(const Core *c, int32_t pos, int32_t a, int32_t b) {
+    return c->tokens[pos] == a && c->tokens[c->next[pos]] == b;
+}
+
+/* pair_positions(left, right, limit) -> (recorded, live, [(position, word, live), ...]):
+ * how many positions the pair's pair_positions list holds, how many of them the pair
+ * still starts at, and the first ``limit`` of them in list order. A read, not a change. */
+static PyObject *Core_pair_positions(Core *c, PyObject *args) {
+    int a, b;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "iin", &a, &b, &limit)) return NULL;
+    int known = a >= 0 && b >= 0 && a < c->ntok && b < c->ntok;  /* else no key to look up */
+    int32_t p = known ? find_pair(c, a, b) : -1;
+    const Positions *ps = p >= 0 ? &c->pairs[p].pos : NULL;
+    int32_t n = ps ? ps->n : 0, shown = (int32_t)(limit < 0 ? 0 : limit < n ? limit : n);
+    int64_t live = 0;
+    for (int32_t i = 0; i < n; i++) live += starts_pair(c, ps->v[i], a, b);
+    PyObject *out = PyList_New(shown);
+    for (int32_t i = 0; out && i < shown; i++) {
+        int32_t pos = ps->v[i];
+        PyObject *item = Py_BuildValue("(iiO)", pos, word_of(c, pos), starts_pair(c, pos, a, b) ? Py_True : Py_False);
+        if (!item) Py_CLEAR(out);
+        else PyList_SET_ITEM(out, i, item);
+    }
+    return out ? Py_BuildValue("(iLN)", n, (long long)live, out) : NULL;
+}
+
+/* cells(i) -> [(position, token, prev, next), ...]: word i's tokens as laid out now, each
+ * with its prev/next links; a link out of the word (to a separator) is -1. */
+static PyObject *Core_cells(Core *c, PyObject *arg) {
+    Py_ssize_t w = PyLong_AsSsize_t(arg);
+    if (w == -1 && PyErr_Occurred()) return NULL;
+    if (w < 0 || w >= c->nwords) {
+        PyErr_SetString(PyExc_IndexError, "no such word");
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    for (int32_t pos = c->starts[w]; out && c->tokens[pos] != SEP; pos = c->next[pos]) {
+        int32_t prv = c->prev[pos], nxt = c->next[pos];
+        if (append_new(out, Py_BuildValue("(iiii)", pos, c->tokens[pos], c->tokens[prv] == SEP ? -1 : prv,
+                                          c->tokens[nxt] == SEP ? -1 : nxt)))
+            Py_CLEAR(out);
+    }
+    return out;
+}
+
 /* pair_counter() -> {(left, right): count} for every live pair (a copy). */
 static PyObject *Core_pair_counter(Core *c, PyObject *Py_UNUSED(ignored)) {
     PyObject *out = PyDict_New();
@@ -684,6 +744,8 @@ static PyMethodDef Core_methods[] = {
     {"top_pairs", (PyCFunction)Core_top_pairs, METH_O, "The k pairs that would win next."},
     {"segmentation", (PyCFunction)Core_segmentation, METH_O, "Word i's current token ids."},
     {"pair_counter", (PyCFunction)Core_pair_counter, METH_NOARGS, "A copy of the live pair counts."},
+    {"pair_positions", (PyCFunction)Core_pair_positions, METH_VARARGS, "A pair's recorded positions, live or stale."},
+    {"cells", (PyCFunction)Core_cells, METH_O, "Word i's positions with their tokens and links."},
     {NULL},
 };
 

@@ -39,6 +39,7 @@ from .corpus import CountSummary, Progress, check_counted, count_inputs, count_i
 from .counts_file import SavedCounts, load_counts, save_counts as save_counts_file
 from .errors import CorpusError, SettingsError
 from .events import MergeStep, Pair, Token
+from .occurrences import Cell, Occurrence, PairOccurrences, WordCells
 from .pretokenize import PreTokenizer
 from .shards import CountSettings
 
@@ -156,6 +157,7 @@ class Trainer:
         """Set (from a signal handler or another thread) to end ``run()`` at a merge boundary."""
         self._word_counts = dict(word_counts)  # the core lays the words out in this order
         self._ranked: list[tuple[int, bytes, int]] | None = None
+        self._word_list: list[bytes] | None = None
         self._build()
 
     # -- construction -------------------------------------------------------------------
@@ -314,6 +316,23 @@ class Trainer:
             self._ranked = sorted((-c, w, i) for i, (w, c) in enumerate(self._word_counts.items()))
         vocab, core = self._vocab, self._core
         return [Word(w, -c, [vocab[t] for t in core.segmentation(i)]) for c, w, i in self._ranked[:k]]
+
+    def word_cells(self, index: int) -> WordCells:
+        """Word ``index`` (its place in the word counts the trainer was given) as laid out
+        now: its cells, their tokens and links."""
+        if self._word_list is None:  # made once, when first asked: a plain run never needs it
+            self._word_list = list(self._word_counts)
+        text = self._word_list[index]
+        cells = tuple(Cell(p, t, None if a < 0 else a, None if b < 0 else b) for p, t, a, b in self._core.cells(index))
+        return WordCells(index, text, self._word_counts[text], cells)
+
+    def pair_occurrences(self, pair: Pair, limit: int) -> PairOccurrences:
+        """Where ``pair`` is recorded in ``pair_positions``: the counts of its live and stale
+        positions, and the first ``limit`` of them with the words they lie in (a pure query)."""
+        recorded, live, found = self._core.pair_positions(pair[0], pair[1], limit)
+        occurrences = tuple(Occurrence(*row) for row in found)
+        words = {i: self.word_cells(i) for i in dict.fromkeys(o.word for o in occurrences)}
+        return PairOccurrences(pair, recorded, live, occurrences, words)
 
     # -- training -----------------------------------------------------------------------
 

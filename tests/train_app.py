@@ -32,9 +32,14 @@ async def wait_until(pilot: Pilot, condition: Callable[[], bool], limit: float =
 
 
 async def at_merge(pilot: Pilot, screen: TrainScreen, k: int) -> None:
-    """Wait until the screen shows merge ``k`` and the trainer has gone idle."""
+    """Wait until the screen shows merge ``k``, the trainer has gone idle and the plot (which
+    redraws at its own pace) shows it too."""
     await wait_until(
-        pilot, lambda: screen.snapshot is not None and screen.snapshot.merges_done == k and not screen.playing
+        pilot,
+        lambda: screen.snapshot is not None
+        and screen.snapshot.merges_done == k
+        and not screen.playing
+        and all(plot.drawn_merges == k for plot in screen.query("GrowthPlot")),
     )
 
 

@@ -1,4 +1,8 @@
-"""Vocabulary growth: compression so far, the winning count per merge, the newest tokens."""
+"""Vocabulary growth: compression so far, the winning count per merge, the newest tokens.
+
+The curves are a plot with axes when textual-plotext is installed (``growth_plot``), else
+sparklines and a line saying how to get the plot.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +13,25 @@ from rich.text import Text
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Sparkline
+from textual.widgets import Label, Sparkline
 
 from ...tokens import token_text
 from ...train_snapshot import TrainSnapshot
 from .panel import SnapshotPanel, columns
 
+try:
+    from .growth_plot import GrowthPlot
+except ImportError:  # the plot extra is not installed
+    GrowthPlot = None  # type: ignore[assignment,misc]
+
+PLOT_HINT = "pip install 'bpe-tui[plot]' for plots"
+
 
 class Compression(SnapshotPanel):
     """Bytes (or characters) per token on the whole corpus, and the winning counts the chart
     below plots."""
+
+    COMPONENT_CLASSES = {"compression--count", "compression--ratio"}
 
     def draw(self, snapshot: TrainSnapshot) -> RenderableType:
         dim, label = self.style_of("panel--dim"), self.style_of("panel--label")
@@ -27,7 +40,12 @@ class Compression(SnapshotPanel):
         text.append(f"{snapshot.per_token:.2f} {unit}/token", label)
         text.append(f"  {snapshot.corpus_size:,} {unit} → {snapshot.tokens_in_corpus:,} tokens\n", dim)
         counts = snapshot.merge_counts
-        if counts:
+        if GrowthPlot is not None:  # the plot's legend, in its colours
+            text.append("━ winning count", self.style_of("compression--count"))
+            text.append(" (log)  ", dim)
+            text.append(f"━ {unit}/token", self.style_of("compression--ratio"))
+            text.append("  by merge", dim)
+        elif counts:
             text.append(f"winning count per merge (log): {counts[0]:,} → {counts[-1]:,}", dim)
         else:
             text.append("winning count per merge: none yet", dim)
@@ -51,17 +69,24 @@ class VocabGrowth(Vertical):
     BORDER_TITLE = "vocabulary"
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
+        super().__init__(id=id, classes="-plot" if GrowthPlot is not None else None)
         self._log_counts: list[float] = []
 
     def compose(self) -> ComposeResult:
         yield Compression()
-        yield Sparkline([], id="winning-counts")
+        if GrowthPlot is not None:
+            yield GrowthPlot(id="growth-plot")
+        else:
+            yield Sparkline([], id="winning-counts")
+            yield Label(PLOT_HINT, id="plot-hint", markup=False)
         yield NewestTokens()
 
     def show(self, snapshot: TrainSnapshot) -> None:
         self.query_one(Compression).show(snapshot)
         self.query_one(NewestTokens).show(snapshot)
+        if GrowthPlot is not None:
+            self.query_one(GrowthPlot).show(snapshot)
+            return
         # Counts fall by orders of magnitude; a log scale keeps late merges visible. Merges
         # are deterministic, so after going back the kept prefix is still right.
         logs, counts = self._log_counts, snapshot.merge_counts
