@@ -1,4 +1,4 @@
-"""The ``bpe-tui`` command: ``train``, ``encode`` and ``decode``.
+"""The ``bpe-tui`` command: ``train``, ``encode``, ``decode`` and ``explain``.
 
 Bad input ends with one line on stderr and exit status 2, never a traceback; an interrupted
 command (Ctrl-C) with exit status 130.
@@ -50,12 +50,19 @@ def build_parser() -> argparse.ArgumentParser:
     decode = sub.add_parser("decode", help="print the text of token ids")
     decode.add_argument("--model", required=True, metavar="PATH", help="tokenizer.json, or a directory with it or vocab.json + merges.txt")
     decode.add_argument("ids", nargs="*", metavar="ID", help="token ids (default: read from stdin, separated by spaces or commas)")
+
+    explain = sub.add_parser("explain", help="what each panel of a screen shows, and its keys")
+    explain.add_argument("screen", nargs="?", default="train", help="train (default) or encode")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "explain":
+            from .explain_cmd import run_explain
+
+            return run_explain(args)
         if args.command == "train":
             from .train_cmd import run_train
 

@@ -39,8 +39,8 @@ class EncodeScreen(Screen[None]):
         Binding("home", "to_start", "Bytes", tooltip="Back to the raw bytes, before any merge", id="encode.start"),
         Binding("slash", "edit_text", "Edit", tooltip="Move into the text box", id="encode.edit"),
         Binding("escape", "leave_text", "Stepping", tooltip="Back to stepping", id="encode.leave"),
-        Binding("q", "back", "Back", tooltip="Back to the screen below", id="encode.back"),
-        Binding("q", "quit_app", "Quit", tooltip="Quit bpe-tui", id="encode.quit"),
+        Binding("q", "back", "Back", tooltip="Back to the training screen, when opened from it", id="encode.back"),
+        Binding("q", "quit_app", "Quit", tooltip="Quit bpe-tui, when opened on its own", id="encode.quit"),
     ]
 
     def __init__(self, tokenizer: Tokenizer, text: str | None = None) -> None:

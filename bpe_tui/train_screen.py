@@ -39,6 +39,8 @@ from .widgets.train.vocab_growth import VocabGrowth
 
 SPEEDS: tuple[int | None, ...] = (1, 2, 5, 10, 30, 100, 1000, None)
 """Play speeds in merges per second; None: as fast as the trainer goes."""
+SPEED = Binding.Group("speed", compact=True)
+"""+ and - share one footer entry: with ? the keys still fit in 80 columns."""
 TRAINER_PROCESS = "bpe-tui trainer"
 """The name of the trainer's process among ``multiprocessing.active_children()``."""
 
@@ -52,8 +54,8 @@ class TrainScreen(Screen[None]):
     BINDINGS = [
         Binding("n", "step", "step", tooltip="Do one merge", id="train.step"),
         Binding("space", "play", "play", tooltip="Play or pause the merges", id="train.play"),
-        Binding("plus,equals_sign", "faster", "faster", key_display="+", tooltip="Play faster", id="train.faster"),
-        Binding("minus", "slower", "slower", key_display="-", tooltip="Play slower", id="train.slower"),
+        Binding("plus,equals_sign", "faster", "faster", key_display="+", tooltip="Play faster", id="train.faster", group=SPEED),
+        Binding("minus", "slower", "slower", key_display="-", tooltip="Play slower", id="train.slower", group=SPEED),
         Binding("f", "fast_forward", "end", tooltip="Fast-forward to the last merge", id="train.fast_forward"),
         Binding("g", "goto", "goto", tooltip="Go to merge k, forwards or backwards", id="train.goto"),
         Binding("b", "back", "back", tooltip="Undo the last merge (rebuild and replay)", id="train.back"),
