@@ -11,6 +11,7 @@ this machine can connect.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import shlex
 import socket
@@ -28,10 +29,21 @@ def served_command(served: list[str]) -> str:
 
 
 def check_served(served: list[str], parser: argparse.ArgumentParser) -> None:
-    """Refuse, before serving, a command the CLI would refuse or that opens no screen."""
+    """Refuse, before serving, a command the CLI would refuse or that opens no screen.
+
+    A command module's ``prepare(args)``, if it has one, checks what the command names (the
+    corpus, the model) now, rather than in each browser tab.
+    """
     args = parser.parse_args(served)  # a typo is the parser's one line, exit 2
     if not getattr(args, "has_screen", True) or getattr(args, "headless", False) or getattr(args, "json", False):
         raise SettingsError(f"serve {shlex.join(served)}: that command prints and exits, it has no screen to serve")
+    try:
+        module = importlib.import_module(f"bpe_tui.{args.command}_cmd")
+    except ModuleNotFoundError:
+        return
+    prepare = getattr(module, "prepare", None)
+    if prepare is not None:
+        prepare(args)
 
 
 def public_url(host: str, port: int) -> str:

@@ -34,6 +34,16 @@ DEFAULT_OUT = "out"
 
 
 def run_train(args: argparse.Namespace) -> int:
+    options, resume = prepare(args)
+    with nullcontext(Path(args.file)) if args.file else sample_corpus() as corpus:
+        label = corpus.name if args.file else f"{corpus.name} (bundled sample)"
+        if args.headless:
+            return _headless(args, options, corpus, label, resume)
+        return _interactive(args, options, corpus, label, resume)
+
+
+def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
+    """Check the settings and every path named, before a screen opens (or a server starts)."""
     special_tokens = [DEFAULT_SPECIAL] if args.special_tokens is None else list(args.special_tokens)
     check_settings(args.vocab_size, special_tokens)
     if args.workers is not None and args.workers < 1:
@@ -46,11 +56,7 @@ def run_train(args: argparse.Namespace) -> int:
         _check_out(Path(args.out or DEFAULT_OUT))
     if args.file:
         open_corpus(args.file).close()  # a missing file is one line, before any screen opens
-    with nullcontext(Path(args.file)) if args.file else sample_corpus() as corpus:
-        label = corpus.name if args.file else f"{corpus.name} (bundled sample)"
-        if args.headless:
-            return _headless(args, options, corpus, label, resume)
-        return _interactive(args, options, corpus, label, resume)
+    return options, resume
 
 
 def _check_out(out: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import re
 import shlex
 import socket
@@ -19,7 +20,7 @@ from bpe_tui.serve_cmd import banner, public_url, served_command
 from .conftest import refused, run_cli
 
 needs_textual_serve = pytest.mark.skipif(
-    __import__("importlib.util").util.find_spec("textual_serve") is None, reason="textual-serve is not installed (pip install 'bpe-tui[web]')"
+    importlib.util.find_spec("textual_serve") is None, reason="textual-serve is not installed (pip install 'bpe-tui[web]')"
 )
 
 
@@ -65,6 +66,9 @@ def test_missing_textual_serve_names_the_extra(monkeypatch, capsys) -> None:
         (["serve", "serve"], "it has no screen to serve"),
         (["serve", "explain"], "it has no screen to serve"),
         (["serve", "encode", "--text", "hi"], "the following arguments are required: --model"),
+        (["serve", "train", "missing.txt"], "missing.txt: no such file or directory"),
+        (["serve", "train", "--vocab-size", "256"], "vocab size 256 is below 257"),
+        (["serve", "encode", "--model", "no/such/dir"], "no such file or directory"),
         (["serve", "--port", "70000"], "--port 70000: not a port number"),
         (["serve", "--host", "no-such-host.invalid"], "--host no-such-host.invalid"),
         (["train", "--port", "8000"], "unrecognized arguments: --port"),
