@@ -24,7 +24,7 @@ needs_textual_serve = pytest.mark.skipif(
 )
 
 
-@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\\x00"))))
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"))))
 def test_served_command_is_this_python_running_the_same_arguments(args: list[str]) -> None:
     """Quotes, spaces, ``$(...)`` and ``;`` reach the served command as they were typed."""
     assert shlex.split(served_command(args)) == [sys.executable, "-m", "bpe_tui.cli", *args]
@@ -125,3 +125,23 @@ async def _read_until(ws, text: str, limit: float = 30.0) -> str:
         if isinstance(message.data, bytes):
             seen += ANSI.sub("", message.data.decode("utf-8", errors="replace"))
     return seen
+
+
+@needs_textual_serve
+async def test_the_served_text_reaches_the_app_as_typed(tmp_path: Path) -> None:
+    """Through the shell that textual-serve starts each tab with: quotes, ``$(...)``, ``;``."""
+    import aiohttp
+
+    from engine import Tokenizer, Trainer
+
+    from .served import serve
+
+    trainer = Trainer.from_text("it is what it is; it's ok " * 20, 270, [])
+    trainer.run()
+    Tokenizer.from_trainer(trainer).save_dir(tmp_path / "tok")
+    text = "it's $(echo no); ok `x` \"y\""
+    with serve("encode", "--model", str(tmp_path / "tok"), "--text", text, log=tmp_path / "serve.log") as url:
+        async with aiohttp.ClientSession() as session:
+            ws_url = url.replace("http:", "ws:") + "ws?width=100&height=30"
+            async with session.ws_connect(ws_url) as ws:
+                await _read_until(ws, text)
