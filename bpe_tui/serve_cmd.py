@@ -11,11 +11,13 @@ this machine can connect.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import logging
 import shlex
 import socket
 import sys
+from typing import Any
 
 from engine import BpeError, SettingsError
 
@@ -106,6 +108,27 @@ def run_serve(args: argparse.Namespace, served: list[str], parser: argparse.Argu
     lines = banner(title, args.host, url)
 
     class BpeServer(Server):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.tabs: set[asyncio.Task] = set()
+            """The handlers of the open tabs: stopping the server ends their apps at once."""
+
+        async def handle_websocket(self, request: Any) -> Any:
+            tab = asyncio.current_task()
+            assert tab is not None
+            self.tabs.add(tab)
+            try:
+                return await super().handle_websocket(request)
+            finally:
+                self.tabs.discard(tab)
+
+        async def on_shutdown(self, app: object) -> None:
+            # Cancelled, a tab's handler tells its app to quit and waits for it (textual-serve's
+            # own shutdown would first wait for the browser to hang up).
+            for tab in list(self.tabs):
+                tab.cancel()
+            await asyncio.gather(*self.tabs, return_exceptions=True)
+
         def initialize_logging(self) -> None:
             super().initialize_logging()
             logging.getLogger("aiohttp.access").setLevel(logging.WARNING)  # not a line per request

@@ -25,8 +25,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -91,10 +91,11 @@ def wait_for_port(port: int, process: subprocess.Popen, limit: float = 30.0) -> 
     raise AssertionError(f"nothing listens on port {port} after {limit:.0f} s")
 
 
-@contextmanager
-def serve(*served: str, log: Path) -> Iterator[str]:
+@asynccontextmanager
+async def serve(*served: str, log: Path) -> AsyncIterator[str]:
     """``bpe-tui serve SERVED --port P`` on loopback; its URL. On leaving, the server is
-    stopped as Ctrl+C stops it, and it must take every app process it started with it."""
+    stopped as Ctrl+C stops it, and it must take every app process it started with it.
+    Async, so that a tab still open in this event loop can answer while the server stops."""
     port = free_port()
     with open(log, "w", encoding="utf-8") as out:
         process = subprocess.Popen(
@@ -110,26 +111,32 @@ def serve(*served: str, log: Path) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/"
     finally:
         process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=30)
-        finally:
-            left = _group_alive(process.pid, limit=15.0)
-            if left:
-                os.killpg(process.pid, signal.SIGKILL)
+        exited = await _until(lambda: process.poll() is not None, limit=30.0)
+        left = not await _until(lambda: not _group_alive(process.pid), limit=15.0)
+        if left or not exited:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert exited, "the server did not stop on Ctrl+C"
     assert not left, "the server left app processes running"
 
 
-def _group_alive(pgid: int, limit: float) -> bool:
-    """Whether process group ``pgid`` still has members after waiting up to ``limit`` s."""
+async def _until(condition: Callable[[], bool], limit: float) -> bool:
+    """Whether ``condition`` came true within ``limit`` seconds, the event loop running."""
     end = time.monotonic() + limit
-    while True:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
+    while not condition():
         if time.monotonic() > end:
-            return True
-        time.sleep(0.1)
+            return False
+        await asyncio.sleep(0.1)
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether process group ``pgid`` still has members."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 class Page:
@@ -209,12 +216,11 @@ async def browser(width: int = 1280, height: int = 720) -> AsyncIterator[Page]:
                     yield Page(ws)
         finally:
             os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
+            if not await _until(lambda: process.poll() is not None, limit=10.0):
                 process.kill()
                 process.wait()
-            if _group_alive(process.pid, limit=10.0):  # then nothing writes to the profile as it goes
+            # Its helpers gone too, nothing writes to the profile as it is removed.
+            if not await _until(lambda: not _group_alive(process.pid), limit=10.0):
                 os.killpg(process.pid, signal.SIGKILL)
 
 
@@ -230,8 +236,9 @@ async def _devtools_port(file: Path, process: subprocess.Popen, limit: float = 3
 
 
 async def _screenshot(path: Path, merges: int) -> None:
-    with tempfile.TemporaryDirectory() as tmp, serve("train", log=Path(tmp, "serve.log")) as url:
-        async with browser(1280, 960) as page:  # tall enough for the tall layout
+    with tempfile.TemporaryDirectory() as tmp:
+        # 960 pixels high: tall enough for the training screen's tall layout.
+        async with serve("train", log=Path(tmp, "serve.log")) as url, browser(1280, 960) as page:
             await page.open(url)
             await page.wait_for("next merge: pair_counter top")
             for _ in range(merges):

@@ -100,19 +100,32 @@ async def test_the_served_app_over_its_websocket(tmp_path: Path) -> None:
     from .served import serve
 
     log = tmp_path / "serve.log"
-    with serve("train", "--vocab-size", "300", log=log) as url:
-        async with aiohttp.ClientSession() as session:
+    async with aiohttp.ClientSession() as session:
+        async with serve("train", "--vocab-size", "300", log=log) as url:
             async with session.get(url) as page:
                 html = await page.text()
             ws_url = url.replace("http:", "ws:") + "ws?width=100&height=30"
             assert f'data-session-websocket-url="{ws_url.split("?")[0]}"' in html
-            async with session.ws_connect(ws_url) as ws:
-                await _read_until(ws, "next merge: pair_counter top")
-                await ws.send_json(["stdin", "n"])
-                await _read_until(ws, "merge 1/43")
+            ws = await session.ws_connect(ws_url)
+            await _read_until(ws, "next merge: pair_counter top")
+            await ws.send_json(["stdin", "n"])
+            await _read_until(ws, "merge 1/43")
+            closed = asyncio.create_task(_until_closed(ws))  # the tab stays open, as a browser's would
+        # Stopped with the tab open, the server closed it, and serve() saw its app go too.
+        assert await asyncio.wait_for(closed, timeout=30)
     banner = log.read_text(encoding="utf-8").splitlines()
     assert banner[0] == f"bpe-tui: serving `bpe-tui train --vocab-size 300` at {url.rstrip('/')}"
     assert banner[1] == "  listening on 127.0.0.1 only: no other machine can connect"
+
+
+async def _until_closed(ws) -> bool:
+    """Read the tab until the server closes it."""
+    import aiohttp
+
+    while True:
+        message = await ws.receive()
+        if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSING, aiohttp.WSMsgType.CLOSED):
+            return True
 
 
 async def _read_until(ws, text: str, limit: float = 30.0) -> str:
@@ -140,7 +153,7 @@ async def test_the_served_text_reaches_the_app_as_typed(tmp_path: Path) -> None:
     trainer.run()
     Tokenizer.from_trainer(trainer).save_dir(tmp_path / "tok")
     text = "it's $(echo no); ok `x` \"y\""
-    with serve("encode", "--model", str(tmp_path / "tok"), "--text", text, log=tmp_path / "serve.log") as url:
+    async with serve("encode", "--model", str(tmp_path / "tok"), "--text", text, log=tmp_path / "serve.log") as url:
         async with aiohttp.ClientSession() as session:
             ws_url = url.replace("http:", "ws:") + "ws?width=100&height=30"
             async with session.ws_connect(ws_url) as ws:

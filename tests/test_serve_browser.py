@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(
 
 
 async def test_the_training_screen_in_chromium(tmp_path: Path) -> None:
-    with serve("train", "--vocab-size", "300", log=tmp_path / "serve.log") as url:
+    async with serve("train", "--vocab-size", "300", log=tmp_path / "serve.log") as url:
         async with browser() as page:
             await page.open(url)
             # The page repaints in pieces: wait for each thing rather than read one frame.
