@@ -107,7 +107,7 @@ def run_serve(args: argparse.Namespace, served: list[str], parser: argparse.Argu
     title = shlex.join(["bpe-tui", *served])
     lines = banner(title, args.host, url)
 
-    class BpeServer(Server):
+    class BpeServer(Server):  # here, as textual-serve is imported only to serve
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.tabs: set[asyncio.Task] = set()
@@ -125,9 +125,10 @@ def run_serve(args: argparse.Namespace, served: list[str], parser: argparse.Argu
         async def on_shutdown(self, app: object) -> None:
             # Cancelled, a tab's handler tells its app to quit and waits for it (textual-serve's
             # own shutdown would first wait for the browser to hang up).
-            for tab in list(self.tabs):
+            tabs = list(self.tabs)
+            for tab in tabs:
                 tab.cancel()
-            await asyncio.gather(*self.tabs, return_exceptions=True)
+            await asyncio.gather(*tabs, return_exceptions=True)
 
         def initialize_logging(self) -> None:
             super().initialize_logging()
