@@ -18,6 +18,8 @@ from .compare_screen import CompareScreen
 from .race_screen import RaceScreen
 from .train_options import DEFAULT_SPECIAL, TrainOptions, sample_corpus
 from .train_screen import TrainScreen
+from .help_screen import HelpScreen
+from .screen_help import help_for
 
 MIN_SIZE = Size(60, 16)
 """The smallest terminal whose panels still show their content."""
@@ -59,10 +61,12 @@ class BpeApp(App[int]):
     """Opens on ``first_screen``; the screens own their widgets, keys and styles.
 
     Every key binding of the current screen is also a command in the palette (ctrl+p), and
-    each has an id (``train.step``, ...) so ``set_keymap`` can remap it.
+    each has an id (``train.step``, ...) so ``set_keymap`` can remap it. ``?`` (``app.help``)
+    opens the help of whichever screen is current, if ``screen_help`` has an entry for it.
     """
 
     TITLE = "bpe-tui"
+    BINDINGS = [Binding("question_mark", "help", "help", key_display="?", tooltip="What this screen shows, and its keys", id="app.help")]
 
     def __init__(self, first_screen: Screen) -> None:
         super().__init__()
@@ -81,6 +85,16 @@ class BpeApp(App[int]):
     def _cover_if_small(self, size: Size) -> None:
         if not fits(size) and not isinstance(self.screen, TooSmallScreen):
             self.push_screen(TooSmallScreen())
+
+    def action_help(self) -> None:
+        entry = help_for(self.screen)
+        if entry is not None:
+            self.push_screen(HelpScreen(entry))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "help":  # shown only over a screen that has help
+            return help_for(self.screen) is not None
+        return True
 
     def fail(self, error: BpeError) -> None:
         self.failure = error
@@ -111,11 +125,12 @@ class BpeApp(App[int]):
                 "One text cut by character, byte, word and BPE tokenizers, side by side",
                 lambda: self.push_screen(CompareScreen.on_sample()),
             )
-        for binding in screen.BINDINGS:
-            # False: the screen hides that key now (the encode view's q is Back or Quit).
-            if isinstance(binding, Binding) and binding.tooltip and screen.check_action(binding.action, ()) is not False:
-                yield SystemCommand(
-                    f"{binding.description} ({binding.key_display or binding.key})",
-                    binding.tooltip,
-                    partial(self.run_action, binding.action, screen),
-                )
+        for owner in (screen, self):
+            for binding in owner.BINDINGS:
+                # False: the owner hides that key now (the encode view's q is Back or Quit).
+                if isinstance(binding, Binding) and binding.tooltip and owner.check_action(binding.action, ()) is not False:
+                    yield SystemCommand(
+                        f"{binding.description} ({binding.key_display or binding.key})",
+                        binding.tooltip,
+                        partial(self.run_action, binding.action, owner),
+                    )

@@ -1,4 +1,4 @@
-"""The ``bpe-tui`` command: ``train``, ``race``, ``encode``, ``compare`` and ``decode``.
+"""The ``bpe-tui`` command: ``train``, ``race``, ``encode``, ``compare``, ``decode``, ``serve`` and ``explain``.
 
 Bad input ends with one line on stderr and exit status 2, never a traceback; an interrupted
 command (Ctrl-C) with exit status 130.
@@ -62,6 +62,23 @@ def build_parser() -> argparse.ArgumentParser:
     decode = sub.add_parser("decode", help="print the text of token ids")
     decode.add_argument("--model", required=True, metavar="PATH", help="tokenizer.json, or a directory with it or vocab.json + merges.txt")
     decode.add_argument("ids", nargs="*", metavar="ID", help="token ids (default: read from stdin, separated by spaces or commas)")
+    decode.set_defaults(has_screen=False)
+
+    serve = sub.add_parser(
+        "serve",
+        help="serve the app to web browsers (needs bpe-tui[web])",
+        usage="bpe-tui serve [COMMAND [ARGS ...]] [--host HOST] [--port PORT] [--public-url URL]",
+        description="Serve `bpe-tui COMMAND ARGS` (default: train) to web browsers, one app process per tab.",
+        allow_abbrev=False,  # the served command's options pass through, never taken for ours
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: the network)")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    serve.add_argument("--public-url", metavar="URL", help="the address browsers use, when not http://HOST:PORT")
+    serve.set_defaults(has_screen=False)
+
+    explain = sub.add_parser("explain", help="what each panel of a screen shows, and its keys")
+    explain.add_argument("screen", nargs="?", default="train", help="train (default) or encode")
+    explain.set_defaults(has_screen=False)
     return parser
 
 
@@ -91,8 +108,19 @@ def _corpus_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command != "serve":  # only serve passes arguments on
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
+        if args.command == "serve":
+            from .serve_cmd import run_serve
+
+            return run_serve(args, rest, parser)
+        if args.command == "explain":
+            from .explain_cmd import run_explain
+
+            return run_explain(args)
         if args.command == "train":
             from .train_cmd import run_train
 

@@ -66,9 +66,13 @@ def print_tokens(tokenizer: Tokenizer, text: str, as_json: bool) -> None:
     console.print(f"as plain UTF-8 bytes: {size} tokens · 1.00 bytes per token", style="dim")
 
 
+def prepare(args: argparse.Namespace) -> tuple[Tokenizer, str | None]:
+    """The tokenizer and the text, or the one line saying why not, before a screen opens."""
+    return Tokenizer.load(args.model), read_text(args)
+
+
 def run_encode(args: argparse.Namespace) -> int:
-    tokenizer = Tokenizer.load(args.model)
-    text = read_text(args)
+    tokenizer, text = prepare(args)
     if args.headless or args.json:
         print_tokens(tokenizer, text or "", args.json)
         return 0

@@ -43,8 +43,8 @@ class EncodeScreen(Screen[None]):
         Binding("slash", "edit_text", "Edit", tooltip="Move into the text box", id="encode.edit"),
         Binding("escape", "leave_text", "Stepping", tooltip="Back to stepping", id="encode.leave"),
         Binding("c", "compare", "Compare", tooltip="Compare this text across character, byte, word and BPE tokenizers", id="encode.compare"),
-        Binding("q", "back", "Back", tooltip="Back to the screen below", id="encode.back"),
-        Binding("q", "quit_app", "Quit", tooltip="Quit bpe-tui", id="encode.quit"),
+        Binding("q", "back", "Back", tooltip="Back to the training screen, when opened from it", id="encode.back"),
+        Binding("q", "quit_app", "Quit", tooltip="Quit bpe-tui, when opened on its own", id="encode.quit"),
     ]
 
     def __init__(self, tokenizer: Tokenizer, text: str | None = None) -> None:

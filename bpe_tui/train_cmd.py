@@ -26,6 +26,7 @@ from rich.text import Text
 
 from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
 from engine.classic import ClassicTrainer
+from engine.sources import expand_inputs
 
 from .train_options import Merges, TrainOptions, chosen_corpus, replay_saved
 from .train_snapshot import SteppableTrainer
@@ -46,6 +47,15 @@ CLASSIC_REFUSES = {
 
 
 def run_train(args: argparse.Namespace) -> int:
+    options, resume = prepare(args)
+    with chosen_corpus(args.inputs, args.counts) as (inputs, name):
+        if args.headless:
+            return _headless(args, options, inputs, name, resume)
+        return _interactive(args, options, inputs, name, resume)
+
+
+def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
+    """Check the settings and every path named, before a screen opens (or a server starts)."""
     if args.classic:
         given = next((name for name in CLASSIC_REFUSES if getattr(args, name)), None)
         if given is not None:
@@ -64,10 +74,9 @@ def run_train(args: argparse.Namespace) -> int:
         _check_out(Path(args.out or DEFAULT_OUT))
     if args.save_counts:
         _check_counts_path(Path(args.save_counts))
-    with chosen_corpus(args.inputs, args.counts) as (inputs, name):
-        if args.headless:
-            return _headless(args, options, inputs, name, resume)
-        return _interactive(args, options, inputs, name, resume)
+    if args.inputs:  # missing files, globs that match nothing, unknown extensions: one line now
+        expand_inputs(args.inputs)
+    return options, resume
 
 
 def _check_counts_path(path: Path) -> None:

@@ -41,7 +41,7 @@ from .widgets.train.vocab_growth import VocabGrowth
 SPEEDS: tuple[int | None, ...] = (1, 2, 5, 10, 30, 100, 1000, None)
 """Play speeds in merges per second; None: as fast as the trainer goes."""
 SPEED = Binding.Group("speed", compact=True)
-"""+ and - share one footer entry, so every key fits in 80 columns."""
+"""+ and - share one footer entry: with ? the keys still fit in 80 columns."""
 TRAINER_PROCESS = "bpe-tui trainer"
 """The name of the trainer's process among ``multiprocessing.active_children()``."""
 
@@ -66,7 +66,7 @@ class TrainScreen(Screen[None]):
             "o",
             "occurrences",
             "where",
-            tooltip="Show or hide where the next pair lies in the corpus words (pair_positions, prev/next)",
+            tooltip="Show or hide where the next pair lies (pair_positions, prev/next)",
             id="train.occurrences",
         ),
         Binding("q", "quit", "quit", tooltip="Quit bpe-tui", id="train.quit"),

@@ -1,0 +1,134 @@
+"""``?`` and ``bpe-tui explain``: each screen's panels in the lecture's words, and its keys."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.widgets import TextArea
+
+from bpe_tui.app import BpeApp
+from bpe_tui.encode_screen import EncodeScreen
+from bpe_tui.help_screen import HelpScreen, HelpText
+from bpe_tui.screen_help import SCREEN_HELP
+from bpe_tui.train_screen import TrainScreen
+from engine import Tokenizer
+
+from .conftest import refused, run_cli
+from .test_encode_screen import TEXT, on_screen, tokenizer  # noqa: F401  (the fixture)
+from .train_app import at_merge, train_app
+
+
+def help_lines(app: BpeApp) -> list[str]:
+    assert isinstance(app.screen, HelpScreen)
+    return on_screen(app.screen.query_one(HelpText))
+
+
+def tooltips(screen: type) -> list[str]:
+    return [b.tooltip for b in screen.BINDINGS if isinstance(b, Binding)]
+
+
+async def test_help_names_every_panel_and_key_of_the_training_screen() -> None:
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        titles = [panel.border_title for panel in screen.query("#panels > .row > *, #heap")]
+        await pilot.press("question_mark")
+        lines = help_lines(app)
+        assert app.screen.query_one("#help").border_title == "help: the training screen"
+        for title in titles:  # the panels on screen now, each with a paragraph
+            assert title in lines
+        text = " ".join(lines)
+        for words in ("pair_counter", "pair_positions", "prev/next", "lazy", "stale pop", "prev_token", "next_token"):
+            assert words in text
+        for tooltip in tooltips(TrainScreen):
+            assert tooltip in text
+        assert "n       Do one merge" in lines and "?       What this screen shows, and its keys" in lines
+
+
+async def test_esc_q_and_question_mark_close_it_and_the_screen_goes_on() -> None:
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        for key in ("escape", "q", "question_mark"):
+            await pilot.press("question_mark")
+            assert isinstance(app.screen, HelpScreen)
+            await pilot.press(key)
+            assert app.screen is screen and app.is_running  # q closed the help, not the app
+        await pilot.press("n")
+        await at_merge(pilot, screen, 1)
+
+
+async def test_help_scrolls_at_80x24() -> None:
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("question_mark")
+        scroll = app.screen.query_one("#help-scroll")
+        assert scroll.max_scroll_y > 0  # the text is taller than the terminal
+        await pilot.press("end")
+        assert scroll.scroll_y == scroll.max_scroll_y
+
+
+async def test_help_of_the_encode_view_and_typing_a_question_mark(tokenizer: Tokenizer) -> None:  # noqa: F811
+    app = BpeApp(EncodeScreen(tokenizer, TEXT))
+    async with app.run_test(size=(100, 30)) as pilot:
+        encode = app.screen
+        await pilot.press("question_mark")
+        text = " ".join(help_lines(app))
+        assert "help: the encode view" == app.screen.query_one("#help").border_title
+        for words in ("merge rank", "merges.txt", "tokens and ids", "pre-token", "stats"):
+            assert words in text
+        for tooltip in tooltips(EncodeScreen):
+            assert tooltip in text
+        await pilot.press("escape")
+        assert app.screen is encode
+        await pilot.press("slash", "question_mark")  # in the text box, ? is text
+        assert app.screen is encode
+        assert "?" in encode.query_one("#text", TextArea).text
+
+
+async def test_no_help_over_a_screen_without_any() -> None:
+    app, screen = train_app()
+    async with app.run_test(size=(40, 10)) as pilot:  # the too-small notice covers the app
+        await pilot.press("question_mark")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_help_is_in_the_command_palette() -> None:
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        commands = {command.title: command for command in app.get_system_commands(screen)}
+        command = commands["help (?)"]
+        await command.callback()
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+
+
+def test_explain_prints_the_help_of_each_screen() -> None:
+    for name, entry in SCREEN_HELP.items():
+        done = run_cli("explain", name)
+        assert done.returncode == 0 and done.stderr == ""
+        lines = done.stdout.splitlines()
+        assert lines[0] == f"bpe-tui {name}: {entry.title}"
+        for title, _ in entry.panels:
+            assert title in lines
+        text = " ".join(lines)
+        for tooltip in tooltips(entry.screen):
+            assert tooltip in text
+    assert run_cli("explain").stdout == run_cli("explain", "train").stdout
+    assert "n       Do one merge" in run_cli("explain").stdout.splitlines()
+
+
+def test_explain_an_unknown_screen() -> None:
+    refused(run_cli("explain", "classic"), "explain classic: no such screen (choose from train, encode)")
+
+
+async def test_explain_and_the_help_screen_say_the_same() -> None:
+    """At the same width, the help screen's lines are the lines ``explain`` prints."""
+    app, screen = train_app()
+    async with app.run_test(size=(84, 80)) as pilot:  # 80 columns inside the frame and padding
+        await at_merge(pilot, screen, 0)
+        await pilot.press("question_mark")
+        shown = [line.rstrip() for line in help_lines(app)]
+    printed = [line.rstrip() for line in run_cli("explain", "train").stdout.splitlines()]
+    assert printed[2:] == shown

@@ -1,0 +1,160 @@
+"""``bpe-tui serve``: the command it serves, what it refuses, and the app over its websocket."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import re
+import shlex
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bpe_tui.cli import main
+from bpe_tui.serve_cmd import banner, public_url, served_command
+
+from .conftest import refused, run_cli
+
+needs_textual_serve = pytest.mark.skipif(
+    importlib.util.find_spec("textual_serve") is None, reason="textual-serve is not installed (pip install 'bpe-tui[web]')"
+)
+
+
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"))))
+def test_served_command_is_this_python_running_the_same_arguments(args: list[str]) -> None:
+    """Quotes, spaces, ``$(...)`` and ``;`` reach the served command as they were typed."""
+    assert shlex.split(served_command(args)) == [sys.executable, "-m", "bpe_tui.cli", *args]
+
+
+def test_public_url() -> None:
+    assert public_url("127.0.0.1", 8000) == "http://127.0.0.1:8000"
+    assert public_url("::1", 8000) == "http://[::1]:8000"
+    lan = public_url("0.0.0.0", 9000)  # a browser elsewhere needs this machine's address
+    assert lan.endswith(":9000") and "0.0.0.0" not in lan
+
+
+def test_the_banner_says_who_can_connect() -> None:
+    assert banner("bpe-tui train", "127.0.0.1", "http://127.0.0.1:8000").splitlines() == [
+        "bpe-tui: serving `bpe-tui train` at http://127.0.0.1:8000",
+        "  listening on 127.0.0.1 only: no other machine can connect",
+        "  each browser tab runs its own app process; Ctrl+C stops the server",
+    ]
+    assert "no other machine" in banner("t", "localhost", "http://localhost:8000")
+    wide = banner("bpe-tui train", "0.0.0.0", "http://10.1.2.3:8000").splitlines()[1]
+    assert wide == "  listening on every network interface: anyone who can reach http://10.1.2.3:8000 can open it"
+    assert banner("t", "10.1.2.3", "http://10.1.2.3:8000").splitlines()[1] == "  listening on 10.1.2.3 only"
+
+
+def test_missing_textual_serve_names_the_extra(monkeypatch, capsys) -> None:
+    monkeypatch.setitem(sys.modules, "textual_serve.server", None)  # import fails as if absent
+    assert main(["serve", "train"]) == 2
+    err = capsys.readouterr().err
+    assert err == "bpe-tui: serve needs textual-serve: pip install 'bpe-tui[web]'\n"
+
+
+@needs_textual_serve
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["serve", "train", "--vocab-sise", "300"], "unrecognized arguments: --vocab-sise"),
+        (["serve", "train", "--headless"], "it has no screen to serve"),
+        (["serve", "decode", "--model", "x", "1"], "it has no screen to serve"),
+        (["serve", "serve"], "it has no screen to serve"),
+        (["serve", "explain"], "it has no screen to serve"),
+        (["serve", "encode", "--text", "hi"], "the following arguments are required: --model"),
+        (["serve", "train", "missing.txt"], "missing.txt: no such file or directory"),
+        (["serve", "train", "--vocab-size", "256"], "vocab size 256 is below 257"),
+        (["serve", "encode", "--model", "no/such/dir"], "no such file or directory"),
+        (["serve", "--port", "70000"], "--port 70000: not a port number"),
+        (["serve", "--host", "no-such-host.invalid"], "--host no-such-host.invalid"),
+        (["train", "--port", "8000"], "unrecognized arguments: --port"),
+    ],
+)
+def test_refused_before_serving(args: list[str], expected: str) -> None:
+    refused(run_cli(*args), expected)
+
+
+@needs_textual_serve
+def test_a_port_in_use_is_one_line() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        line = refused(run_cli("serve", "--port", str(port)))
+    assert line == f"bpe-tui: cannot listen on 127.0.0.1:{port}: Address already in use"
+
+
+ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
+
+
+@needs_textual_serve
+async def test_the_served_app_over_its_websocket(tmp_path: Path) -> None:
+    """What a browser tab does, without the browser: open the page's websocket, read the
+    training screen from the terminal stream, send ``n``, read merge 1."""
+    import aiohttp
+
+    from .served import serve
+
+    log = tmp_path / "serve.log"
+    async with aiohttp.ClientSession() as session:
+        async with serve("train", "--vocab-size", "300", log=log) as url:
+            async with session.get(url) as page:
+                html = await page.text()
+            ws_url = url.replace("http:", "ws:") + "ws?width=100&height=30"
+            assert f'data-session-websocket-url="{ws_url.split("?")[0]}"' in html
+            ws = await session.ws_connect(ws_url)
+            await _read_until(ws, "next merge: pair_counter top")
+            await ws.send_json(["stdin", "n"])
+            await _read_until(ws, "merge 1/43")
+            closed = asyncio.create_task(_until_closed(ws))  # the tab stays open, as a browser's would
+        # Stopped with the tab open, the server closed it, and serve() saw its app go too.
+        assert await asyncio.wait_for(closed, timeout=30)
+    banner = log.read_text(encoding="utf-8").splitlines()
+    assert banner[0] == f"bpe-tui: serving `bpe-tui train --vocab-size 300` at {url.rstrip('/')}"
+    assert banner[1] == "  listening on 127.0.0.1 only: no other machine can connect"
+
+
+async def _until_closed(ws) -> bool:
+    """Read the tab until the server closes it."""
+    import aiohttp
+
+    while True:
+        message = await ws.receive()
+        if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSING, aiohttp.WSMsgType.CLOSED):
+            return True
+
+
+async def _read_until(ws, text: str, limit: float = 30.0) -> str:
+    """The terminal output (escape sequences removed) up to where ``text`` shows."""
+    seen = ""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + limit
+    while text not in seen:
+        message = await asyncio.wait_for(ws.receive(), timeout=max(0.1, end - loop.time()))
+        if isinstance(message.data, bytes):
+            seen += ANSI.sub("", message.data.decode("utf-8", errors="replace"))
+    return seen
+
+
+@needs_textual_serve
+async def test_the_served_text_reaches_the_app_as_typed(tmp_path: Path) -> None:
+    """Through the shell that textual-serve starts each tab with: quotes, ``$(...)``, ``;``."""
+    import aiohttp
+
+    from engine import Tokenizer, Trainer
+
+    from .served import serve
+
+    trainer = Trainer.from_text("it is what it is; it's ok " * 20, 270, [])
+    trainer.run()
+    Tokenizer.from_trainer(trainer).save_dir(tmp_path / "tok")
+    text = "it's $(echo no); ok `x` \"y\""
+    async with serve("encode", "--model", str(tmp_path / "tok"), "--text", text, log=tmp_path / "serve.log") as url:
+        async with aiohttp.ClientSession() as session:
+            ws_url = url.replace("http:", "ws:") + "ws?width=100&height=30"
+            async with session.ws_connect(ws_url) as ws:
+                await _read_until(ws, text)
