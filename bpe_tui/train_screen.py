@@ -54,18 +54,18 @@ class TrainScreen(Screen[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
         Binding("n", "step", "step", tooltip="Do one merge", id="train.step"),
-        Binding("space", "play", "play", tooltip="Play or pause the merges", id="train.play"),
+        Binding("space", "play", "play", key_display="␣", tooltip="Play or pause the merges", id="train.play"),
         Binding("plus,equals_sign", "faster", "faster", key_display="+", tooltip="Play faster", id="train.faster", group=SPEED),
         Binding("minus", "slower", "slower", key_display="-", tooltip="Play slower", id="train.slower", group=SPEED),
         Binding("f", "fast_forward", "end", tooltip="Fast-forward to the last merge", id="train.fast_forward"),
-        Binding("g", "goto", "goto", tooltip="Go to merge k, forwards or backwards", id="train.goto"),
+        Binding("g", "goto", "go", tooltip="Go to merge k, forwards or backwards", id="train.goto"),
         Binding("b", "back", "back", tooltip="Undo the last merge (rebuild and replay)", id="train.back"),
         Binding("s", "save", "save", tooltip="Save the tokenizer as it is now", id="train.save"),
         Binding("e", "encode", "encode", tooltip="Encode text with the tokenizer as it is now", id="train.encode"),
         Binding(
             "o",
             "occurrences",
-            "where",
+            "pair",
             tooltip="Show or hide where the next pair lies (pair_positions, prev/next)",
             id="train.occurrences",
         ),

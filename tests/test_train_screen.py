@@ -119,7 +119,7 @@ async def test_keys_are_in_the_palette_and_remappable():
     async with app.run_test(size=(80, 24)) as pilot:
         await at_merge(pilot, screen, 0)
         titles = [c.title for c in app.get_system_commands(screen)]
-        assert "step (n)" in titles and "go to (g)" not in titles and "goto (g)" in titles
+        assert "step (n)" in titles and "go (g)" in titles and "pair (o)" in titles
         app.set_keymap({"train.step": "j"})
         await pilot.press("j")
         await at_merge(pilot, screen, 1)
