@@ -1,4 +1,5 @@
-"""``bpe-tui encode``: open the encode view, or with ``--headless`` print the tokens.
+"""``bpe-tui encode``: open the encode view, or with ``--headless`` print the tokens (with
+``--out``, encode whole files into an ids file: ``dataset_cmd``).
 
 Headless output is the text as coloured token spans with each id below, then the counts.
 ``--json`` prints instead a JSON list of ``{"id", "bytes", "text"}`` per token: ``bytes``
@@ -16,7 +17,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.style import Style
 
-from engine import BpeError, Tokenizer
+from engine import BpeError, SettingsError, Tokenizer
 from engine.errors import unreadable
 
 from .widgets.encode.encode_stats import compression
@@ -35,7 +36,9 @@ def read_text(args: argparse.Namespace) -> str | None:
     if args.text is not None:
         return args.text
     if args.file is not None:
-        path = Path(args.file)
+        if len(args.file) > 1:
+            raise SettingsError("several --file inputs are encoded into a file: give --out IDS")
+        path = Path(args.file[0])
         try:
             data = path.read_bytes()
         except OSError as e:
@@ -67,6 +70,10 @@ def print_tokens(tokenizer: Tokenizer, text: str, as_json: bool) -> None:
 
 
 def run_encode(args: argparse.Namespace) -> int:
+    if args.out is not None:
+        from .dataset_cmd import run_dataset
+
+        return run_dataset(args)
     tokenizer = Tokenizer.load(args.model)
     text = read_text(args)
     if args.headless or args.json:
