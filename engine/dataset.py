@@ -38,8 +38,9 @@ from .sources import Source, optional
 from .tokenizer import Tokenizer
 
 BATCH_CHARS = 1 << 20
-"""Characters of text a worker encodes at once: large enough that handing it over costs
-little, small enough that a few batches per worker are all that is held."""
+"""Characters of text a worker encodes at once (and bytes of a plain-text file read at once):
+large enough that handing it over costs little, small enough that a few batches per worker
+are all that is held."""
 
 IN_FLIGHT = 3
 """Batches per worker sent and not yet written."""
@@ -119,7 +120,7 @@ def encode_dataset(
     path = Path(out)
     check_out(path)
     dtype = id_dtype(tokenizer)
-    settings = CountSettings(tokenizer.pattern, tuple(tokenizer.special_tokens), text_field)
+    settings = CountSettings(tokenizer.pattern, tuple(tokenizer.special_tokens), text_field, block_bytes=BATCH_CHARS)
     header = NPY_HEADER if path.suffix == ".npy" else 0
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     read = [0]
