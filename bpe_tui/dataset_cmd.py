@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.text import Text
 
 from engine import SettingsError, Tokenizer
 from engine.dataset import check_out, encode_dataset
@@ -44,21 +45,20 @@ def run_dataset(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     progress = Progress(
         TextColumn("encoding"),
-        BarColumn(bar_width=24),
+        BarColumn(bar_width=16),
         TaskProgressColumn(),
         AmountColumn(),
-        TextColumn("{task.fields[tokens]}"),
+        TokenRateColumn(),
         TimeRemainingColumn(),
         console=console,
         transient=True,
         disable=not console.is_terminal,
     )
-    task = progress.add_task("encoding", total=sum(s.size for s in sources), unit="bytes", tokens="")
+    task = progress.add_task("encoding", total=sum(s.size for s in sources), unit="bytes", tokens=0)
     started = time.perf_counter()
 
     def report(read: int, tokens: int) -> None:
-        rate = tokens / max(time.perf_counter() - started, 1e-9)
-        progress.update(task, completed=read, tokens=f"{tokens:,} tokens  {rate:,.0f} tokens/s")
+        progress.update(task, completed=read, tokens=tokens)
 
     try:
         with _interrupt_on_sigterm(), progress:
@@ -70,10 +70,18 @@ def run_dataset(args: argparse.Namespace) -> int:
         return 130
     seconds = time.perf_counter() - started
     print(
-        f"{summary.tokens:,} tokens ({summary.dtype}) from {summary.documents:,} document{'' if summary.documents == 1 else 's'}, {summary.bytes_read / 1e6:,.1f} MB "
-        f"in {seconds:.1f} s ({summary.bytes_read / 1e6 / max(seconds, 1e-9):,.1f} MB/s): {summary.path}, {summary.sidecar}"
+        f"{summary.tokens:,} tokens ({summary.dtype}) of {summary.documents:,} document{'' if summary.documents == 1 else 's'}, {summary.bytes_read / 1e6:,.1f} MB "
+        f"in {seconds:.1f} s: {summary.path}, {summary.sidecar}"
     )
     return 0
+
+
+class TokenRateColumn(ProgressColumn):
+    """Tokens written per second so far (the task's ``tokens`` field)."""
+
+    def render(self, task: Task) -> Text:
+        elapsed = task.finished_time if task.finished else task.elapsed
+        return Text(f"{task.fields['tokens'] / elapsed / 1e6 if elapsed else 0:,.2f}M tokens/s")
 
 
 @contextmanager

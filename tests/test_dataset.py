@@ -96,7 +96,7 @@ def test_cli_one_and_two_workers_write_the_same_bytes(gpt2_dir, gpt2, corpus, tm
             "--workers", workers, "--out", str(out),
         )
         assert done.returncode == 0, done.stderr
-        assert f"from {len(docs)} documents" in done.stdout and str(out) in done.stdout
+        assert f"of {len(docs)} documents" in done.stdout and str(out) in done.stdout
         outs.append(out)
     assert outs[0].read_bytes() == outs[1].read_bytes()
     eot = gpt2.special_ids["<|endoftext|>"]
