@@ -224,3 +224,14 @@ def test_interrupt_leaves_nothing_under_the_final_name(gpt2_dir, tmp_path, signu
     assert proc.returncode == 130, stderr
     assert stderr.strip().splitlines() == [f"bpe-tui: interrupted: nothing written to {out}"] and stdout == ""
     nothing_written(tmp_path, set())
+
+
+def test_parquet_rows_are_documents(gpt2, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"id": list(range(len(DOCS))), "body": DOCS}), path, row_group_size=2)
+    out = tmp_path / "ids.bin"
+    summary = encode_dataset(gpt2, expand_inputs([path]), out, text_field="body", eot=50256, workers=2)
+    assert read_ids(out) == expected_ids(gpt2, DOCS, 50256)
+    assert summary.documents == len(DOCS)
