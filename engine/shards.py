@@ -170,12 +170,15 @@ def count_shard(shard: Shard, settings: CountSettings, progress: Callable[[int],
     return ShardCount(counts, *done())
 
 
-def source_texts(source: Source, settings: CountSettings, progress: Callable[[int], None] | None = None) -> Iterator[tuple[str, bool]]:
+def source_texts(
+    source: Source, settings: CountSettings, progress: Callable[[int], None] | None = None, skipped: Callable[[int], None] | None = None
+) -> Iterator[tuple[str, bool]]:
     """The texts of one input file in order, each with whether it ends a document.
 
     A JSONL line or a Parquet row is a document; a plain-text file is one document, given in
     blocks that pre-tokenize as the whole would (``read_blocks``), so memory stays bounded.
-    ``progress`` is told the bytes read, as in ``count_shard``.
+    ``progress`` is told the bytes read, as in ``count_shard``; ``skipped``, the bad records
+    skipped (with ``settings.skip_bad_records``) once the file is read.
     """
     for shard in plan_shards([source], settings, shard_bytes=max(source.size, 1)):
         with _texts(shard, settings, progress) as (texts, done):
@@ -188,7 +191,9 @@ def source_texts(source: Source, settings: CountSettings, progress: Callable[[in
                         yield last, False
                     last = text
                 yield last, True
-            done()
+            bad = done()[1]
+            if skipped is not None and bad:
+                skipped(bad)
 
 
 def first_text(shard: Shard, settings: CountSettings, chars: int) -> str:
