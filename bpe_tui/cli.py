@@ -62,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     encode.add_argument("--eot", action="store_true", help="with --out: append <|endoftext|> after each document")
     encode.add_argument("--text-field", default="text", metavar="NAME", help="JSONL field / Parquet column of the text (default text)")
     encode.add_argument("--workers", type=int, default=None, help="with --out: processes encoding (default: all cores)")
+    encode.add_argument("--errors", choices=["strict", "replace"], default="strict", help="with --out: invalid UTF-8 handling")
+    encode.add_argument("--skip-bad-records", action="store_true", help="with --out: skip and count bad JSONL lines / Parquet rows")
 
     decode = sub.add_parser("decode", help="print the text of token ids")
     decode.add_argument("--model", required=True, metavar="PATH", help="tokenizer.json, or a directory with it or vocab.json + merges.txt")

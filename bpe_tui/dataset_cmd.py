@@ -63,7 +63,8 @@ def run_dataset(args: argparse.Namespace) -> int:
     try:
         with _interrupt_on_sigterm(), progress:
             summary = encode_dataset(
-                tokenizer, sources, out, model=str(args.model), text_field=args.text_field, eot=eot, workers=args.workers, progress=report
+                tokenizer, sources, out, model=str(args.model), text_field=args.text_field, eot=eot, workers=args.workers,
+                errors=args.errors, skip_bad_records=args.skip_bad_records, progress=report,
             )
     except KeyboardInterrupt:
         print(f"bpe-tui: interrupted: nothing written to {out}", file=sys.stderr)
@@ -73,6 +74,9 @@ def run_dataset(args: argparse.Namespace) -> int:
         f"{summary.tokens:,} tokens ({summary.dtype}) of {summary.documents:,} document{'' if summary.documents == 1 else 's'}, {summary.bytes_read / 1e6:,.1f} MB "
         f"in {seconds:.1f} s: {summary.path}, {summary.sidecar}"
     )
+    if args.skip_bad_records:
+        bad = summary.bad_records
+        print(f"bpe-tui: skipped {bad:,} bad record{'' if bad == 1 else 's'} (--skip-bad-records)", file=sys.stderr)
     return 0
 
 

@@ -64,6 +64,8 @@ class DatasetSummary:
     tokens: int
     documents: int
     bytes_read: int
+    bad_records: int
+    """JSONL lines and Parquet rows skipped (``skip_bad_records``)."""
 
 
 def id_dtype(tokenizer: Tokenizer) -> str:
@@ -108,31 +110,40 @@ def encode_dataset(
     text_field: str = "text",
     eot: int | None = None,
     workers: int | None = None,
+    errors: str = "strict",
+    skip_bad_records: bool = False,
     progress: Progress | None = None,
 ) -> DatasetSummary:
     """Encode every document of ``sources`` into ``out`` (``.npy``: a NumPy array; else raw).
 
     ``eot``: an id appended after each document. ``workers``: processes encoding (default:
     all cores; 1 encodes in this process). ``model`` is how the sidecar names the model.
+    ``errors`` and ``skip_bad_records``: as in training (``CountSettings``).
     ``CorpusError`` names the file (and line) of bad input; then, as on any exception
     (Ctrl-C too), nothing is left under ``out``.
     """
     path = Path(out)
     check_out(path)
     dtype = id_dtype(tokenizer)
-    settings = CountSettings(tokenizer.pattern, tuple(tokenizer.special_tokens), text_field, block_bytes=BATCH_CHARS)
+    settings = CountSettings(
+        tokenizer.pattern, tuple(tokenizer.special_tokens), text_field, errors, skip_bad_records, block_bytes=BATCH_CHARS
+    )
     header = NPY_HEADER if path.suffix == ".npy" else 0
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     read = [0]
+    bad = [0]
 
     def count(n: int) -> None:
         read[0] += n
+
+    def skip(n: int) -> None:
+        bad[0] += n
 
     tokens = documents = 0
     try:
         with open(tmp, "xb") as f:
             f.write(b"\0" * header)
-            for (data, n, docs), done in _encoded(_batches(sources, settings, count, read), tokenizer, eot, dtype, workers):
+            for (data, n, docs), done in _encoded(_batches(sources, settings, count, skip, read), tokenizer, eot, dtype, workers):
                 f.write(data)
                 tokens += n
                 documents += docs
@@ -147,14 +158,17 @@ def encode_dataset(
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    info = sidecar(tokenizer, sources, path, model=model, dtype=dtype, tokens=tokens, documents=documents, text_field=text_field, eot=eot)
+    info = sidecar(
+        tokenizer, sources, path, model=model, dtype=dtype, tokens=tokens, documents=documents, text_field=text_field, eot=eot,
+        bad_records=bad[0],
+    )
     side = atomic_write(sidecar_path(path), json.dumps(info, indent=2, ensure_ascii=False) + "\n")
-    return DatasetSummary(path, side, dtype, tokens, documents, read[0])
+    return DatasetSummary(path, side, dtype, tokens, documents, read[0], bad[0])
 
 
 def sidecar(
     tokenizer: Tokenizer, sources: Sequence[Source], path: Path, *, model: str, dtype: str, tokens: int, documents: int,
-    text_field: str, eot: int | None,
+    text_field: str, eot: int | None, bad_records: int,
 ) -> dict[str, Any]:
     """The sidecar's fields: enough to load the ids and to tell which model and inputs made them."""
     return {
@@ -165,6 +179,7 @@ def sidecar(
         "byte_order": "little",
         "tokens": tokens,
         "documents": documents,
+        "bad_records_skipped": bad_records,
         "model": model,
         "model_digest": model_digest(tokenizer),
         "vocab_size": len(tokenizer.vocab),
@@ -185,13 +200,15 @@ def _npy_header(dtype: str, count: int) -> bytes:
 Batch = list[tuple[str, bool]]
 
 
-def _batches(sources: Sequence[Source], settings: CountSettings, count: Callable[[int], None], read: list[int]) -> Iterator[tuple[Batch, int]]:
+def _batches(
+    sources: Sequence[Source], settings: CountSettings, count: Callable[[int], None], skip: Callable[[int], None], read: list[int]
+) -> Iterator[tuple[Batch, int]]:
     """Texts of the sources in batches of about ``BATCH_CHARS``, each with the bytes read
     once it is made."""
     batch: Batch = []
     size = 0
     for source in sources:
-        for text, last in source_texts(source, settings, count):
+        for text, last in source_texts(source, settings, count, skip):
             batch.append((text, last))
             size += len(text)
             if size >= BATCH_CHARS:

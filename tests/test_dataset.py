@@ -110,6 +110,7 @@ def test_cli_one_and_two_workers_write_the_same_bytes(gpt2_dir, gpt2, corpus, tm
         "byte_order": "little",
         "tokens": len(expected_ids(gpt2, docs, eot)),
         "documents": len(docs),
+        "bad_records_skipped": 0,
         "model": str(gpt2_dir),
         "model_digest": model_digest(gpt2),
         "vocab_size": 50257,
@@ -178,6 +179,23 @@ def test_bad_jsonl_line_names_file_and_line(gpt2_dir, tmp_path, workers):
     line = refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(bad), "--out", str(out), "--workers", workers))
     assert f"{bad}: line 201: not valid JSON" in line
     nothing_written(tmp_path, {"b.jsonl"})
+
+
+def test_skip_bad_records_and_replace_invalid_utf8(gpt2_dir, gpt2, tmp_path):
+    bad = tmp_path / "b.jsonl"
+    bad.write_bytes(b'{"text": "one"}\n{"text": 7}\nnot json\n{"text": "two"}\n')
+    text = tmp_path / "c.txt"
+    text.write_bytes(b"caf\xe9 ok")
+    out = tmp_path / "ids.bin"
+    done = run_cli(
+        "encode", "--model", str(gpt2_dir), "--file", str(bad), str(text), "--out", str(out), "--skip-bad-records", "--errors", "replace"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == "bpe-tui: skipped 2 bad records (--skip-bad-records)"
+    assert read_ids(out) == expected_ids(gpt2, ["one", "two", "caf\ufffd ok"], None)
+    assert json.loads((tmp_path / "ids.bin.json").read_text())["bad_records_skipped"] == 2
+    line = refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), "--out", str(out)), "not valid UTF-8 at byte offset 3")
+    assert str(text) in line
 
 
 def test_eot_needs_the_models_end_of_text(tmp_path):
