@@ -31,6 +31,16 @@ HEADLESS_STYLES = SpanStyles(
 )
 
 
+DATASET_FLAGS = {
+    "--eot": lambda a: a.eot,
+    "--text-field": lambda a: a.text_field != "text",
+    "--workers": lambda a: a.workers is not None,
+    "--errors": lambda a: a.errors != "strict",
+    "--skip-bad-records": lambda a: a.skip_bad_records,
+}
+"""The options of ``--out`` alone, each with whether it is given."""
+
+
 def read_text(args: argparse.Namespace) -> str | None:
     """The text to encode: ``--text``, ``--file``, stdin when headless, else None."""
     if args.text is not None:
@@ -74,6 +84,9 @@ def run_encode(args: argparse.Namespace) -> int:
         from .dataset_cmd import run_dataset
 
         return run_dataset(args)
+    given = [flag for flag, on in DATASET_FLAGS.items() if on(args)]
+    if given:
+        raise SettingsError(f"{given[0]} goes with --out IDS (encoding files into ids)")
     tokenizer = Tokenizer.load(args.model)
     text = read_text(args)
     if args.headless or args.json:

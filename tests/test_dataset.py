@@ -167,6 +167,7 @@ def test_missing_model_or_file_is_refused(gpt2_dir, tmp_path):
     refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), "--out", str(tmp_path / "no" / "ids.bin")), "is not a directory")
     refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), "--out", str(out), "--workers", "0"), "--workers")
     refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), str(text), "--headless"), "--out")
+    refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), "--headless", "--eot"), "--eot goes with --out")
     nothing_written(tmp_path, {"a.txt"})
 
 
