@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine import Tokenizer
 from engine import dataset
@@ -84,6 +86,29 @@ def test_ids_are_encode_of_each_document(gpt2, corpus, tmp_path, monkeypatch, eo
     assert (summary.tokens, summary.documents, summary.dtype) == (len(want), len(docs), "uint16")
     assert summary.bytes_read == sum(f.stat().st_size for f in files)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*(f.name for f in files), "ids.bin", "ids.bin.json"])
+
+
+PIECES = st.sampled_from([" ", "  ", "\n", "\n\n", "\t", "'s", "'ll", "hello", " world", "123", "孙悟空", "é", "\u0301", "🙂", "<|endoftext|>", "<|endof", "!?"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    docs=st.lists(st.lists(PIECES | st.text(max_size=6), max_size=40).map("".join), min_size=1, max_size=4),
+    batch=st.integers(1, 64),
+)
+def test_any_block_size_encodes_like_whole_documents(gpt2, tmp_path, docs, batch):
+    """Plain text read in blocks of any size, JSONL lines batched in any number: the ids of
+    each whole document, as ``Tokenizer.encode`` gives them."""
+    text = tmp_path / "t.txt"
+    text.write_text(docs[0], encoding="utf-8", newline="")
+    lines = tmp_path / "l.jsonl"
+    lines.write_text("".join(json.dumps({"text": d}) + "\n" for d in docs), encoding="utf-8")
+    saved, dataset.BATCH_CHARS = dataset.BATCH_CHARS, batch
+    try:
+        encode_dataset(gpt2, expand_inputs([lines, text]), tmp_path / "ids.bin", eot=50256, workers=1)
+    finally:
+        dataset.BATCH_CHARS = saved
+    assert read_ids(tmp_path / "ids.bin") == expected_ids(gpt2, [*docs, docs[0]], 50256)
 
 
 def test_cli_one_and_two_workers_write_the_same_bytes(gpt2_dir, gpt2, corpus, tmp_path):
