@@ -40,9 +40,17 @@ def build_parser() -> argparse.ArgumentParser:
     encode.add_argument("--model", required=True, metavar="PATH", help="tokenizer.json, or a directory with it or vocab.json + merges.txt")
     source = encode.add_mutually_exclusive_group()
     source.add_argument("--text", help="text to encode")
-    source.add_argument("--file", help="file whose text to encode")
+    source.add_argument(
+        "--file", nargs="+", metavar="FILE", help="file whose text to encode; with --out: files, directories or globs (.jsonl, .parquet, .gz, .zst too)"
+    )
     encode.add_argument("--headless", action="store_true", help="print the tokens and exit")
     encode.add_argument("--json", action="store_true", help="with --headless: a JSON list of {id, bytes, text}")
+    encode.add_argument("--out", metavar="IDS", help="with --file: write the ids of every document to IDS (.bin raw, .npy NumPy)")
+    encode.add_argument("--eot", action="store_true", help="with --out: append <|endoftext|> after each document")
+    encode.add_argument("--text-field", default="text", metavar="NAME", help="JSONL field / Parquet column of the text (default text)")
+    encode.add_argument("--workers", type=int, default=None, help="with --out: processes encoding (default: all cores)")
+    encode.add_argument("--errors", choices=["strict", "replace"], default="strict", help="with --out: invalid UTF-8 handling")
+    encode.add_argument("--skip-bad-records", action="store_true", help="with --out: skip and count bad JSONL lines / Parquet rows")
 
     compare = sub.add_parser("compare", help="one text, many tokenizers side by side")
     source = compare.add_mutually_exclusive_group()

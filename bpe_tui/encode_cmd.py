@@ -1,4 +1,5 @@
-"""``bpe-tui encode``: open the encode view, or with ``--headless`` print the tokens.
+"""``bpe-tui encode``: open the encode view, or with ``--headless`` print the tokens (with
+``--out``, encode whole files into an ids file: ``dataset_cmd``).
 
 Headless output is the text as coloured token spans with each id below, then the counts.
 ``--json`` prints instead a JSON list of ``{"id", "bytes", "text"}`` per token: ``bytes``
@@ -16,7 +17,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.style import Style
 
-from engine import BpeError, Tokenizer
+from engine import BpeError, SettingsError, Tokenizer
 from engine.errors import unreadable
 
 from .widgets.encode.encode_stats import compression
@@ -30,12 +31,24 @@ HEADLESS_STYLES = SpanStyles(
 )
 
 
+DATASET_FLAGS = {
+    "--eot": lambda a: a.eot,
+    "--text-field": lambda a: a.text_field != "text",
+    "--workers": lambda a: a.workers is not None,
+    "--errors": lambda a: a.errors != "strict",
+    "--skip-bad-records": lambda a: a.skip_bad_records,
+}
+"""The options of ``--out`` alone, each with whether it is given."""
+
+
 def read_text(args: argparse.Namespace) -> str | None:
     """The text to encode: ``--text``, ``--file``, stdin when headless, else None."""
     if args.text is not None:
         return args.text
     if args.file is not None:
-        path = Path(args.file)
+        if len(args.file) > 1:
+            raise SettingsError("several --file inputs are encoded into a file: give --out IDS")
+        path = Path(args.file[0])
         try:
             data = path.read_bytes()
         except OSError as e:
@@ -68,10 +81,19 @@ def print_tokens(tokenizer: Tokenizer, text: str, as_json: bool) -> None:
 
 def prepare(args: argparse.Namespace) -> tuple[Tokenizer, str | None]:
     """The tokenizer and the text, or the one line saying why not, before a screen opens."""
+    if args.out is not None:
+        raise SettingsError("--out encodes files into ids, with no screen to show")
+    given = [flag for flag, on in DATASET_FLAGS.items() if on(args)]
+    if given:
+        raise SettingsError(f"{given[0]} goes with --out IDS (encoding files into ids)")
     return Tokenizer.load(args.model), read_text(args)
 
 
 def run_encode(args: argparse.Namespace) -> int:
+    if args.out is not None:
+        from .dataset_cmd import run_dataset
+
+        return run_dataset(args)
     tokenizer, text = prepare(args)
     if args.headless or args.json:
         print_tokens(tokenizer, text or "", args.json)

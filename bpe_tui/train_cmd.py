@@ -128,7 +128,7 @@ def _interactive(args: argparse.Namespace, options: TrainOptions, inputs: list[s
     return app.return_code or 0
 
 
-class _Amount(ProgressColumn):
+class AmountColumn(ProgressColumn):
     """Done/total and rate in the task's own unit: bytes while reading, merges after."""
 
     def render(self, task: Task) -> Text:
@@ -163,7 +163,7 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
         TextColumn("{task.description}"),
         BarColumn(bar_width=24),
         TaskProgressColumn(),
-        _Amount(),
+        AmountColumn(),
         TimeRemainingColumn(),
         console=console,
         transient=True,  # the summary replaces the bars (and an error leaves just its line)

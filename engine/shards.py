@@ -170,6 +170,32 @@ def count_shard(shard: Shard, settings: CountSettings, progress: Callable[[int],
     return ShardCount(counts, *done())
 
 
+def source_texts(
+    source: Source, settings: CountSettings, progress: Callable[[int], None] | None = None, skipped: Callable[[int], None] | None = None
+) -> Iterator[tuple[str, bool]]:
+    """The texts of one input file in order, each with whether it ends a document.
+
+    A JSONL line or a Parquet row is a document; a plain-text file is one document, given in
+    blocks that pre-tokenize as the whole would (``read_blocks``), so memory stays bounded.
+    ``progress`` is told the bytes read, as in ``count_shard``; ``skipped``, the bad records
+    skipped (with ``settings.skip_bad_records``) once the file is read.
+    """
+    for shard in plan_shards([source], settings, shard_bytes=max(source.size, 1)):
+        with _texts(shard, settings, progress) as (texts, done):
+            if source.format != TEXT:
+                yield from ((text, True) for text in texts)
+            else:
+                last = ""
+                for i, text in enumerate(texts):
+                    if i:
+                        yield last, False
+                    last = text
+                yield last, True
+            bad = done()[1]
+            if skipped is not None and bad:
+                skipped(bad)
+
+
 def first_text(shard: Shard, settings: CountSettings, chars: int) -> str:
     """The first ``chars`` characters of the shard's first document: something to show."""
     with _texts(shard, settings, None) as (texts, _):

@@ -1,0 +1,284 @@
+"""A dataset: the documents of a corpus encoded into one flat file of token ids.
+
+``encode_dataset`` reads the input files in order, document by document
+(``shards.source_texts``), hands batches of texts to worker processes that encode them with
+``Tokenizer.encode`` and writes the ids in input order, so the file is the same whatever the
+number of workers. Only a few batches are in flight at once: memory stays bounded whatever
+the size of the corpus.
+
+The ids are little-endian unsigned integers of the smallest width that holds every id
+(``id_dtype``), raw (``.bin``, as nanoGPT's ``train.bin``) or as a ``.npy`` array. The
+file is written under a temporary name beside it and renamed when complete; then a JSON
+sidecar (``<file>.json``, see ``sidecar``) tells how it was made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import signal
+import struct
+import sys
+import threading
+from array import array
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import CorpusError, SettingsError
+from .formats import atomic_write
+from .shards import CountSettings, source_texts
+from .sources import Source, optional
+from .tokenizer import Tokenizer
+
+BATCH_CHARS = 1 << 20
+"""Characters of text a worker encodes at once (and bytes of a plain-text file read at once):
+large enough that handing it over costs little, small enough that a few batches per worker
+are all that is held."""
+
+IN_FLIGHT = 3
+"""Batches per worker sent and not yet written."""
+
+NPY_HEADER = 128
+"""Bytes reserved for a ``.npy`` header: its shape is known only at the end."""
+
+TYPECODES = {"uint16": "H", "uint32": "I"}
+
+Progress = Callable[[int, int], None]
+"""Told ``(bytes read, tokens written)`` so far, as batches are written."""
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetSummary:
+    """What was written: the ids file, its sidecar, and counts."""
+
+    path: Path
+    sidecar: Path
+    dtype: str
+    tokens: int
+    documents: int
+    bytes_read: int
+    bad_records: int
+    """JSONL lines and Parquet rows skipped (``skip_bad_records``)."""
+
+
+def id_dtype(tokenizer: Tokenizer) -> str:
+    """The smallest unsigned integer type that holds every id of ``tokenizer``."""
+    return "uint16" if max(tokenizer.vocab) < 1 << 16 else "uint32"
+
+
+def model_digest(tokenizer: Tokenizer) -> str:
+    """BLAKE2b of what encoding depends on (vocabulary, merges, special tokens, pattern):
+    the same model gives the same digest whichever files it was loaded from."""
+    h = hashlib.blake2b(digest_size=16)
+    for i, token in sorted(tokenizer.vocab.items()):
+        h.update(struct.pack("<IH", i, len(token)) + token)
+    for left, right in tokenizer.merges:
+        h.update(struct.pack("<HH", len(left), len(right)) + left + right)
+    h.update(json.dumps([tokenizer.special_tokens, tokenizer.pattern]).encode("utf-8"))
+    return h.hexdigest()
+
+
+def sidecar_path(path: Path) -> Path:
+    return path.with_name(path.name + ".json")
+
+
+def check_out(path: Path) -> None:
+    """Refuse an output path that cannot be written, before anything is read."""
+    if path.suffix == ".npy":
+        optional("numpy", "numpy", f"{path}: writing .npy")
+    if path.is_dir():
+        raise SettingsError(f"--out {path}: is a directory, not a file")
+    if not path.parent.is_dir():
+        raise SettingsError(f"--out {path}: {path.parent} is not a directory")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise SettingsError(f"--out {path}: {path.parent} is not writable")
+
+
+def encode_dataset(
+    tokenizer: Tokenizer,
+    sources: Sequence[Source],
+    out: str | os.PathLike[str],
+    *,
+    model: str = "",
+    text_field: str = "text",
+    eot: int | None = None,
+    workers: int | None = None,
+    errors: str = "strict",
+    skip_bad_records: bool = False,
+    progress: Progress | None = None,
+) -> DatasetSummary:
+    """Encode every document of ``sources`` into ``out`` (``.npy``: a NumPy array; else raw).
+
+    ``eot``: an id appended after each document. ``workers``: processes encoding (default:
+    all cores; 1 encodes in this process). ``model`` is how the sidecar names the model.
+    ``errors`` and ``skip_bad_records``: as in training (``CountSettings``).
+    ``CorpusError`` names the file (and line) of bad input; then, as on any exception
+    (Ctrl-C too), nothing is left under ``out``.
+    """
+    path = Path(out)
+    check_out(path)
+    dtype = id_dtype(tokenizer)
+    settings = CountSettings(
+        tokenizer.pattern, tuple(tokenizer.special_tokens), text_field, errors, skip_bad_records, block_bytes=BATCH_CHARS
+    )
+    header = NPY_HEADER if path.suffix == ".npy" else 0
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    read = [0]
+    bad = [0]
+
+    def count(n: int) -> None:
+        read[0] += n
+
+    def skip(n: int) -> None:
+        bad[0] += n
+
+    tokens = documents = 0
+    try:
+        with open(tmp, "xb") as f:
+            f.write(b"\0" * header)
+            for (data, n, docs), done in _encoded(_batches(sources, settings, count, skip, read), tokenizer, eot, dtype, workers):
+                f.write(data)
+                tokens += n
+                documents += docs
+                if progress is not None:
+                    progress(done, tokens)
+            if header:
+                f.seek(0)
+                f.write(_npy_header(dtype, tokens))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    info = sidecar(
+        tokenizer, sources, path, model=model, dtype=dtype, tokens=tokens, documents=documents, text_field=text_field, eot=eot,
+        bad_records=bad[0],
+    )
+    side = atomic_write(sidecar_path(path), json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+    return DatasetSummary(path, side, dtype, tokens, documents, read[0], bad[0])
+
+
+def sidecar(
+    tokenizer: Tokenizer, sources: Sequence[Source], path: Path, *, model: str, dtype: str, tokens: int, documents: int,
+    text_field: str, eot: int | None, bad_records: int,
+) -> dict[str, Any]:
+    """The sidecar's fields: enough to load the ids and to tell which model and inputs made them."""
+    return {
+        "file": path.name,
+        "format": "npy" if path.suffix == ".npy" else "raw",
+        "header_bytes": NPY_HEADER if path.suffix == ".npy" else 0,
+        "dtype": dtype,
+        "byte_order": "little",
+        "tokens": tokens,
+        "documents": documents,
+        "bad_records_skipped": bad_records,
+        "model": model,
+        "model_digest": model_digest(tokenizer),
+        "vocab_size": len(tokenizer.vocab),
+        "eot": eot,
+        "text_field": text_field,
+        "inputs": [s.path for s in sources],
+    }
+
+
+def _npy_header(dtype: str, count: int) -> bytes:
+    """A NumPy format 1.0 header of a 1-D little-endian array, padded to ``NPY_HEADER`` bytes."""
+    descr = {"uint16": "<u2", "uint32": "<u4"}[dtype]
+    text = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': ({count},), }}"
+    body = text.ljust(NPY_HEADER - 10 - 1) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(body)) + body.encode("latin-1")
+
+
+Batch = list[tuple[str, bool]]
+
+
+def _batches(
+    sources: Sequence[Source], settings: CountSettings, count: Callable[[int], None], skip: Callable[[int], None], read: list[int]
+) -> Iterator[tuple[Batch, int]]:
+    """Texts of the sources in batches of about ``BATCH_CHARS``, each with the bytes read
+    once it is made."""
+    batch: Batch = []
+    size = 0
+    for source in sources:
+        for text, last in source_texts(source, settings, count, skip):
+            batch.append((text, last))
+            size += len(text)
+            if size >= BATCH_CHARS:
+                yield batch, read[0]
+                batch, size = [], 0
+    if batch:
+        yield batch, read[0]
+
+
+_worker: tuple[Tokenizer, int | None, str] | None = None
+"""This process's tokenizer, end-of-text id and type code."""
+
+
+def _start_worker(tokenizer: Tokenizer, eot: int | None, typecode: str) -> None:
+    # Ctrl-C reaches the whole process group: the parent decides what it means, not workers.
+    # SIGTERM (the parent cleaning up) just ends a worker, whatever handler it was forked with.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    global _worker
+    _worker = (tokenizer, eot, typecode)
+
+
+def _encode_texts(batch: Batch) -> tuple[bytes, int, int]:
+    """Little-endian ids of a batch's texts, an end-of-text id after each document's last;
+    with how many ids and documents."""
+    assert _worker is not None
+    tokenizer, eot, typecode = _worker
+    ids = array(typecode)
+    documents = 0
+    for text, last in batch:
+        ids.extend(tokenizer.encode(text))
+        if last:
+            documents += 1
+            if eot is not None:
+                ids.append(eot)
+    if sys.byteorder == "big":
+        ids.byteswap()
+    return ids.tobytes(), len(ids), documents
+
+
+def _encoded(
+    batches: Iterator[tuple[Batch, int]], tokenizer: Tokenizer, eot: int | None, dtype: str, workers: int | None
+) -> Iterator[tuple[tuple[bytes, int, int], int]]:
+    """Each batch encoded, in order, with the bytes read when it was made."""
+    workers = workers or os.cpu_count() or 1
+    settings = (tokenizer, eot, TYPECODES[dtype])
+    if workers == 1:
+        global _worker
+        saved, _worker = _worker, settings
+        try:
+            for batch, done in batches:
+                yield _encode_texts(batch), done
+        finally:
+            _worker = saved
+        return
+    # fork is fastest, but forking a process that runs other threads is unsafe.
+    context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
+    pending: deque[tuple[Future[tuple[bytes, int, int]], int]] = deque()
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=settings)
+    try:
+        for batch, done in batches:
+            pending.append((pool.submit(_encode_texts, batch), done))
+            if len(pending) >= workers * IN_FLIGHT:
+                future, read = pending.popleft()
+                yield future.result(), read
+        while pending:
+            future, read = pending.popleft()
+            yield future.result(), read
+    except BrokenProcessPool:
+        raise CorpusError("a worker process died while encoding (out of memory or killed); try fewer --workers") from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
