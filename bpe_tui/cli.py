@@ -48,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--skip-bad-records", action="store_true", help="skip and count bad JSONL lines / Parquet rows")
     train.add_argument("--save-counts", metavar="FILE", help="save the pre-token counts, to train again with --counts")
     train.add_argument("--counts", metavar="FILE", help="train from saved counts instead of a corpus")
+    train.add_argument(
+        "--dask", metavar="WHERE", help="count on a Dask cluster: local[:N] starts N local workers, or a scheduler tcp://HOST:8786"
+    )
 
     encode = sub.add_parser("encode", help="step through an encode, merge by merge")
     encode.add_argument("--model", required=True, metavar="PATH", help="tokenizer.json, or a directory with it or vocab.json + merges.txt")

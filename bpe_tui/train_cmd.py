@@ -43,9 +43,11 @@ def run_train(args: argparse.Namespace) -> int:
         raise SettingsError("--counts trains from saved counts: give it no corpus files")
     if args.counts and args.save_counts:
         raise SettingsError("--save-counts saves the counts of a corpus: it does not go with --counts")
+    if args.dask is not None:
+        _check_dask(args)
     options = TrainOptions(
         args.vocab_size, tuple(special_tokens), args.pattern, args.workers, args.errors,
-        args.text_field, args.skip_bad_records, args.counts, args.save_counts,
+        args.text_field, args.skip_bad_records, args.counts, args.save_counts, args.dask,
     )
     resume = _saved_merges(args, options) if args.resume else None
     if args.resume and args.out is None:  # a resumed run goes on in its own directory
@@ -77,6 +79,17 @@ def _label(args: argparse.Namespace, inputs: list[str]) -> str:
         return f"{Path(inputs[0]).name} (bundled sample)"
     first = Path(inputs[0]).name
     return name_files([first, *inputs[1:]])
+
+
+def _check_dask(args: argparse.Namespace) -> None:
+    """Refuse --dask with options it cannot go with, or a value that cannot work, up front."""
+    if args.counts:
+        raise SettingsError("--dask counts a corpus: it does not go with --counts")
+    if args.workers is not None:
+        raise SettingsError("--workers sets the processes counting on this machine: with --dask the cluster counts")
+    from engine.dask_count import check_target
+
+    check_target(args.dask)
 
 
 def _check_counts_path(path: Path) -> None:

@@ -46,6 +46,8 @@ class TrainOptions:
     """Saved counts to train from instead of reading a corpus."""
     save_counts: str | None = None
     """Where to save the corpus's counts once they are counted."""
+    dask: str | None = None
+    """Count on a Dask cluster: ``local[:N]`` or a scheduler address."""
 
     @property
     def merges_planned(self) -> int:
@@ -70,6 +72,7 @@ class TrainOptions:
             text_field=self.text_field,
             skip_bad_records=self.skip_bad_records,
             save_counts=self.save_counts,
+            dask=self.dask,
         )
 
     def opening_text(self, inputs: Inputs, chars: int = 240) -> str:
