@@ -75,12 +75,14 @@ class TrainOptions:
             dask=self.dask,
         )
 
-    def opening_text(self, inputs: Inputs, chars: int = 240) -> str:
-        """The start of the first document, cut at a line or word end: something to encode."""
+    def opening_text(self, inputs: Inputs, chars: int = 240) -> str | None:
+        """The start of the first document, cut at a line or word end: something to encode
+        (None when training from saved counts: there is no text)."""
         if not inputs:
-            return ""
+            return None
         settings = self.count_settings
-        text = first_text(plan_shards(expand_inputs(inputs)[:1], settings)[0], settings, chars)
+        shards = plan_shards(expand_inputs(inputs), settings)
+        text = next((t for t in (first_text(shard, settings, chars) for shard in shards) if t), "")
         cut = max(text.rfind("\n"), text.rfind(" "))
         return text[:cut] if len(text) == chars and cut > 0 else text
 

@@ -201,14 +201,14 @@ class TrainScreen(Screen[None]):
         else:  # "crashed"
             self.app.call_from_thread(self.app.panic, f"the trainer failed:\n{rest[0]}")
 
-    def _opening_text(self) -> str:
-        """The start of the corpus: something to encode."""
+    def _opening_text(self) -> str | None:
+        """The start of the corpus: something to encode (None: the encode view's own sample)."""
         try:
             return self._options.opening_text(self.inputs)
-        except BpeError:  # unreadable since it was counted: the encode view opens empty
-            return ""
+        except BpeError:  # unreadable since it was counted
+            return None
 
-    def _push_encode(self, tokenizer: Tokenizer, text: str) -> None:
+    def _push_encode(self, tokenizer: Tokenizer, text: str | None) -> None:
         self.app.push_screen(EncodeScreen(tokenizer, text))
 
     # -- what the thread reports ----------------------------------------------------------

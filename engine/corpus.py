@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import BpeError, CorpusError
 from .pretokenize import PreTokenizer, merge_counts
 from .shards import MAX_BLOCK, SHARD_BYTES, CountSettings, Shard, ShardCount, count_shard, count_texts, inputs_digest, plan_shards
-from .sources import expand_inputs, label
+from .sources import Source, expand_inputs, label
 
 if TYPE_CHECKING:
     from multiprocessing import Queue
@@ -96,13 +96,17 @@ def count_inputs(
             results.append(result)
     else:
         counts, results = _count_parallel(shards, settings, workers, read, label([s.path for s in sources]))
-    summary = CountSummary(
+    return counts, summarize(sources, results)
+
+
+def summarize(sources: Sequence[Source], results: Sequence[ShardCount]) -> CountSummary:
+    """The summary of counting ``sources`` from their shards' results, in plan order."""
+    return CountSummary(
         tuple((s.path, s.size) for s in sources),
         sum(r.bytes_read for r in results),
         sum(r.bad_records for r in results),
         inputs_digest(r.digest for r in results),
     )
-    return counts, summary
 
 
 def check_counted(counts: Counter[bytes], summary: CountSummary) -> None:

@@ -113,7 +113,7 @@ def expand_inputs(inputs: Sequence[str | os.PathLike[str]]) -> list[Source]:
 
 
 def _expand_local(path: str) -> list[tuple[str, int]]:
-    if glob.has_magic(path):
+    if glob.has_magic(path) and not os.path.exists(path):  # "[1].txt" may be a file's own name
         names = [p for p in glob.glob(path, recursive=True) if os.path.isfile(p)]
         if not names:
             raise CorpusError(f"{path}: no file matches this pattern")

@@ -242,3 +242,30 @@ def test_a_url_is_read_through_fsspec(tmp_path, plain_merges):
     path = write(tmp_path / "docs.jsonl", DOCS)
     assert train_bpe([f"file://{path}"], 320, [SPECIAL])[1] == plain_merges
     assert train_bpe([f"file://{tmp_path}/*.jsonl"], 320, [SPECIAL])[1] == plain_merges
+
+
+# -- the training screen ------------------------------------------------------------------------
+
+
+async def test_the_screen_trains_on_jsonl_shards_and_tells_of_skipped_records(tmp_path, plain_merges):
+    from bpe_tui.app import BpeApp
+    from bpe_tui.encode_screen import EncodeScreen
+    from bpe_tui.train_options import TrainOptions
+    from bpe_tui.train_screen import TrainScreen
+
+    from .train_app import wait_until
+
+    for i in range(2):
+        write(tmp_path / f"part{i}.jsonl.gz", DOCS[i::2])
+    (tmp_path / "bad.jsonl").write_text('{"text": 5}\n')
+    options = TrainOptions(320, (SPECIAL,), workers=1, skip_bad_records=True)
+    screen = TrainScreen([f"{tmp_path}/*.jsonl*"], options, label="docs")
+    app = BpeApp(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: screen.snapshot is not None)
+        await wait_until(pilot, lambda: any("skipped 1 bad record" in n.message for n in app._notifications))
+        await pilot.press("f")
+        await wait_until(pilot, lambda: screen.snapshot is not None and screen.snapshot.finished)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EncodeScreen))
+        assert app.screen.walk.text.startswith(DOCS[0][:20])  # the first document of the first file
