@@ -104,10 +104,8 @@ def count_on_dask(
         distributed = optional("distributed", "dask", "--dask")
         try:
             total = _tree_count(client, shards, settings, read, count, distributed)
-        except distributed.KilledWorker as e:
-            raise CorpusError(
-                f"{name}: Dask workers died counting it, again on every retry (out of memory or killed): {e.args[0]}"
-            ) from None
+        except distributed.KilledWorker:
+            raise CorpusError(f"{name}: Dask workers died counting it, again on every retry (out of memory or killed)") from None
         except OSError as e:  # the scheduler went away mid-run
             raise CorpusError(f"{name}: lost the Dask cluster while counting ({e})") from None
     return total.counts, [r for _, r in sorted(total.shards, key=lambda item: item[0])]

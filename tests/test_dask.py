@@ -125,6 +125,22 @@ def test_a_worker_that_dies_is_replaced_and_its_task_rerun(corpus, alone, proces
     assert [r.digest for r in results] == [count_shard(s, SETTINGS).digest for s in shards]
 
 
+def always_dies(shard: Shard, settings: CountSettings) -> ShardCount:
+    os._exit(1)
+
+
+@needs_dask
+def test_workers_that_die_on_every_retry_end_the_run_in_one_line(corpus):
+    dask = pytest.importorskip("dask")
+    distributed = pytest.importorskip("distributed")
+    shards = plan_shards(expand_inputs([corpus / "a.txt"]), SETTINGS)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+    ) as cluster, distributed.Client(cluster, set_as_default=False) as c:
+        with pytest.raises(CorpusError, match=r"^a\.txt: Dask workers died counting it, again on every retry \(out of memory or killed\)$"):
+            count_on_dask(shards, SETTINGS, c, lambda n: None, "a.txt", always_dies)
+
+
 @needs_dask
 def test_bad_input_found_on_a_worker_is_one_line_naming_the_file(tmp_path, client):
     write(tmp_path / "bad.jsonl", DOCS[:3])
