@@ -100,6 +100,8 @@ def count_on_dask(
     ``count`` is what a task runs on its shard (``count_shard``); it must be importable on the
     workers.
     """
+    if not shards:  # Parquet files without row groups: nothing to send anywhere
+        return Counter(), []
     with _client(dask, len(shards)) as client:
         distributed = optional("distributed", "dask", "--dask")
         try:
