@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,20 +33,26 @@ NUMBERS = 100_000
 """The numbers appended to lines are drawn below this."""
 
 
-def generate(path: Path, size: int, source: Path = SOURCE) -> int:
-    """Write about ``size`` bytes of ``source`` repeated with varied numbers; the size written."""
+def repetitions(size: int, source: Path = SOURCE) -> Iterator[str]:
+    """``source`` repeated with varied numbers, one repetition at a time, about ``size``
+    bytes (UTF-8) in all."""
     lines = source.read_text(encoding="utf-8").splitlines()
     written = 0
+    for rep in range(1 << 30):
+        if written >= size:
+            return
+        rng = random.Random(rep)
+        block = "".join(f"{line} {rng.randrange(NUMBERS)}\n" if line else "\n" for line in lines)
+        written += len(block.encode("utf-8"))
+        yield block
+
+
+def generate(path: Path, size: int, source: Path = SOURCE) -> int:
+    """Write about ``size`` bytes of ``source`` repeated with varied numbers; the size written."""
     with open(path, "w", encoding="utf-8") as f:
-        for rep in range(1 << 30):
-            if written >= size:
-                break
-            rng = random.Random(rep)
-            block = "".join(f"{line} {rng.randrange(NUMBERS)}\n" if line else "\n" for line in lines)
-            data = block.encode("utf-8")
+        for block in repetitions(size, source):
             f.write(block)
-            written += len(data)
-    return written
+    return path.stat().st_size
 
 
 def child(name: str, corpus: str, vocab_size: int) -> None:

@@ -38,8 +38,9 @@ def _lines(path: str):
         yield from f
 
 
-def train_hf(corpus: str, vocab_size: int):
-    """Hugging Face tokenizers' BPE trainer with GPT-2's byte-level pre-tokenizer."""
+def hf_trainer(vocab_size: int):
+    """Hugging Face tokenizers' BPE trainer with GPT-2's byte-level pre-tokenizer: the
+    tokenizer and its trainer."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
@@ -50,6 +51,12 @@ def train_hf(corpus: str, vocab_size: int):
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
+    return tok, trainer
+
+
+def train_hf(corpus: str, vocab_size: int):
+    """Hugging Face tokenizers trained on a file."""
+    tok, trainer = hf_trainer(vocab_size)
     tok.train([corpus], trainer)
     return tok
 

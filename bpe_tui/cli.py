@@ -28,6 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", metavar="DIR", help="continue a saved run on the same corpus and settings")
     train.add_argument("--save-counts", metavar="FILE", help="save the pre-token counts, to train again with --counts")
     train.add_argument("--counts", metavar="FILE", help="train from saved counts instead of a corpus")
+    train.add_argument(
+        "--dask", metavar="WHERE", help="count on a Dask cluster: local[:N] starts N local workers, or a scheduler tcp://HOST:8786"
+    )
 
     race = _corpus_options(sub.add_parser("race", help="race the recount-everything trainer against the optimized one"))
     race.add_argument("--headless", action="store_true", help="no TUI: a progress line per second, then the results")
@@ -55,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare = sub.add_parser("compare", help="one text, many tokenizers side by side")
     source = compare.add_mutually_exclusive_group()
     source.add_argument("--text", help="text to tokenize")
-    source.add_argument("--file", help="file whose text to tokenize")
+    source.add_argument("--file", nargs=1, metavar="FILE", help="file whose text to tokenize")
     compare.add_argument(
         "--model",
         action="append",

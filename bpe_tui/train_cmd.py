@@ -42,6 +42,7 @@ CLASSIC_REFUSES = {
     "counts": "--counts does not apply to --classic: it reads its words from one plain-text file",
     "save_counts": "--save-counts does not apply to --classic: it reads its words from one plain-text file",
     "skip_bad_records": "--skip-bad-records does not apply to --classic: it reads one plain-text file",
+    "dask": "--dask does not apply to --classic: it counts its words in one process",
 }
 """Options of byte-level training that classic BPE has no use for, and the line refusing each."""
 
@@ -66,6 +67,8 @@ def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
     else:
         if args.words is not None:
             raise SettingsError("--words goes with --classic: byte-level training cuts pre-tokens with --pattern")
+        if args.dask is not None:
+            _check_dask(args)
         options = TrainOptions.from_args(args)
     resume = _saved_merges(args, options) if args.resume else None
     if args.resume and args.out is None:  # a resumed run goes on in its own directory
@@ -77,6 +80,17 @@ def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
     if args.inputs:  # missing files, globs that match nothing, unknown extensions: one line now
         expand_inputs(args.inputs)
     return options, resume
+
+
+def _check_dask(args: argparse.Namespace) -> None:
+    """Refuse --dask with options it cannot go with, or a value that cannot work, up front."""
+    if args.counts:
+        raise SettingsError("--dask counts a corpus: it does not go with --counts")
+    if args.workers is not None:
+        raise SettingsError("--workers sets the processes counting on this machine: with --dask the cluster counts")
+    from engine.dask_count import check_target
+
+    check_target(args.dask)
 
 
 def _check_counts_path(path: Path) -> None:

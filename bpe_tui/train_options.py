@@ -67,6 +67,8 @@ class TrainOptions:
     """Saved counts to train from instead of reading a corpus."""
     save_counts: str | None = None
     """Where to save the corpus's counts once they are counted."""
+    dask: str | None = None
+    """Count on a Dask cluster: ``local[:N]`` or a scheduler address."""
     classic: str | None = None
     """Classic word-level BPE with ``</w>``, its words cut this way ("whitespace" or
     "punct"); None: byte-level BPE."""
@@ -85,7 +87,7 @@ class TrainOptions:
             raise SettingsError("--save-counts saves the counts of a corpus: it does not go with --counts")
         return cls(
             args.vocab_size, special_tokens, args.pattern or "gpt2", args.workers, args.errors,
-            args.text_field, args.skip_bad_records, counts, save_counts,
+            args.text_field, args.skip_bad_records, counts, save_counts, getattr(args, "dask", None),
         )
 
     @property
@@ -101,7 +103,7 @@ class TrainOptions:
         """The pre-token counts of ``inputs`` (or the saved ``counts``) with these settings."""
         if self.counts is not None:
             return load_saved_counts(self.counts, self.pattern, self.special_tokens).counts
-        return count_corpus(inputs, self.count_settings, self.workers, progress)[0]
+        return count_corpus(inputs, self.count_settings, self.workers, progress, self.dask)[0]
 
     @property
     def saves(self) -> str:
@@ -131,6 +133,7 @@ class TrainOptions:
             text_field=self.text_field,
             skip_bad_records=self.skip_bad_records,
             save_counts=self.save_counts,
+            dask=self.dask,
         )
 
     def opening_text(self, inputs: Inputs, chars: int = 240) -> str | None:

@@ -17,7 +17,7 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import BpeError, CorpusError
 from .pretokenize import PreTokenizer, merge_counts
@@ -63,9 +63,12 @@ def count_inputs(
     workers: int | None = None,
     progress: Progress | None = None,
     shard_bytes: int = SHARD_BYTES,
+    dask: Any = None,
 ) -> tuple[Counter[bytes], CountSummary]:
     """Pre-token counts of files, directories and glob patterns, counted by ``workers``
-    processes (default: all cores); ``CorpusError`` if one cannot be read."""
+    processes (default: all cores), or on the Dask cluster ``dask`` names (``local[:N]``, a
+    scheduler address or a ``distributed.Client``: see ``engine.dask_count``);
+    ``CorpusError`` if one cannot be read."""
     sources = expand_inputs(as_inputs(inputs))
     shards = plan_shards(sources, settings, shard_bytes)
     total = sum(s.size for s in shards)
@@ -79,7 +82,11 @@ def count_inputs(
         report("read", done, total)
 
     report("read", 0, total)
-    if workers == 1 or total <= IN_PROCESS:
+    if dask is not None:
+        from .dask_count import count_on_dask  # imports dask: only when a cluster is asked for
+
+        counts, results = count_on_dask(shards, settings, dask, read, label([s.path for s in sources]))
+    elif workers == 1 or total <= IN_PROCESS:
         counts: Counter[bytes] = Counter()
         results = []
         for shard in shards:

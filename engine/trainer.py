@@ -90,10 +90,11 @@ def count_corpus(
     settings: CountSettings,
     workers: int | None = None,
     progress: Progress | None = None,
+    dask: object = None,
 ) -> tuple[Counter[bytes], CountSummary]:
     """The pre-token counts a trainer starts from, and what was read; ``CorpusError`` if
-    there is nothing to train on."""
-    counts, summary = count_inputs(inputs, settings, workers=workers, progress=progress)
+    there is nothing to train on. ``dask``: count on a Dask cluster (see ``engine.dask_count``)."""
+    counts, summary = count_inputs(inputs, settings, workers=workers, progress=progress, dask=dask)
     check_counted(counts, summary)
     return counts, summary
 
@@ -189,16 +190,19 @@ class Trainer:
         text_field: str = "text",
         skip_bad_records: bool = False,
         save_counts: str | os.PathLike[str] | None = None,
+        dask: object = None,
     ) -> Trainer:
         """Train on files, directories and glob patterns (plain text, JSONL, Parquet, gzip or
-        zstd compressed: see ``engine.sources``), counted by ``workers`` processes; with
-        ``save_counts``, the counts are also saved there (``engine.counts_file``).
+        zstd compressed: see ``engine.sources``), counted by ``workers`` processes, or on a
+        Dask cluster (``dask``: ``"local[:N]"``, a scheduler address or a
+        ``distributed.Client``; see ``engine.dask_count``); with ``save_counts``, the counts
+        are also saved there (``engine.counts_file``).
 
         ``CorpusError`` if they cannot be read or hold no text besides special tokens.
         """
         check_settings(vocab_size, special_tokens)
         settings = CountSettings(pattern, tuple(special_tokens), text_field, errors, skip_bad_records)
-        counts, summary = count_corpus(inputs, settings, workers, progress)
+        counts, summary = count_corpus(inputs, settings, workers, progress, dask)
         if save_counts is not None:
             save_counts_file(save_counts, counts, settings.pretokenizer, summary)
         return cls(counts, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=summary)
@@ -427,7 +431,8 @@ def train_bpe(
     ``pattern`` ("gpt2", "gpt4" or a regex), ``workers`` (processes for counting, default all
     cores), ``progress`` (callback ``(phase, done, total)``), ``errors`` ("strict" or
     "replace" for invalid UTF-8), ``text_field`` (JSONL field or Parquet column, default
-    "text"), ``skip_bad_records``.
+    "text"), ``skip_bad_records``, ``dask`` (count on a Dask cluster: ``"local:N"``, a
+    scheduler address or a ``distributed.Client``).
     """
     trainer = Trainer.from_files(input_path, vocab_size, list(special_tokens), **options)  # type: ignore[arg-type]
     trainer.run()

@@ -1,0 +1,205 @@
+"""Scale: a corpus of 32 JSONL.gz shards, counted by local processes and by a Dask
+``LocalCluster(2)``, beside Hugging Face tokenizers and rustbpe, side by side in one run.
+
+The corpus is ``bench_large``'s (``en-mix-6m.txt`` repeated, a varied number on every line),
+cut into documents at blank lines, dealt round-robin to 32 gzip-compressed JSONL shards in a
+temporary directory. Each trainer runs in a fresh process:
+
+- ``bpe-tui``: ``count_inputs`` with 2 worker processes, then the merges in this process;
+- ``bpe-tui dask``: the same with ``dask="local:2"`` (a ``LocalCluster`` of 2 worker
+  processes on 127.0.0.1, its scheduler in the trainer process);
+- ``hf-tokenizers``: ``train_from_iterator`` over the documents, read from the shards in Python;
+- ``rustbpe``: ``train_from_iterator`` over the same documents.
+
+Reported: wall time of the process; peak RSS of the trainer process alone (its own high-water
+mark) and of it with all its descendants (sampled every 0.1 s); and for bpe-tui the final count
+table: distinct pre-tokens, its size in this process (the dict, its keys and counts) and as a
+counts file (12 bytes per pre-token plus its bytes).
+
+    python benchmarks/bench_scale.py                     # 2 GB, vocab 32,000
+    python benchmarks/bench_scale.py --gb 0.5 --gb 2     # memory at two corpus sizes
+    python benchmarks/bench_scale.py --gb 0.1 --trainer bpe-tui --trainer bpe-tui-dask
+    python benchmarks/bench_scale.py --dir /data --keep  # keep the shards to run again
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from bench_large import SOURCE, _tree_rss, repetitions  # this script's folder is on sys.path
+from bench_train import GPT2_PATTERN, SPECIAL, hf_trainer
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARDS = 32
+TRAINERS = {"bpe-tui": None, "bpe-tui-dask": None, "hf-tokenizers": "tokenizers", "rustbpe": "rustbpe"}
+"""Trainer names and the module each needs."""
+
+
+def generate(folder: Path, size: int, shards: int = SHARDS) -> int:
+    """Write about ``size`` bytes of text as documents in ``shards`` JSONL.gz files; the text's
+    size in bytes."""
+    folder.mkdir(parents=True, exist_ok=True)
+    outs = [gzip.open(folder / f"shard-{i:03d}.jsonl.gz", "wt", encoding="utf-8", compresslevel=1) for i in range(shards)]
+    written = 0
+    n = 0
+    try:
+        for block in repetitions(size):
+            for doc in block.split("\n\n"):
+                if doc.strip():
+                    outs[n % shards].write(json.dumps({"text": doc}, ensure_ascii=False) + "\n")
+                    written += len(doc.encode("utf-8"))
+                    n += 1
+    finally:
+        for f in outs:
+            f.close()
+    return written
+
+
+def documents(folder: Path) -> Iterator[str]:
+    """The documents of the shards, in order: what the peers train on."""
+    for path in sorted(folder.glob("*.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            for line in f:
+                yield json.loads(line)["text"]
+
+
+def batches(texts: Iterator[str], size: int = 1000) -> Iterator[list[str]]:
+    batch: list[str] = []
+    for text in texts:
+        batch.append(text)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def peak_rss_mb() -> float:
+    """This process's own peak resident size (``VmHWM``; ``ru_maxrss`` would carry over the
+    parent's peak through fork and exec)."""
+    status = Path("/proc/self/status").read_text()
+    return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")) / 1024
+
+
+def child(name: str, folder: Path, vocab_size: int) -> None:
+    """Train once in this process and print JSON about the run."""
+    info: dict[str, object] = {}
+    started = time.perf_counter()
+    if name.startswith("bpe-tui"):
+        sys.path.insert(0, str(ROOT))
+        from engine import Trainer
+        from engine.corpus import count_inputs
+        from engine.shards import CountSettings
+
+        info["rss_imports_mb"] = peak_rss_mb()
+        where = {"dask": "local:2"} if name == "bpe-tui-dask" else {"workers": 2}
+        counts, summary = count_inputs([str(folder / "*.jsonl.gz")], CountSettings("gpt2", (SPECIAL,)), **where)
+        info["count_s"] = time.perf_counter() - started
+        info["rss_counted_mb"] = peak_rss_mb()
+        info["distinct"] = len(counts)
+        info["table_mb"] = (sys.getsizeof(counts) + sum(sys.getsizeof(k) + sys.getsizeof(v) for k, v in counts.items())) / 1e6
+        info["table_file_mb"] = (12 * len(counts) + sum(map(len, counts))) / 1e6
+        merging = time.perf_counter()
+        trainer = Trainer(counts, vocab_size, [SPECIAL], summary=summary)  # as Trainer.from_files does
+        del counts
+        trainer.run()
+        info["merge_s"] = time.perf_counter() - merging
+        info["merges"] = trainer.merges_done
+    elif name == "hf-tokenizers":
+        tok, trainer = hf_trainer(vocab_size)
+        tok.train_from_iterator(batches(documents(folder)), trainer)
+        info["merges"] = tok.get_vocab_size() - 257
+    else:
+        import rustbpe
+
+        tok = rustbpe.Tokenizer()
+        tok.train_from_iterator(documents(folder), vocab_size, pattern=GPT2_PATTERN)
+        info["merges"] = tok.vocab_size - 256
+    info["rss_self_mb"] = peak_rss_mb()
+    print(json.dumps(info))
+
+
+def measure(name: str, folder: Path, vocab_size: int) -> tuple[float, float, dict]:
+    """Wall seconds, peak MB of the process with its descendants, and what the child printed."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--child", name, "--dir", str(folder), "--vocab-size", str(vocab_size)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    peak = 0
+
+    def sample() -> None:
+        nonlocal peak
+        while proc.poll() is None:
+            peak = max(peak, _tree_rss(proc.pid))
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    out, _ = proc.communicate()
+    wall = time.perf_counter() - start
+    sampler.join()
+    if proc.returncode:
+        raise SystemExit(f"{name} failed with status {proc.returncode}")
+    return wall, peak / 1e6, json.loads(out.strip().splitlines()[-1])
+
+
+def report(text_bytes: int, stored: int, runs: dict[str, tuple[float, float, dict]]) -> None:
+    print(f"\n{text_bytes / 1e9:.2f} GB of text in {SHARDS} JSONL.gz shards ({stored / 1e9:.2f} GB stored)")
+    print(f"  {'trainer':<15}{'wall s':>8}{'x HF':>7}{'x local':>9}{'RSS self MB':>13}{'with workers':>14}  notes")
+    hf = runs.get("hf-tokenizers", (0.0,))[0]
+    local = runs.get("bpe-tui", (0.0,))[0]
+    for name, (wall, tree, info) in runs.items():
+        ratios = f"{wall / hf:>7.2f}" if hf else f"{'':>7}"
+        ratios += f"{wall / local:>9.2f}" if local else f"{'':>9}"
+        notes = {k: v for k, v in info.items() if k != "rss_self_mb"}
+        text = ", ".join(f"{k} {v:,.2f}" if isinstance(v, float) else f"{k} {v:,}" for k, v in notes.items())
+        print(f"  {name:<15}{wall:>8.1f}{ratios}{info['rss_self_mb']:>13.0f}{tree:>14.0f}  {text}", flush=True)
+        if "table_mb" in info:
+            print(f"  {'':<15}trainer RSS / in-memory count table {info['rss_self_mb'] / info['table_mb']:.2f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--child")
+    parser.add_argument("--vocab-size", type=int, default=32_000)
+    parser.add_argument("--gb", type=float, action="append", help="text in GB (repeatable; default 2)")
+    parser.add_argument("--dir", help="where to write the shards (default: a temporary directory)")
+    parser.add_argument("--keep", action="store_true", help="keep the shards in --dir, and use those already there")
+    parser.add_argument("--trainer", action="append", choices=list(TRAINERS), help="(repeatable; default all installed)")
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, Path(args.dir), args.vocab_size)
+        return
+    if not SOURCE.exists():
+        raise SystemExit(f"{SOURCE}: not found")
+    names = [n for n in args.trainer or TRAINERS if TRAINERS[n] is None or importlib.util.find_spec(TRAINERS[n])]
+    print(f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; vocab {args.vocab_size:,}; trainers: {', '.join(names)}")
+    with tempfile.TemporaryDirectory(dir=args.dir, prefix="bench-scale-") as tmp:
+        for gb in args.gb or [2.0]:
+            folder = (Path(args.dir) if args.keep and args.dir else Path(tmp)) / f"corpus-{gb:g}gb"
+            marker = folder / "text-bytes"
+            started = time.perf_counter()
+            if not marker.exists():
+                marker.parent.mkdir(parents=True, exist_ok=True)
+                marker.write_text(str(generate(folder, int(gb * 1e9))))
+                print(f"\n{gb:g} GB corpus generated in {time.perf_counter() - started:.0f} s")
+            stored = sum(p.stat().st_size for p in folder.glob("*.jsonl.gz"))
+            runs = {name: measure(name, folder, args.vocab_size) for name in names}
+            report(int(marker.read_text()), stored, runs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+"""Counting on a Dask cluster: the shards of ``engine.shards``, counted by Dask workers and
+added up on the cluster, so that only the final count table comes back.
+
+``--dask`` names where: ``local`` or ``local:N`` starts a ``distributed.LocalCluster`` of N
+worker processes (one thread each: counting holds the interpreter lock most of the time) on
+127.0.0.1; anything else is a scheduler's address (``tcp://HOST:8786``). From Python, an
+existing ``distributed.Client`` may be passed instead (a threaded cluster, for instance).
+
+Each shard is a task, ``count_shard`` run on a worker, which opens the file itself (through
+``fsspec`` for URLs, so the workers must see the paths). As tasks finish, their results are
+merged ``FAN_IN`` at a time by merge tasks on the cluster, the finished first: a tree whose
+root is the count table of the corpus. Each partial table carries the per-shard digests,
+bytes and bad records, put back in plan order at the end, so the digest of the inputs is the
+one local counting gives. A worker that dies is replaced and its tasks rerun by Dask.
+
+``dask`` and ``distributed`` are imported here only, and only when a cluster is asked for.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib.util import find_spec
+from typing import Any
+
+from .errors import CorpusError, SettingsError
+from .pretokenize import merge_counts
+from .shards import CountSettings, Shard, ShardCount, count_shard
+from .sources import optional
+
+FAN_IN = 4
+"""Tables one merge task adds up: a tree of depth log4(shards), each merge small enough to
+start as soon as a few tasks are done."""
+
+CONNECT_TIMEOUT = 5.0
+"""Seconds to reach a scheduler before giving up."""
+
+_LOCAL = re.compile(r"local(?::(\d+))?")
+_SCHEDULER = re.compile(r"(?:[a-z]+://)?(?:\[[0-9a-fA-F:.]+\]|[^\s:/\[\]]+):\d+")
+
+Counting = Callable[[Shard, CountSettings], ShardCount]
+
+
+def check_target(spec: str) -> None:
+    """``SettingsError`` for a ``--dask`` value that cannot work, before anything starts:
+    ``local:0``, an empty address, or the extra not installed."""
+    local = _LOCAL.fullmatch(spec)
+    if (local is None and _SCHEDULER.fullmatch(spec) is None) or (local and local[1] and int(local[1]) < 1):
+        raise SettingsError(f"--dask {spec}: use local, local:N with N >= 1 workers, or a scheduler address tcp://HOST:PORT")
+    for module in ("dask", "distributed"):
+        if not _installed(module):
+            raise SettingsError(f"--dask {spec} needs {module}: pip install 'bpe-tui[dask]'")
+
+
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported, without importing it (dask takes a second)."""
+    try:
+        return find_spec(module) is not None
+    except (ImportError, ValueError):  # ValueError: set to None in sys.modules, i.e. blocked
+        return False
+
+
+@dataclass(slots=True)
+class _Partial:
+    """Counts of some shards, with each one's ``ShardCount`` (its table emptied) by plan index."""
+
+    counts: Counter[bytes]
+    shards: list[tuple[int, ShardCount]]
+
+
+def _count(index: int, shard: Shard, settings: CountSettings, count: Counting) -> _Partial:
+    """A worker's task: one shard counted."""
+    result = count(shard, settings)
+    counts, result.counts = result.counts, Counter()
+    return _Partial(counts, [(index, result)])
+
+
+def _merge(*parts: _Partial) -> _Partial:
+    """A worker's task: several partial tables added up."""
+    return _Partial(merge_counts(p.counts for p in parts), [s for p in parts for s in p.shards])
+
+
+def count_on_dask(
+    shards: Sequence[Shard],
+    settings: CountSettings,
+    dask: Any,
+    read: Callable[[int], None],
+    name: str,
+    count: Counting = count_shard,
+) -> tuple[Counter[bytes], list[ShardCount]]:
+    """Count ``shards`` on the cluster ``dask`` names (or is): the corpus's counts and each
+    shard's ``ShardCount`` in plan order. ``read`` is told each shard's bytes as its task ends.
+
+    ``count`` is what a task runs on its shard (``count_shard``); it must be importable on the
+    workers.
+    """
+    if not shards:  # Parquet files without row groups: nothing to send anywhere
+        return Counter(), []
+    with _client(dask, len(shards)) as client:
+        distributed = optional("distributed", "dask", "--dask")
+        try:
+            total = _tree_count(client, shards, settings, read, count, distributed)
+        except distributed.KilledWorker:
+            raise CorpusError(f"{name}: Dask workers died counting it, again on every retry (out of memory or killed)") from None
+        except OSError as e:  # the scheduler went away mid-run
+            raise CorpusError(f"{name}: lost the Dask cluster while counting ({e})") from None
+    return total.counts, [r for _, r in sorted(total.shards, key=lambda item: item[0])]
+
+
+def _tree_count(
+    client: Any, shards: Sequence[Shard], settings: CountSettings, read: Callable[[int], None], count: Counting, distributed: Any
+) -> _Partial:
+    """Submit the shard tasks, and merge tasks over whatever has finished, until one is left."""
+    futures = client.map(_count, range(len(shards)), shards, settings=settings, count=count, pure=False)
+    sizes = {f.key: shard.size for f, shard in zip(futures, shards)}
+    done = distributed.as_completed(futures, loop=client.loop)
+    del futures  # each table is let go once merged, not kept until the end
+    ready: list[Any] = []
+    for future in done:
+        if future.status != "finished":
+            future.result()  # raises what the task raised (bad input names its file)
+        if future.key in sizes:
+            read(sizes.pop(future.key))
+        ready.append(future)
+        if len(ready) == FAN_IN or (len(ready) > 1 and done.count() == 0):
+            done.add(client.submit(_merge, *ready, pure=False))
+            ready = []
+    return ready[0].result()
+
+
+@contextmanager
+def _client(dask: Any, shards: int) -> Iterator[Any]:
+    """A client of the cluster ``dask`` names, closed (with any cluster it started) after."""
+    if not isinstance(dask, str):
+        yield dask  # the caller's own client: theirs to close
+        return
+    check_target(dask)
+    distributed = optional("distributed", "dask", f"--dask {dask}")
+    local = _LOCAL.fullmatch(dask)
+    if local is None:
+        try:
+            client = distributed.Client(dask, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as e:
+            raise SettingsError(f"--dask {dask}: cannot reach the Dask scheduler ({_first_line(e)})") from None
+        with client:
+            yield client
+        return
+    workers = min(int(local[1] or os.cpu_count() or 1), max(shards, 1))
+    with warnings.catch_warnings():  # its status page moving off a port in use is no news here
+        warnings.filterwarnings("ignore", "Port .* is already in use")
+        cluster = distributed.LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
+    with cluster, distributed.Client(cluster, set_as_default=False) as client:
+        yield client
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0]
