@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     encode.add_argument("--out", metavar="IDS", help="with --file: write the ids of every document to IDS (.bin raw, .npy NumPy)")
     encode.add_argument("--eot", action="store_true", help="with --out: append <|endoftext|> after each document")
     encode.add_argument("--text-field", default="text", metavar="NAME", help="JSONL field / Parquet column of the text (default text)")
-    encode.add_argument("--workers", type=int, default=None, help="with --out: processes encoding (default: all cores)")
+    encode.add_argument("--workers", type=int, default=None, help="with --out: threads encoding (default: all cores)")
     encode.add_argument("--errors", choices=["strict", "replace"], default="strict", help="with --out: invalid UTF-8 handling")
     encode.add_argument("--skip-bad-records", action="store_true", help="with --out: skip and count bad JSONL lines / Parquet rows")
 

@@ -1,10 +1,10 @@
 """A dataset: the documents of a corpus encoded into one flat file of token ids.
 
 ``encode_dataset`` reads the input files in order, document by document
-(``shards.source_texts``), hands batches of texts to worker processes that encode them with
-``Tokenizer.encode`` and writes the ids in input order, so the file is the same whatever the
-number of workers. Only a few batches are in flight at once: memory stays bounded whatever
-the size of the corpus.
+(``shards.source_texts``), encodes them in worker threads (``Tokenizer.encode_stream``: the
+compiled encoder runs without the GIL) and writes the ids in input order, so the file is the
+same whatever the number of workers. Only a few texts are in flight at once: memory stays
+bounded whatever the size of the corpus.
 
 The ids are little-endian unsigned integers of the smallest width that holds every id
 (``id_dtype``), raw (``.bin``, as nanoGPT's ``train.bin``) or as a ``.npy`` array. The
@@ -16,17 +16,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
-import signal
 import struct
 import sys
-import threading
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,12 +33,8 @@ from .sources import Source, optional
 from .tokenizer import Tokenizer
 
 BATCH_CHARS = 1 << 20
-"""Characters of text a worker encodes at once (and bytes of a plain-text file read at once):
-large enough that handing it over costs little, small enough that a few batches per worker
-are all that is held."""
-
-IN_FLIGHT = 3
-"""Batches per worker sent and not yet written."""
+"""Characters of text written at once (and bytes of a plain-text file read at once): a few
+of them per encoding thread are all that is held."""
 
 NPY_HEADER = 128
 """Bytes reserved for a ``.npy`` header: its shape is known only at the end."""
@@ -116,8 +107,8 @@ def encode_dataset(
 ) -> DatasetSummary:
     """Encode every document of ``sources`` into ``out`` (``.npy``: a NumPy array; else raw).
 
-    ``eot``: an id appended after each document. ``workers``: processes encoding (default:
-    all cores; 1 encodes in this process). ``model`` is how the sidecar names the model.
+    ``eot``: an id appended after each document. ``workers``: threads encoding (default:
+    all cores; 1 encodes in this thread). ``model`` is how the sidecar names the model.
     ``errors`` and ``skip_bad_records``: as in training (``CountSettings``).
     ``CorpusError`` names the file (and line) of bad input; then, as on any exception
     (Ctrl-C too), nothing is left under ``out``.
@@ -218,67 +209,31 @@ def _batches(
         yield batch, read[0]
 
 
-_worker: tuple[Tokenizer, int | None, str] | None = None
-"""This process's tokenizer, end-of-text id and type code."""
+def _encoded(
+    batches: Iterator[tuple[Batch, int]], tokenizer: Tokenizer, eot: int | None, dtype: str, workers: int | None
+) -> Iterator[tuple[tuple[bytes, int, int], int]]:
+    """Each batch encoded (``Tokenizer.encode_stream``: threads, in order) as little-endian
+    ids, an end-of-text id after each document's last text; with how many ids and documents,
+    and the bytes read when the batch was made."""
+    ends: deque[tuple[bool, int | None]] = deque()  # per text: ends a document; ends a batch (bytes read)
 
+    def texts() -> Iterator[str]:
+        for batch, done in batches:
+            for i, (text, last) in enumerate(batch):
+                ends.append((last, done if i == len(batch) - 1 else None))
+                yield text
 
-def _start_worker(tokenizer: Tokenizer, eot: int | None, typecode: str) -> None:
-    # Ctrl-C reaches the whole process group: the parent decides what it means, not workers.
-    # SIGTERM (the parent cleaning up) just ends a worker, whatever handler it was forked with.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    global _worker
-    _worker = (tokenizer, eot, typecode)
-
-
-def _encode_texts(batch: Batch) -> tuple[bytes, int, int]:
-    """Little-endian ids of a batch's texts, an end-of-text id after each document's last;
-    with how many ids and documents."""
-    assert _worker is not None
-    tokenizer, eot, typecode = _worker
-    ids = array(typecode)
+    ids = array(TYPECODES[dtype])
     documents = 0
-    for text, last in batch:
-        ids.extend(tokenizer.encode(text))
+    for encoded in tokenizer.encode_stream(texts(), workers):
+        last, done = ends.popleft()
+        ids.extend(encoded)
         if last:
             documents += 1
             if eot is not None:
                 ids.append(eot)
-    if sys.byteorder == "big":
-        ids.byteswap()
-    return ids.tobytes(), len(ids), documents
-
-
-def _encoded(
-    batches: Iterator[tuple[Batch, int]], tokenizer: Tokenizer, eot: int | None, dtype: str, workers: int | None
-) -> Iterator[tuple[tuple[bytes, int, int], int]]:
-    """Each batch encoded, in order, with the bytes read when it was made."""
-    workers = workers or os.cpu_count() or 1
-    settings = (tokenizer, eot, TYPECODES[dtype])
-    if workers == 1:
-        global _worker
-        saved, _worker = _worker, settings
-        try:
-            for batch, done in batches:
-                yield _encode_texts(batch), done
-        finally:
-            _worker = saved
-        return
-    # fork is fastest, but forking a process that runs other threads is unsafe.
-    context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
-    pending: deque[tuple[Future[tuple[bytes, int, int]], int]] = deque()
-    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=settings)
-    try:
-        for batch, done in batches:
-            pending.append((pool.submit(_encode_texts, batch), done))
-            if len(pending) >= workers * IN_FLIGHT:
-                future, read = pending.popleft()
-                yield future.result(), read
-        while pending:
-            future, read = pending.popleft()
-            yield future.result(), read
-    except BrokenProcessPool:
-        raise CorpusError("a worker process died while encoding (out of memory or killed); try fewer --workers") from None
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
+        if done is not None:
+            if sys.byteorder == "big":
+                ids.byteswap()
+            yield (ids.tobytes(), len(ids), documents), done
+            ids, documents = array(TYPECODES[dtype]), 0

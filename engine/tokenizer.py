@@ -18,8 +18,9 @@ import os
 import sys
 import threading
 from array import array
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
@@ -347,16 +348,22 @@ class Tokenizer:
         )
 
     def encode_batch(self, texts: Iterable[str], workers: int | None = None) -> list[list[int]]:
-        """``[encode(text) for text in texts]``, in ``workers`` threads (default: one per core).
+        """``[encode(text) for text in texts]``, in ``workers`` threads (see ``encode_stream``)."""
+        return list(self.encode_stream(texts, workers))
+
+    def encode_stream(self, texts: Iterable[str], workers: int | None = None) -> Iterator[list[int]]:
+        """``encode`` of each text, in order, as ``texts`` yields them, in ``workers`` threads
+        (default: one per core), with at most two texts per thread in flight.
 
         The compiled encoder releases the GIL, so threads run in parallel; each has an
-        encoder (and cache) of its own. Texts are handed out as ``texts`` yields them, so a
-        generator reading a file overlaps with the encoding. Under a custom pattern the
-        regex holds the GIL: the texts are encoded one after another.
+        encoder (and cache) of its own for the whole stream. Reading the texts (in this
+        thread) overlaps with the encoding. Under a custom pattern the regex holds the GIL:
+        the texts are encoded one after another.
         """
         workers = workers or os.cpu_count() or 1
         if workers <= 1 or not self._compiled:
-            return [self.encode(text) for text in texts]
+            yield from map(self.encode, texts)
+            return
         local = threading.local()
 
         def encode(text: str) -> list[int]:
@@ -365,7 +372,17 @@ class Tokenizer:
             return encoder.encode(text)
 
         with ThreadPoolExecutor(workers) as pool:
-            return list(pool.map(encode, texts))
+            pending: deque[Future[list[int]]] = deque()
+            try:
+                for text in texts:
+                    pending.append(pool.submit(encode, text))
+                    if len(pending) >= 2 * workers:
+                        yield pending.popleft().result()
+                while pending:
+                    yield pending.popleft().result()
+            finally:
+                for future in pending:
+                    future.cancel()
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
         """Lazily encode a stream of strings; the ids equal ``encode`` of their concatenation.

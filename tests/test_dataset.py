@@ -279,15 +279,3 @@ def test_parquet_rows_are_documents(gpt2, tmp_path):
     summary = encode_dataset(gpt2, expand_inputs([path]), out, text_field="body", eot=50256, workers=2)
     assert read_ids(out) == expected_ids(gpt2, DOCS, 50256)
     assert summary.documents == len(DOCS)
-
-
-def _die(batch: list[tuple[str, bool]]) -> None:
-    os._exit(1)  # a worker killed (out of memory, kill -9) halfway through
-
-
-def test_a_worker_that_dies_ends_the_run_with_one_line(gpt2, corpus, tmp_path, monkeypatch):
-    monkeypatch.setattr(dataset, "_encode_texts", _die)
-    files, _ = corpus
-    with pytest.raises(dataset.CorpusError, match="a worker process died while encoding"):
-        encode_dataset(gpt2, expand_inputs(files), tmp_path / "ids.bin", text_field="body", workers=2)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f.name for f in files)
