@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(has_screen=False)
 
     explain = sub.add_parser("explain", help="what each panel of a screen shows, and its keys")
-    explain.add_argument("screen", nargs="?", default="train", help="train (default) or encode")
+    explain.add_argument("screen", nargs="?", default="train", help="train (default), encode, compare or race")
     explain.set_defaults(has_screen=False)
     return parser
 

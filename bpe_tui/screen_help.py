@@ -17,11 +17,14 @@ from textual.binding import Binding, BindingType
 from textual.keys import format_key
 from textual.screen import Screen
 
+from .compare_screen import CompareScreen
 from .encode_screen import EncodeScreen
+from .race_screen import RaceScreen
 from .train_screen import TrainScreen
 from .widgets.train.corpus_words import CorpusWords
 from .widgets.train.heap_stats import HeapStats
 from .widgets.train.merge_changes import MergeChanges
+from .widgets.train.pair_in_corpus import PairInCorpus
 from .widgets.train.pair_table import PairTable
 from .widgets.train.vocab_growth import VocabGrowth
 
@@ -49,7 +52,9 @@ SCREEN_HELP: dict[str, ScreenHelp] = {
             "Byte-level BPE training, one merge at a time, with the lecture's data structures. "
             "Every pre-token (整词) of the corpus is laid out once as token positions (token_idx) "
             "linked by prev/next. Each merge joins the most frequent adjacent pair into a new "
-            "token and visits only the positions of that pair, never the whole corpus."
+            "token and visits only the positions of that pair, never the whole corpus. Classic BPE "
+            "(--classic) uses this screen with strings instead of bytes: each word ends in </w>, "
+            "ties go to the pair seen first, and there is no encode view."
         ),
         panels=(
             (
@@ -91,6 +96,15 @@ SCREEN_HELP: dict[str, ScreenHelp] = {
                 "of every merge, which falls as the common pairs are used up; and the newest tokens "
                 "with their id and the count they won with.",
             ),
+            (
+                PairInCorpus.BORDER_TITLE,
+                "Shown with o: where the pair about to merge lives, each word as the trainer holds "
+                "it, one cell [position token] per token position, its prev/next links drawn ↔. The "
+                "pair's recorded positions in pair_positions are live where the pair still starts "
+                "(highlighted) and stale where a merge since changed a token: the merge checks those "
+                "and skips them. After a merge, the same words before and after it: the pair's two "
+                "cells joined into one, and the prev/next links it rewired marked.",
+            ),
         ),
     ),
     "encode": ScreenHelp(
@@ -131,6 +145,80 @@ SCREEN_HELP: dict[str, ScreenHelp] = {
                 "stats",
                 "Bytes, characters, tokens now and at the end, and bytes per token, against the "
                 "same text as plain UTF-8 bytes (one token per byte).",
+            ),
+        ),
+    ),
+    "compare": ScreenHelp(
+        title="the compare view",
+        screen=CompareScreen,
+        intro=(
+            "One text, one row per tokenizer: the lecture's walk from characters to bytes, words "
+            "and BPE, then any models you bring, side by side. The text is editable: shortly after "
+            "typing stops every row re-tokenizes."
+        ),
+        panels=(
+            (
+                "the rows",
+                "character: one token per code point, its id ord(ch); byte: one per UTF-8 byte, 256 "
+                "of them; word: one per GPT-2 pre-token, from the corpus's words, <unk> for the "
+                "rest; BPE: our byte-level BPE trained on the corpus; then each --model. The tokens "
+                "are coloured with their ids underneath, as in the encode view.",
+            ),
+            (
+                "the summary line of a row",
+                "Its name, kind and vocabulary size; its tokens; bytes per token, the lecture's "
+                "compression ratio (the text's bytes over its tokens: higher packs more text into "
+                "each token); unknown tokens, in red (words not in the corpus, [UNK], <unk>); and "
+                "how many of its tokens differ from the reference.",
+            ),
+            (
+                "where the cuts differ (the line above the rows)",
+                "One row is the reference: the first --model, else the trained BPE; r makes the "
+                "focused row the reference. A token of another row is orange when the reference has "
+                "no token with exactly its span (the same bytes, from the same start to the same "
+                "end); tokens the reference shares keep the encode view's colours.",
+            ),
+            (
+                "the cursor",
+                "The token under the text cursor is underlined in every row, and every row scrolls "
+                "to it, so one place in the text reads across all the tokenizers.",
+            ),
+        ),
+    ),
+    "race": ScreenHelp(
+        title="the race",
+        screen=RaceScreen,
+        intro=(
+            "The lecture's first trainer against the optimized one, on the same corpus, each in "
+            "a process of its own. The reference recounts every adjacent pair of the whole corpus "
+            "before each merge; the optimized trainer keeps pair_counter and pair_positions, and "
+            "each merge visits only the positions of the merged pair, updating the counts of its "
+            "prev/next neighbours and pushing new pairs on the lazy heap."
+        ),
+        panels=(
+            (
+                "race on FILE (the top lines)",
+                "The corpus, the merges planned (vocabulary size minus 256 bytes and the special "
+                "tokens) and its distinct pre-tokens. Both count the corpus with the same code, "
+                "timed apart; what is raced is merging, from the pre-token counts to the last merge.",
+            ),
+            (
+                "the two lanes",
+                "One per racer: merges done of total on a bar, merging time, merges per second, the "
+                "time left at that rate, and the time spent counting. Each racer times itself in "
+                "its own process.",
+            ),
+            (
+                "verdict",
+                "Every merge is compared as soon as both have made it: they must agree pair for pair, "
+                "in the same order, or the panel turns red with the merge number and both pairs. "
+                "Once one racer finishes it shows the speed-up so far (the ratio of merge rates); "
+                "once both have, the final one (the ratio of merging times).",
+            ),
+            (
+                "merges side by side",
+                "The newest merges of both racers, numbered in the order made, each marked ✓ where they agree "
+                "and ✗ where they differ.",
             ),
         ),
     ),

@@ -6,13 +6,18 @@ from textual.binding import Binding
 from textual.widgets import TextArea
 
 from bpe_tui.app import BpeApp
+from bpe_tui.compare_screen import CompareScreen
 from bpe_tui.encode_screen import EncodeScreen
 from bpe_tui.help_screen import HelpScreen, HelpText
+from bpe_tui.race_screen import RaceScreen
 from bpe_tui.screen_help import SCREEN_HELP
 from bpe_tui.train_screen import TrainScreen
+from bpe_tui.widgets.train.pair_in_corpus import PairInCorpus
 from engine import Tokenizer
 
 from .conftest import refused, run_cli
+from .race_app import TICKING, frozen, race_app, race_over
+from .test_compare_screen import rows  # noqa: F401  (the fixture)
 from .test_encode_screen import TEXT, on_screen, tokenizer  # noqa: F401  (the fixture)
 from .train_app import at_merge, train_app
 
@@ -38,6 +43,9 @@ async def test_help_names_every_panel_and_key_of_the_training_screen() -> None:
             assert title in lines
         text = " ".join(lines)
         for words in ("pair_counter", "pair_positions", "prev/next", "lazy", "stale pop", "prev_token", "next_token"):
+            assert words in text
+        assert PairInCorpus.BORDER_TITLE in lines  # shown with o, explained always
+        for words in ("--classic", "</w>", "ties go to the pair seen first", "no encode view"):
             assert words in text
         for tooltip in tooltips(TrainScreen):
             assert tooltip in text
@@ -86,6 +94,38 @@ async def test_help_of_the_encode_view_and_typing_a_question_mark(tokenizer: Tok
         assert "?" in encode.query_one("#text", TextArea).text
 
 
+async def test_help_of_the_compare_view(rows: list) -> None:  # noqa: F811
+    app = BpeApp(CompareScreen(rows, reference=3))
+    async with app.run_test(size=(80, 24)) as pilot:
+        compare = app.screen
+        await pilot.press("question_mark")  # in the text box, where the view opens, ? is text
+        assert app.screen is compare
+        await pilot.press("escape", "question_mark")
+        assert app.screen.query_one("#help").border_title == "help: the compare view"
+        text = " ".join(help_lines(app))
+        for words in ("character", "byte", "word", "BPE", "--model", "compression ratio", "unknown", "reference", "orange", "underlined"):
+            assert words in text
+        for tooltip in tooltips(CompareScreen):
+            assert tooltip in text
+        await pilot.press("escape")
+        assert app.screen is compare
+
+
+async def test_help_of_the_race() -> None:
+    app, race = race_app(TICKING, frozen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await race_over(pilot, race)
+        await pilot.press("question_mark")
+        assert app.screen.query_one("#help").border_title == "help: the race"
+        text = " ".join(help_lines(app))
+        for words in ("recounts every adjacent pair", "pair_counter", "pair_positions", "prev/next", "lazy heap", "verdict", "speed-up"):
+            assert words in text
+        for tooltip in tooltips(RaceScreen):
+            assert tooltip in text
+        await pilot.press("q")  # closes the help, not the race
+        assert app.screen is race and app.is_running
+
+
 async def test_no_help_over_a_screen_without_any() -> None:
     app, screen = train_app()
     async with app.run_test(size=(40, 10)) as pilot:  # the too-small notice covers the app
@@ -115,12 +155,32 @@ def test_explain_prints_the_help_of_each_screen() -> None:
         text = " ".join(lines)
         for tooltip in tooltips(entry.screen):
             assert tooltip in text
+    assert list(SCREEN_HELP) == ["train", "encode", "compare", "race"]
     assert run_cli("explain").stdout == run_cli("explain", "train").stdout
     assert "n       Do one merge" in run_cli("explain").stdout.splitlines()
 
 
+def printed_keys(name: str) -> list[tuple[str, str]]:
+    """The key list ``explain NAME`` prints: each line after ``keys``, as (key, what it does)."""
+    lines = run_cli("explain", name).stdout.splitlines()
+    return [tuple(line.split(maxsplit=1)) for line in lines[lines.index("keys") + 1 :]]
+
+
+def test_explain_lists_the_keys_bound() -> None:
+    for name, keys in {
+        "train": ["n", "␣", "+", "-", "f", "g", "b", "s", "e", "o", "q"],
+        "encode": ["n", "p", "e", "home", "/", "esc", "c", "q", "q"],
+        "compare": ["esc", "/", "r", "q", "q"],
+        "race": ["s", "q", "q"],
+    }.items():
+        entry = SCREEN_HELP[name]
+        rows = printed_keys(name)
+        assert [does for _, does in rows] == [*tooltips(entry.screen), *tooltips(BpeApp), "Every key above as a command, by name"]
+        assert [key for key, _ in rows] == [*keys, "?", "ctrl+p"]
+
+
 def test_explain_an_unknown_screen() -> None:
-    refused(run_cli("explain", "classic"), "explain classic: no such screen (choose from train, encode)")
+    refused(run_cli("explain", "classic"), "explain classic: no such screen (choose from train, encode, compare, race)")
 
 
 async def test_explain_and_the_help_screen_say_the_same() -> None:

@@ -1,6 +1,8 @@
-"""SVG snapshots of the help over the training screen and the encode view.
+"""SVG snapshots of the help over the training screen, the encode view, the compare view
+and the race.
 
-Deterministic as the training snapshots are: the trainer idle at merge 0 before ``?``.
+Deterministic as each screen's own snapshots are: the trainer idle at merge 0, the compare
+view's fixed text and sample tokenizers, the race over with ticking clocks, before ``?``.
 """
 
 from __future__ import annotations
@@ -8,9 +10,12 @@ from __future__ import annotations
 import pytest
 
 from bpe_tui.app import BpeApp
+from bpe_tui.compare_screen import CompareScreen
 from bpe_tui.encode_screen import EncodeScreen
 from engine import Tokenizer
 
+from .race_app import TICKING, frozen, race_app, race_over
+from .test_compare_snapshots import ladder, steady
 from .test_encode_screen import TEXT, tokenizer  # noqa: F401  (the fixture)
 from .train_app import at_merge, train_app
 
@@ -37,3 +42,21 @@ def test_training_help_scrolled_to_the_keys_80x24(snap_compare):
 
 def test_encode_help_200x50(snap_compare, tokenizer: Tokenizer) -> None:  # noqa: F811
     assert snap_compare(BpeApp(EncodeScreen(tokenizer, TEXT)), press=["question_mark"], terminal_size=(200, 50))
+
+
+def test_compare_help_80x24(snap_compare) -> None:
+    async def run_before(pilot) -> None:
+        await steady(pilot)
+        await pilot.press("escape", "question_mark")  # out of the text box, where ? is text
+
+    app = BpeApp(CompareScreen(ladder(), reference=3))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_race_help_80x24(snap_compare) -> None:
+    async def run_before(pilot) -> None:
+        await race_over(pilot, pilot.app.screen)
+        await pilot.press("question_mark")
+
+    app, _ = race_app(TICKING, frozen)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
