@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Label
 
 from engine import BpeError
+from engine.sources import TEXT, expand_inputs
 
 from .compare_screen import CompareScreen
 from .race_screen import RaceScreen
@@ -20,6 +21,9 @@ from .train_options import DEFAULT_SPECIAL, TrainOptions, sample_corpus
 from .train_screen import TrainScreen
 from .help_screen import HelpScreen
 from .screen_help import help_for
+
+CLASSIC_TOY = "toy-low-lower.txt"
+"""The lecture's toy corpus, for classic BPE opened from a screen with no plain-text corpus."""
 
 MIN_SIZE = Size(60, 16)
 """The smallest terminal whose panels still show their content."""
@@ -104,11 +108,22 @@ class BpeApp(App[int]):
         """Race the recount-everything trainer against the optimized one, on the corpus being
         trained (the bundled sample when there is none)."""
         training = next((s for s in reversed(self.screen_stack) if isinstance(s, TrainScreen)), None)
-        if training is not None:
+        if training is not None and not training.options.classic:  # the race is byte-level
             self.push_screen(RaceScreen(training.inputs, training.options, training.label))
             return
         with sample_corpus() as path:  # a real file once installed; the racers read it at once
             self.push_screen(RaceScreen([str(path)], TrainOptions(1000, (DEFAULT_SPECIAL,)), f"{path.name} (bundled sample)"))
+
+    def action_classic(self) -> None:
+        """Classic ``</w>`` BPE on the training screen, on the corpus being trained when that
+        is one plain-text file, else on the lecture's toy corpus."""
+        training = next((s for s in reversed(self.screen_stack) if isinstance(s, TrainScreen)), None)
+        sources = expand_inputs(training.inputs) if training is not None and training.inputs else []
+        if len(sources) == 1 and sources[0].format == TEXT and sources[0].compression is None:
+            self.push_screen(TrainScreen(sources[0].path, TrainOptions(1000, (), classic="whitespace"), label=training.label))
+            return
+        with sample_corpus(CLASSIC_TOY) as path:
+            self.push_screen(TrainScreen(path, TrainOptions(1000, (), classic="whitespace"), label=f"{path.name} (bundled)"))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -117,6 +132,12 @@ class BpeApp(App[int]):
                 "Race: recount vs optimized",
                 "Race the recount-everything trainer against the optimized one on this corpus",
                 self.action_race,
+            )
+        if not (isinstance(screen, TrainScreen) and screen.options.classic):
+            yield SystemCommand(
+                "Classic BPE (</w>) on this corpus",
+                "Train the lectures' word-level BPE with </w> on the training screen",
+                self.action_classic,
             )
         # A screen with a text of its own compares it through its own key.
         if not isinstance(screen, (CompareScreen, TooSmallScreen)) and not hasattr(screen, "action_compare"):

@@ -26,6 +26,7 @@ from engine import BpeError, Tokenizer
 
 from .child_process import ChildProcess, ensure_running, listen
 from .encode_screen import EncodeScreen
+from .navigation import over_another
 from .prompt_screen import PromptScreen
 from .train_options import Inputs, TrainOptions
 from .train_process import serve
@@ -69,7 +70,7 @@ class TrainScreen(Screen[None]):
             tooltip="Show or hide where the next pair lies (pair_positions, prev/next)",
             id="train.occurrences",
         ),
-        Binding("q", "quit", "quit", tooltip="Quit bpe-tui", id="train.quit"),
+        Binding("q", "quit", "quit", tooltip="Quit bpe-tui (back, when opened over another screen)", id="train.quit"),
     ]
 
     class Sampled(Message):
@@ -178,7 +179,7 @@ class TrainScreen(Screen[None]):
         finally:
             trainer.close(terminate=worker.is_cancelled)  # the app is closing: end a load or motion still running
         if self._quitting:
-            self.app.call_from_thread(self.app.exit, 0)
+            self.app.call_from_thread(self._leave)
         elif (how := trainer.death()) and not worker.is_cancelled:
             error = BpeError(f"{self.label}: the training process died ({how}: out of memory, or killed)")
             self.app.call_from_thread(self.app.fail, error)
@@ -332,10 +333,18 @@ class TrainScreen(Screen[None]):
 
     def action_quit(self) -> None:
         if self.snapshot is None:  # still loading: nothing to save, and the load is stopped
-            self.app.exit(0)
+            self._leave()
         elif not self._quitting:  # a save sent before is written before the trainer quits
             self._quitting = True
             self._send("quit", activity="quitting…")
+
+    def _leave(self) -> None:
+        """Back to the screen below when opened over another (its trainer process ends with
+        this screen's worker), else quit."""
+        if over_another(self):
+            self.app.pop_screen()
+        else:
+            self.app.exit(0)
 
     # -- status ----------------------------------------------------------------------------
 

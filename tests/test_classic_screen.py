@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 
+from bpe_tui.train_screen import TrainScreen
 from bpe_tui.widgets.train.corpus_words import CorpusWords
 from bpe_tui.widgets.train.merge_changes import MergeChanges
 from bpe_tui.widgets.train.pair_table import PairTable
 
 from .test_train_screen import status
-from .train_app import TOY_MERGES, at_merge, classic_app, wait_until
+from .train_app import TOY_MERGES, at_merge, classic_app, train_app, wait_until
 
 
 def shown(widget) -> str:
@@ -86,3 +87,24 @@ async def test_no_encode_view_for_classic():
         await pilot.press("e")
         await pilot.pause(0.2)
         assert app.screen is screen
+
+
+async def test_from_the_palette_over_the_training_screen_and_back():
+    app, train = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, train, 0)
+        assert "Classic BPE (</w>) on this corpus" in [c.title for c in app.get_system_commands(train)]
+        app.action_classic()
+        await pilot.pause()
+        classic = app.screen
+        assert isinstance(classic, TrainScreen) and classic.options.classic == "whitespace"
+        assert classic.inputs == train.inputs
+        await at_merge(pilot, classic, 0)
+        assert "Classic BPE (</w>) on this corpus" not in [c.title for c in app.get_system_commands(classic)]
+        assert "Race: recount vs optimized" in [c.title for c in app.get_system_commands(classic)]
+        await pilot.press("n")
+        await at_merge(pilot, classic, 1)
+        await pilot.press("q")  # back to the byte-level training screen, which goes on
+        await wait_until(pilot, lambda: app.screen is train)
+        await pilot.press("n")
+        await at_merge(pilot, train, 1)
