@@ -91,14 +91,11 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
-def measure(name: str, corpus: str, vocab_size: int) -> tuple[float, float, dict]:
-    """Wall seconds, peak MB of the process tree, and what the child printed."""
+def measure(script: str, name: str, *args: str) -> tuple[float, float, dict]:
+    """Run ``script --child NAME ARGS`` in a fresh process: wall seconds, peak MB of the
+    process with its descendants, and the JSON line the child printed last."""
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "--child", name, "--corpus", corpus, "--vocab-size", str(vocab_size)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    proc = subprocess.Popen([sys.executable, script, "--child", name, *args], stdout=subprocess.PIPE, text=True)
     peak = 0
 
     def sample() -> None:
@@ -141,7 +138,7 @@ def main() -> None:
             print(f"\n{size / 1e9:.2f} GB corpus generated in {time.perf_counter() - started:.0f} s")
             print(f"  {'trainer':<15}{'wall s':>9}{'peak RSS MB':>13}  notes")
             for name in names:
-                wall, peak, info = measure(name, str(corpus), args.vocab_size)
+                wall, peak, info = measure(__file__, name, "--corpus", str(corpus), "--vocab-size", str(args.vocab_size))
                 notes = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in info.items())
                 print(f"  {name:<15}{wall:>9.1f}{peak:>13.0f}  {notes}", flush=True)
             corpus.unlink()

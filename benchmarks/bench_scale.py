@@ -29,15 +29,13 @@ import gzip
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from bench_large import SOURCE, _tree_rss, repetitions  # this script's folder is on sys.path
+from bench_large import SOURCE, measure, repetitions  # this script's folder is on sys.path
 from bench_train import GPT2_PATTERN, SPECIAL, hf_trainer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -130,32 +128,6 @@ def child(name: str, folder: Path, vocab_size: int) -> None:
     print(json.dumps(info))
 
 
-def measure(name: str, folder: Path, vocab_size: int) -> tuple[float, float, dict]:
-    """Wall seconds, peak MB of the process with its descendants, and what the child printed."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "--child", name, "--dir", str(folder), "--vocab-size", str(vocab_size)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    peak = 0
-
-    def sample() -> None:
-        nonlocal peak
-        while proc.poll() is None:
-            peak = max(peak, _tree_rss(proc.pid))
-            time.sleep(0.1)
-
-    sampler = threading.Thread(target=sample)
-    sampler.start()
-    out, _ = proc.communicate()
-    wall = time.perf_counter() - start
-    sampler.join()
-    if proc.returncode:
-        raise SystemExit(f"{name} failed with status {proc.returncode}")
-    return wall, peak / 1e6, json.loads(out.strip().splitlines()[-1])
-
-
 def report(text_bytes: int, stored: int, runs: dict[str, tuple[float, float, dict]]) -> None:
     print(f"\n{text_bytes / 1e9:.2f} GB of text in {SHARDS} JSONL.gz shards ({stored / 1e9:.2f} GB stored)")
     print(f"  {'trainer':<15}{'wall s':>8}{'x HF':>7}{'x local':>9}{'RSS self MB':>13}{'with workers':>14}  notes")
@@ -197,7 +169,7 @@ def main() -> None:
                 marker.write_text(str(generate(folder, int(gb * 1e9))))
                 print(f"\n{gb:g} GB corpus generated in {time.perf_counter() - started:.0f} s")
             stored = sum(p.stat().st_size for p in folder.glob("*.jsonl.gz"))
-            runs = {name: measure(name, folder, args.vocab_size) for name in names}
+            runs = {name: measure(__file__, name, "--dir", str(folder), "--vocab-size", str(args.vocab_size)) for name in names}
             report(int(marker.read_text()), stored, runs)
 
 
