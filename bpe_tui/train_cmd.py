@@ -26,6 +26,7 @@ from rich.text import Text
 
 from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
 from engine.classic import ClassicTrainer
+from engine.formats import check_writable_file
 from engine.sources import expand_inputs
 
 from .train_options import Merges, TrainOptions, chosen_corpus, replay_saved
@@ -76,7 +77,7 @@ def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
     if args.out is not None or args.headless:
         _check_out(Path(args.out or DEFAULT_OUT))
     if args.save_counts:
-        _check_counts_path(Path(args.save_counts))
+        check_writable_file(Path(args.save_counts), "--save-counts")
     if args.inputs:  # missing files, globs that match nothing, unknown extensions: one line now
         expand_inputs(args.inputs)
     return options, resume
@@ -91,16 +92,6 @@ def _check_dask(args: argparse.Namespace) -> None:
     from engine.dask_count import check_target
 
     check_target(args.dask)
-
-
-def _check_counts_path(path: Path) -> None:
-    """Refuse a --save-counts path that cannot be written now, not after the counting."""
-    if path.is_dir():
-        raise SettingsError(f"--save-counts {path}: is a directory, not a file")
-    if not path.parent.is_dir():
-        raise SettingsError(f"--save-counts {path}: {path.parent} is not a directory")
-    if not os.access(path.parent, os.W_OK | os.X_OK):
-        raise SettingsError(f"--save-counts {path}: {path.parent} is not writable")
 
 
 def _check_out(out: Path) -> None:

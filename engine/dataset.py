@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import CorpusError, SettingsError
-from .formats import atomic_write
+from .formats import atomic_write, check_writable_file
 from .shards import CountSettings, source_texts
 from .sources import Source, optional
 from .tokenizer import Tokenizer
@@ -84,12 +83,7 @@ def check_out(path: Path) -> None:
     """Refuse an output path that cannot be written, before anything is read."""
     if path.suffix == ".npy":
         optional("numpy", "numpy", f"{path}: writing .npy")
-    if path.is_dir():
-        raise SettingsError(f"--out {path}: is a directory, not a file")
-    if not path.parent.is_dir():
-        raise SettingsError(f"--out {path}: {path.parent} is not a directory")
-    if not os.access(path.parent, os.W_OK | os.X_OK):
-        raise SettingsError(f"--out {path}: {path.parent} is not writable")
+    check_writable_file(path, "--out")
 
 
 def encode_dataset(

@@ -20,7 +20,7 @@ from typing import Any
 import regex
 
 from .byte_unicode import bytes_to_token_string, token_string_to_bytes
-from .errors import ModelFileError, unreadable
+from .errors import ModelFileError, SettingsError, unreadable
 from .pretokenize import PATTERNS
 
 TOKENIZER_JSON = "tokenizer.json"
@@ -53,6 +53,17 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def check_writable_file(path: Path, option: str) -> None:
+    """Refuse, as ``option PATH: why``, a file that ``atomic_write`` could not write: checked
+    before the work that leads to it, not after."""
+    if path.is_dir():
+        raise SettingsError(f"{option} {path}: is a directory, not a file")
+    if not path.parent.is_dir():
+        raise SettingsError(f"{option} {path}: {path.parent} is not a directory")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise SettingsError(f"{option} {path}: {path.parent} is not writable")
 
 
 def atomic_write(path: Pathish, data: str | bytes) -> Path:
