@@ -634,14 +634,21 @@ done:
     return out;
 }
 
-/* segmentation(i) -> [token ids]: word i as it is now split. */
-static PyObject *Core_segmentation(Core *c, PyObject *arg) {
+/* A word index argument, checked: -1 with an exception set if it names no word. */
+static Py_ssize_t word_arg(const Core *c, PyObject *arg) {
     Py_ssize_t w = PyLong_AsSsize_t(arg);
-    if (w == -1 && PyErr_Occurred()) return NULL;
+    if (w == -1 && PyErr_Occurred()) return -1;
     if (w < 0 || w >= c->nwords) {
         PyErr_SetString(PyExc_IndexError, "no such word");
-        return NULL;
+        return -1;
     }
+    return w;
+}
+
+/* segmentation(i) -> [token ids]: word i as it is now split. */
+static PyObject *Core_segmentation(Core *c, PyObject *arg) {
+    Py_ssize_t w = word_arg(c, arg);
+    if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
     for (int32_t pos = c->starts[w]; out && c->tokens[pos] != SEP; pos = c->next[pos])
         if (append_new(out, PyLong_FromLong(c->tokens[pos]))) Py_CLEAR(out);
@@ -692,12 +699,8 @@ static PyObject *Core_pair_positions(Core *c, PyObject *args) {
 /* cells(i) -> [(position, token, prev, next), ...]: word i's tokens as laid out now, each
  * with its prev/next links; a link out of the word (to a separator) is -1. */
 static PyObject *Core_cells(Core *c, PyObject *arg) {
-    Py_ssize_t w = PyLong_AsSsize_t(arg);
-    if (w == -1 && PyErr_Occurred()) return NULL;
-    if (w < 0 || w >= c->nwords) {
-        PyErr_SetString(PyExc_IndexError, "no such word");
-        return NULL;
-    }
+    Py_ssize_t w = word_arg(c, arg);
+    if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
     for (int32_t pos = c->starts[w]; out && c->tokens[pos] != SEP; pos = c->next[pos]) {
         int32_t prv = c->prev[pos], nxt = c->next[pos];
