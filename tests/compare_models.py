@@ -73,3 +73,12 @@ def fixed_unigram_json(directory: Path) -> Path:
     path = directory / "unigram.json"
     tok.save(str(path))
     return path
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with a WordPiece and a Unigram ``tokenizer.json``."""
+    directory = tmp_path_factory.mktemp("models")
+    wordpiece_json(directory)
+    unigram_json(directory)
+    return directory

@@ -15,7 +15,7 @@ from engine import CorpusError, ModelFileError, PreTokenizer, Tokenizer, Trainer
 from engine.baselines import ByteTokenizer, CharacterTokenizer, Token, WordTokenizer, byte_offsets
 from engine.compare import BpeSpans, compare, corpus_tokenizers, load_span_tokenizer
 
-from .compare_models import gpt2_dir, unigram_json, wordpiece_json
+from .compare_models import gpt2_dir, models  # noqa: F401  (models: a fixture)
 from .conftest import ROOT
 
 CORPUS = "the cat sat on the mat. the cat ate 12 fish!<|endoftext|>你好 world 🌍"
@@ -131,14 +131,6 @@ def test_compare_counts_on_the_lectures_example(word: WordTokenizer) -> None:
 
 
 # -- model files ----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("models")
-    wordpiece_json(directory)
-    unigram_json(directory)
-    return directory
 
 
 def test_wordpiece_through_tokenizers(models: Path) -> None:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_train_snapshots import after
-from .train_app import classic_app
+from .train_app import after, classic_app
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])

@@ -11,18 +11,10 @@ import pytest
 
 from engine import PreTokenizer
 
-from .compare_models import SAMPLE, gpt2_dir, unigram_json, wordpiece_json
+from .compare_models import SAMPLE, gpt2_dir, models  # noqa: F401  (models: a fixture)
 from .conftest import CLI_ENV, ROOT, refused, run_cli
 
 TEXT = "Hello, 🌍! 你好! The keeper's cat watched 1234 waves."
-
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("models")
-    wordpiece_json(directory)
-    unigram_json(directory)
-    return directory
 
 
 def test_json_holds_every_row(models: Path, tmp_path: Path) -> None:

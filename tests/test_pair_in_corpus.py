@@ -8,7 +8,7 @@ from bpe_tui.widgets.train import vocab_growth
 from bpe_tui.widgets.train.growth_plot import GrowthPlot, per_token, nice_ticks, short_number
 from bpe_tui.widgets.train.pair_in_corpus import PairInCorpus
 
-from .train_app import SAMPLE_MERGES, at_merge, train_app, wait_until
+from .train_app import SAMPLE_MERGES, after, at_merge, train_app, wait_until
 
 
 def shown(screen) -> str:
@@ -113,19 +113,6 @@ def test_plot_helpers():
 
 
 # -- SVG snapshots ------------------------------------------------------------------------
-
-
-def after(*keys: str, merge: int):
-    async def run_before(pilot) -> None:
-        screen = pilot.app.screen
-        await at_merge(pilot, screen, 0)
-        for key in keys:
-            await pilot.press(key)
-        await at_merge(pilot, screen, merge)
-        if screen.has_class("-occurrences"):
-            await wait_until(pilot, lambda: screen.snapshot.upcoming is not None)
-
-    return run_before
 
 
 SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])

@@ -7,18 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from .train_app import at_merge, train_app
-
-
-def after(*keys: str, merge: int):
-    async def run_before(pilot) -> None:
-        screen = pilot.app.screen
-        await at_merge(pilot, screen, 0)
-        for key in keys:
-            await pilot.press(key)
-        await at_merge(pilot, screen, merge)
-
-    return run_before
+from .train_app import after, train_app
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from textual.pilot import Pilot
 
@@ -53,3 +53,19 @@ def classic_app(out: str | None = None, words: str = "whitespace") -> tuple[BpeA
     with sample_corpus(TOY) as path:
         screen = TrainScreen(path, TrainOptions(40, (), classic=words), out=out, label=TOY)
     return BpeApp(screen), screen
+
+
+def after(*keys: str, merge: int) -> Callable[[Pilot], Awaitable[None]]:
+    """A snapshot's ``run_before``: from merge 0, press ``keys`` and wait until the screen
+    shows ``merge`` (and, with the pair-in-the-corpus panel shown, its sample)."""
+
+    async def run_before(pilot: Pilot) -> None:
+        screen = pilot.app.screen
+        await at_merge(pilot, screen, 0)
+        for key in keys:
+            await pilot.press(key)
+        await at_merge(pilot, screen, merge)
+        if screen.has_class("-occurrences"):
+            await wait_until(pilot, lambda: screen.snapshot.upcoming is not None)
+
+    return run_before
