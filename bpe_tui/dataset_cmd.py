@@ -15,14 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskProgressColumn, TextColumn, TimeRemainingColumn
-from rich.text import Text
 
 from engine import SettingsError, Tokenizer
 from engine.dataset import check_out, encode_dataset
 from engine.sources import expand_inputs
 
-from .train_cmd import AmountColumn
+from .progress_bars import TokenRateColumn, progress_bars
 from .train_options import DEFAULT_SPECIAL
 
 
@@ -43,17 +41,7 @@ def run_dataset(args: argparse.Namespace) -> int:
     check_out(out)
     sources = expand_inputs(args.file)
     console = Console(stderr=True)
-    progress = Progress(
-        TextColumn("encoding"),
-        BarColumn(bar_width=16),
-        TaskProgressColumn(),
-        AmountColumn(),
-        TokenRateColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-        disable=not console.is_terminal,
-    )
+    progress = progress_bars(console, TokenRateColumn(), bar_width=16)
     task = progress.add_task("encoding", total=sum(s.size for s in sources), unit="bytes", tokens=0)
     started = time.perf_counter()
 
@@ -78,14 +66,6 @@ def run_dataset(args: argparse.Namespace) -> int:
         bad = summary.bad_records
         print(f"bpe-tui: skipped {bad:,} bad record{'' if bad == 1 else 's'} (--skip-bad-records)", file=sys.stderr)
     return 0
-
-
-class TokenRateColumn(ProgressColumn):
-    """Tokens written per second so far (the task's ``tokens`` field)."""
-
-    def render(self, task: Task) -> Text:
-        elapsed = task.finished_time if task.finished else task.elapsed
-        return Text(f"{task.fields['tokens'] / elapsed / 1e6 if elapsed else 0:,.2f}M tokens/s")
 
 
 @contextmanager

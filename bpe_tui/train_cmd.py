@@ -20,15 +20,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
-from rich.text import Text
 
 from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
 from engine.classic import ClassicTrainer
 from engine.formats import check_writable_file
 from engine.sources import expand_inputs
 
+from .progress_bars import progress_bars
 from .train_options import Merges, TrainOptions, chosen_corpus, replay_saved
 from .train_snapshot import SteppableTrainer
 
@@ -133,17 +132,6 @@ def _interactive(args: argparse.Namespace, options: TrainOptions, inputs: list[s
     return app.return_code or 0
 
 
-class AmountColumn(ProgressColumn):
-    """Done/total and rate in the task's own unit: bytes while reading, merges after."""
-
-    def render(self, task: Task) -> Text:
-        elapsed = task.finished_time if task.finished else task.elapsed
-        speed = task.completed / elapsed if elapsed else 0
-        if task.fields.get("unit") == "bytes":
-            return Text(f"{task.completed / 1e6:,.1f}/{(task.total or 0) / 1e6:,.1f} MB  {speed / 1e6:,.1f} MB/s")
-        return Text(f"{task.completed:,.0f}/{task.total or 0:,.0f}  {speed:,.0f}/s")
-
-
 @contextmanager
 def _stop_on_signals(trainer: list[SteppableTrainer]) -> Iterator[None]:
     """SIGINT and SIGTERM ask the trainer in ``trainer`` (once there is one) to stop at the
@@ -164,16 +152,7 @@ def _stop_on_signals(trainer: list[SteppableTrainer]) -> Iterator[None]:
 
 def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str], label: str, resume: Merges | None) -> int:
     console = Console(stderr=True)
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(bar_width=24),
-        TaskProgressColumn(),
-        AmountColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,  # the summary replaces the bars (and an error leaves just its line)
-        disable=not console.is_terminal,  # transient bars leave a file nothing but a blank line
-    )
+    progress = progress_bars(console)
     read = progress.add_task("pre-tokenizing", total=None, unit="bytes")
     merge = progress.add_task("merging", total=None, unit="merges", start=False)
 

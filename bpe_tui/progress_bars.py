@@ -1,0 +1,43 @@
+"""The headless commands' progress bars on stderr (``train --headless``, ``encode --out``)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.text import Text
+
+
+class AmountColumn(ProgressColumn):
+    """Done/total and rate in the task's own unit: bytes while reading, merges after."""
+
+    def render(self, task: Task) -> Text:
+        elapsed = task.finished_time if task.finished else task.elapsed
+        speed = task.completed / elapsed if elapsed else 0
+        if task.fields.get("unit") == "bytes":
+            return Text(f"{task.completed / 1e6:,.1f}/{(task.total or 0) / 1e6:,.1f} MB  {speed / 1e6:,.1f} MB/s")
+        return Text(f"{task.completed:,.0f}/{task.total or 0:,.0f}  {speed:,.0f}/s")
+
+
+class TokenRateColumn(ProgressColumn):
+    """Tokens written per second so far (the task's ``tokens`` field)."""
+
+    def render(self, task: Task) -> Text:
+        elapsed = task.finished_time if task.finished else task.elapsed
+        return Text(f"{task.fields['tokens'] / elapsed / 1e6 if elapsed else 0:,.2f}M tokens/s")
+
+
+def progress_bars(console: Console, *extra: ProgressColumn, bar_width: int = 24) -> Progress:
+    """Bars with the task's name, percentage, amount and rate, ``extra`` columns and the time
+    left. Transient: the summary replaces them (and an error leaves just its line); off when
+    stderr is not a terminal, where they would leave nothing but a blank line."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(bar_width=bar_width),
+        TaskProgressColumn(),
+        AmountColumn(),
+        *extra,
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    )
