@@ -15,8 +15,9 @@
  * (engine/_pretokenize_core.c); each pre-token's ids are found in the Encoder's own cache,
  * else are its vocabulary entry (when every entry encodes to itself, Tokenizer.direct) or
  * come from the merge loop, and are cached. A full cache is emptied, so memory stays
- * bounded. Only building the list of ids takes the GIL again, so threads with an Encoder
- * each encode in parallel.
+ * bounded. Only building the list of ids takes the GIL again (or a copy of them packed
+ * as 2- or 4-byte integers, for files of ids), so threads with an Encoder each encode in
+ * parallel.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -738,15 +739,33 @@ static void Encoder_dealloc(Encoder *e) {
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
 
-/* encode(text: str) -> list[int]. Releases the GIL while it works, so threads with an
+/* Narrow e->out in place to little-endian ids of width bytes (2 or 4); -1 if an id does
+ * not fit. Runs without the GIL. */
+static int pack_out(Encoder *e, int width) {
+    uint8_t *p = (uint8_t *)e->out;
+    for (size_t k = 0; k < e->out_len; k++, p += width) {
+        uint32_t id = e->out[k]; /* read before the bytes at p, which never run ahead of it */
+        if (width == 2 && id > 0xFFFF) return -1;
+        p[0] = (uint8_t)id;
+        p[1] = (uint8_t)(id >> 8);
+        if (width == 4) {
+            p[2] = (uint8_t)(id >> 16);
+            p[3] = (uint8_t)(id >> 24);
+        }
+    }
+    return 0;
+}
+
+/* The ids of a text: a list of ints (width 0), or the bytes of a little-endian array of
+ * width-byte unsigned ints (2 or 4). Releases the GIL while it works, so threads with an
  * Encoder each run in parallel. */
-static PyObject *Encoder_encode(Encoder *e, PyObject *text) {
+static PyObject *encode_as(Encoder *e, PyObject *text, int width) {
     if (!PyUnicode_Check(text)) {
         PyErr_SetString(PyExc_TypeError, "encode() takes a str");
         return NULL;
     }
     Text t = {PyUnicode_DATA(text), PyUnicode_KIND(text), PyUnicode_GET_LENGTH(text)};
-    int ascii = PyUnicode_IS_ASCII(text), err;
+    int ascii = PyUnicode_IS_ASCII(text), err, fits = 1;
     if (!PyThread_acquire_lock(e->lock, NOWAIT_LOCK)) {
         Py_BEGIN_ALLOW_THREADS
         PyThread_acquire_lock(e->lock, WAIT_LOCK);
@@ -754,12 +773,17 @@ static PyObject *Encoder_encode(Encoder *e, PyObject *text) {
     }
     Py_BEGIN_ALLOW_THREADS
     err = encode_text(e, &t, ascii);
+    if (!err && width) fits = !pack_out(e, width);
     Py_END_ALLOW_THREADS
     PyObject *out = NULL;
     if (err == SURROGATE) {
         Py_XDECREF(PyUnicode_AsUTF8String(text)); /* raises the UnicodeEncodeError str.encode gives */
     } else if (err) {
         PyErr_NoMemory();
+    } else if (!fits) {
+        PyErr_SetString(PyExc_OverflowError, "a token id does not fit in 16 bits");
+    } else if (width) {
+        out = PyBytes_FromStringAndSize((const char *)e->out, (Py_ssize_t)(e->out_len * (size_t)width));
     } else if ((out = PyList_New((Py_ssize_t)e->out_len))) {
         PyObject **objects = e->vocab->id_objects;
         for (size_t k = 0; k < e->out_len; k++) {
@@ -775,8 +799,27 @@ static PyObject *Encoder_encode(Encoder *e, PyObject *text) {
     return out;
 }
 
+/* encode(text: str) -> list[int] */
+static PyObject *Encoder_encode(Encoder *e, PyObject *text) {
+    return encode_as(e, text, 0);
+}
+
+/* encode_packed(text: str, width: int) -> bytes */
+static PyObject *Encoder_encode_packed(Encoder *e, PyObject *args) {
+    PyObject *text;
+    int width;
+    if (!PyArg_ParseTuple(args, "Ui", &text, &width)) return NULL;
+    if (width != 2 && width != 4) {
+        PyErr_SetString(PyExc_ValueError, "width must be 2 or 4 bytes");
+        return NULL;
+    }
+    return encode_as(e, text, width);
+}
+
 static PyMethodDef Encoder_methods[] = {
     {"encode", (PyCFunction)Encoder_encode, METH_O, "The token ids of a text, special tokens included."},
+    {"encode_packed", (PyCFunction)Encoder_encode_packed, METH_VARARGS,
+     "encode()'s ids as the bytes of a little-endian array of 2- or 4-byte unsigned ints."},
     {NULL},
 };
 

@@ -23,9 +23,22 @@ class Encoder:
     """Encodes text under GPT-2's (``pattern`` 0) or GPT-4's (1) pattern, with a cache of
     its own of at most ``cache_size`` pre-tokens."""
 
-    def __init__(self, ranks: MergeRanks, vocab: Vocab, pattern: int, direct: bool, cache_size: int, /) -> None: ...
+    def __init__(
+        self,
+        ranks: MergeRanks,
+        vocab: Vocab,
+        pattern: int,
+        direct: bool,
+        cache_size: int,
+        specials: list[tuple[str, int]],
+        /,
+    ) -> None: ...
     def encode(self, text: str, /) -> list[int]:
-        """The token ids of a text without special tokens (the GIL is released meanwhile)."""
+        """The token ids of a text, ``specials`` (text, id; longest first) cut out first (the
+        GIL is released meanwhile)."""
+    def encode_packed(self, text: str, width: int, /) -> bytes:
+        """``encode``'s ids as the bytes of a little-endian array of ``width``-byte (2 or 4)
+        unsigned ints; OverflowError if an id does not fit."""
 
 def pretokens(text: str, pattern: int, /) -> list[str]:
     """The pre-tokens of ``text`` under GPT-2's (0) or GPT-4's (1) pattern."""

@@ -19,12 +19,12 @@ import sys
 import threading
 from array import array
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from . import formats
 from ._encoder_core import Encoder, MergeRanks, Vocab
@@ -42,6 +42,12 @@ _COMPILED = {"gpt2": 0, "gpt4": 1}
 
 _UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
 _UINT32 = next(code for code in "IL" if array(code).itemsize == 4)
+_TYPECODES = {2: "H", 4: _UINT32}
+
+ID_WIDTHS = {"uint16": 2, "uint32": 4}
+"""Bytes of each unsigned integer type a file of ids may hold."""
+
+T = TypeVar("T")
 
 
 def _code_points(ids: str) -> list[int]:
@@ -351,6 +357,19 @@ class Tokenizer:
         """``[encode(text) for text in texts]``, in ``workers`` threads (see ``encode_stream``)."""
         return list(self.encode_stream(texts, workers))
 
+    def encode_packed(self, text: str, dtype: str = "uint32") -> bytes:
+        """``encode``'s ids as files of ids hold them: the bytes of a little-endian array of
+        ``dtype`` (``"uint16"`` or ``"uint32"``); OverflowError if an id does not fit."""
+        width = ID_WIDTHS[dtype]
+        if self._encoder is None:
+            self._encoder = self._new_encoder()
+        if self._encoder is not None:
+            return self._encoder.encode_packed(text, width)
+        ids = array(_TYPECODES[width], self.encode(text))
+        if sys.byteorder == "big":
+            ids.byteswap()
+        return ids.tobytes()
+
     def encode_stream(self, texts: Iterable[str], workers: int | None = None) -> Iterator[list[int]]:
         """``encode`` of each text, in order, as ``texts`` yields them, in ``workers`` threads
         (default: one per core), with at most two texts per thread in flight.
@@ -360,19 +379,35 @@ class Tokenizer:
         thread) overlaps with the encoding. Under a custom pattern the regex holds the GIL:
         the texts are encoded one after another.
         """
+        return self._in_threads(texts, workers, Encoder.encode, self.encode)
+
+    def encode_packed_stream(self, texts: Iterable[str], dtype: str = "uint32", workers: int | None = None) -> Iterator[bytes]:
+        """``encode_packed`` of each text, as ``encode_stream`` does ``encode``: packing too
+        runs in the threads."""
+        width = ID_WIDTHS[dtype]
+        return self._in_threads(
+            texts, workers, lambda encoder, text: encoder.encode_packed(text, width), lambda text: self.encode_packed(text, dtype)
+        )
+
+    def _in_threads(
+        self, texts: Iterable[str], workers: int | None, compiled: Callable[[Encoder, str], T], plain: Callable[[str], T]
+    ) -> Iterator[T]:
+        """``compiled(encoder, text)`` of each text in ``workers`` threads, each with an
+        ``Encoder`` of its own; ``plain(text)`` in this thread when there is one worker or
+        no compiled encoder."""
         workers = workers or os.cpu_count() or 1
         if workers <= 1 or not self._compiled:
-            yield from map(self.encode, texts)
+            yield from map(plain, texts)
             return
         local = threading.local()
 
-        def encode(text: str) -> list[int]:
+        def encode(text: str) -> T:
             encoder = getattr(local, "encoder", None) or self._new_encoder()
             local.encoder = encoder
-            return encoder.encode(text)
+            return compiled(encoder, text)
 
         with ThreadPoolExecutor(workers) as pool:
-            pending: deque[Future[list[int]]] = deque()
+            pending: deque[Future[T]] = deque()
             try:
                 for text in texts:
                     pending.append(pool.submit(encode, text))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from array import array
 
@@ -73,12 +74,38 @@ def test_encode_batch_is_encode_of_each(tok, batch, workers):
     assert tok.encode_batch(batch, workers=workers) == [tok.encode(text) for text in batch]
 
 
+def packed(ids: list[int], typecode: str) -> bytes:
+    values = array(typecode, ids)
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values.tobytes()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(texts, max_size=8), st.integers(1, 3))
+def test_packed_ids_are_encode_as_little_endian_bytes(tok, batch, workers):
+    """``encode_packed`` (files of ids) packs in C, in the worker threads: the same ids."""
+    for dtype, typecode in [("uint16", "H"), ("uint32", "I")]:
+        expected = [packed(tok.encode(text), typecode) for text in batch]
+        assert [tok.encode_packed(text, dtype) for text in batch] == expected
+        assert list(tok.encode_packed_stream(batch, dtype, workers)) == expected
+
+
+def test_an_id_too_wide_for_uint16_is_refused():
+    vocab = {i: bytes([i]) for i in range(256)} | {70_000: b"ab"}
+    tok = Tokenizer(vocab, [(b"a", b"b")])
+    assert tok.encode_packed("ab", "uint32") == packed([70_000], "I")
+    with pytest.raises(OverflowError):
+        tok.encode_packed("ab", "uint16")
+
+
 def test_encode_batch_under_a_custom_pattern():
     trainer = Trainer.from_text(SAMPLE, 300, pattern=r"\S+|\s+")
     trainer.run()
     tok = Tokenizer.from_trainer(trainer)
     lines = SAMPLE.splitlines(keepends=True)
     assert tok.encode_batch(lines, workers=2) == [tok.encode(line) for line in lines]
+    assert list(tok.encode_packed_stream(lines, "uint16", 2)) == [packed(tok.encode(line), "H") for line in lines]
 
 
 def test_one_tokenizer_shared_by_threads(tok):
