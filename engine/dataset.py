@@ -1,9 +1,10 @@
 """A dataset: the documents of a corpus encoded into one flat file of token ids.
 
 ``encode_dataset`` reads the input files in order, document by document
-(``shards.source_texts``), encodes them in worker threads (``Tokenizer.encode_stream``: the
-compiled encoder runs without the GIL) and writes the ids in input order, so the file is the
-same whatever the number of workers. Only a few texts are in flight at once: memory stays
+(``shards.source_texts``), encodes them in worker threads
+(``Tokenizer.encode_packed_stream``: the compiled encoder encodes and packs the ids without
+the GIL) and writes the ids in input order, so the file is the same whatever the number of
+workers. Only a few texts are in flight at once: memory stays
 bounded whatever the size of the corpus.
 
 The ids are little-endian unsigned integers of the smallest width that holds every id
@@ -18,8 +19,6 @@ import hashlib
 import json
 import os
 import struct
-import sys
-from array import array
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -27,18 +26,20 @@ from pathlib import Path
 from typing import Any
 
 from .formats import atomic_write, check_writable_file
-from .shards import CountSettings, source_texts
+from .shards import CountSettings, source_texts, trim_heap
 from .sources import Source, optional
-from .tokenizer import Tokenizer
+from .tokenizer import ID_WIDTHS, Tokenizer
 
 BATCH_CHARS = 1 << 20
 """Characters of text written at once (and bytes of a plain-text file read at once): a few
 of them per encoding thread are all that is held."""
 
+TRIM_BATCHES = 16
+"""Batches between heap trims: glibc keeps what the texts and ids freed, so without a trim
+resident memory grows with the input; a trim on every batch costs the threads time."""
+
 NPY_HEADER = 128
 """Bytes reserved for a ``.npy`` header: its shape is known only at the end."""
-
-TYPECODES = {"uint16": "H", "uint32": "I"}
 
 Progress = Callable[[int, int], None]
 """Told ``(bytes read, tokens written)`` so far, as batches are written."""
@@ -128,8 +129,12 @@ def encode_dataset(
     try:
         with open(tmp, "xb") as f:
             f.write(b"\0" * header)
-            for (data, n, docs), done in _encoded(_batches(sources, settings, count, skip, read), tokenizer, eot, dtype, workers):
+            for batch, ((data, n, docs), done) in enumerate(
+                _encoded(_batches(sources, settings, count, skip, read), tokenizer, eot, dtype, workers), start=1
+            ):
                 f.write(data)
+                if batch % TRIM_BATCHES == 0:
+                    trim_heap()
                 tokens += n
                 documents += docs
                 if progress is not None:
@@ -206,9 +211,11 @@ def _batches(
 def _encoded(
     batches: Iterator[tuple[Batch, int]], tokenizer: Tokenizer, eot: int | None, dtype: str, workers: int | None
 ) -> Iterator[tuple[tuple[bytes, int, int], int]]:
-    """Each batch encoded (``Tokenizer.encode_stream``: threads, in order) as little-endian
-    ids, an end-of-text id after each document's last text; with how many ids and documents,
-    and the bytes read when the batch was made."""
+    """Each batch encoded (``Tokenizer.encode_packed_stream``: threads, in order) as
+    little-endian ids, an end-of-text id after each document's last text; with how many ids
+    and documents, and the bytes read when the batch was made."""
+    width = ID_WIDTHS[dtype]
+    eot_bytes = b"" if eot is None else eot.to_bytes(width, "little")
     ends: deque[tuple[bool, int | None]] = deque()  # per text: ends a document; ends a batch (bytes read)
 
     def texts() -> Iterator[str]:
@@ -217,17 +224,15 @@ def _encoded(
                 ends.append((last, done if i == len(batch) - 1 else None))
                 yield text
 
-    ids = array(TYPECODES[dtype])
+    parts: list[bytes] = []
     documents = 0
-    for encoded in tokenizer.encode_stream(texts(), workers):
+    for encoded in tokenizer.encode_packed_stream(texts(), dtype, workers):
         last, done = ends.popleft()
-        ids.extend(encoded)
+        parts.append(encoded)
         if last:
             documents += 1
-            if eot is not None:
-                ids.append(eot)
+            parts.append(eot_bytes)
         if done is not None:
-            if sys.byteorder == "big":
-                ids.byteswap()
-            yield (ids.tobytes(), len(ids), documents), done
-            ids, documents = array(TYPECODES[dtype]), 0
+            data = b"".join(parts)
+            yield (data, len(data) // width, documents), done
+            parts, documents = [], 0

@@ -181,7 +181,7 @@ def source_texts(
     skipped (with ``settings.skip_bad_records``) once the file is read.
     """
     for shard in plan_shards([source], settings, shard_bytes=max(source.size, 1)):
-        with _texts(shard, settings, progress) as (texts, done):
+        with _texts(shard, settings, progress, hashed=False) as (texts, done):
             if source.format != TEXT:
                 yield from ((text, True) for text in texts)
             else:
@@ -198,16 +198,17 @@ def source_texts(
 
 def first_text(shard: Shard, settings: CountSettings, chars: int) -> str:
     """The first ``chars`` characters of the shard's first document: something to show."""
-    with _texts(shard, settings, None) as (texts, _):
+    with _texts(shard, settings, None, hashed=False) as (texts, _):
         return next(iter(texts), "")[:chars]
 
 
 @contextmanager
 def _texts(
-    shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None
+    shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None, hashed: bool = True
 ) -> Iterator[tuple[Iterable[str], Callable[[], tuple[int, int, bytes]]]]:
     """The shard's texts (blocks of a plain-text file, or documents), and a function giving
-    ``(bytes read, bad records, digest)`` once they are consumed."""
+    ``(bytes read, bad records, digest)`` once they are consumed; the digest is empty unless
+    ``hashed`` (hashing a plain-text file costs about as much as decoding it)."""
     bad = [0]
     if shard.format == PARQUET:
         digest = hashlib.blake2b(digest_size=16)
@@ -219,20 +220,20 @@ def _texts(
     with open_binary(shard.path) as raw:
         pretok = settings.pretokenizer
         if shard.compression:
-            start, reader = 0, _Reader(raw, None, progress)
+            start, reader = 0, _Reader(raw, None, progress, hashed)
             stream: Any = _decompressed(reader, shard)
         else:
             cut = line_cut if shard.format == JSONL else lambda f, pos: text_cut(f, pos, pretok)
             start = cut(raw, shard.start)
             stop = None if shard.end is None else cut(raw, shard.end)
             raw.seek(start)
-            reader = stream = _Reader(raw, None if stop is None else max(0, stop - start), progress)
+            reader = stream = _Reader(raw, None if stop is None else max(0, stop - start), progress, hashed)
         with _read_errors(shard):
             if shard.format == JSONL:
                 texts: Iterable[str] = _jsonl_documents(stream, shard, start, settings, bad)
             else:
                 texts = (text for text, _ in read_blocks(stream, pretok, settings.block_bytes, settings.errors, shard.path, start))
-            yield texts, lambda: (reader.flush(), bad[0], reader.hash.digest())
+            yield texts, lambda: (reader.flush(), bad[0], b"" if reader.hash is None else reader.hash.digest())
 
 
 def inputs_digest(digests: Iterable[bytes]) -> str:
@@ -315,11 +316,11 @@ def _cut_ok(data: bytes, j: int, bad_before: Callable[[str], bool], specials: li
 
 
 class _Reader:
-    """A file read up to ``limit`` bytes, hashing what it reads and reporting how much."""
+    """A file read up to ``limit`` bytes, hashing what it reads (if ``hashed``) and reporting how much."""
 
-    def __init__(self, f: BinaryIO, limit: int | None, progress: Callable[[int], None] | None) -> None:
+    def __init__(self, f: BinaryIO, limit: int | None, progress: Callable[[int], None] | None, hashed: bool = True) -> None:
         self.f, self.left, self.progress = f, limit, progress
-        self.hash = hashlib.blake2b(digest_size=16)
+        self.hash = hashlib.blake2b(digest_size=16) if hashed else None
         self.done = 0
         self.reported = 0
 
@@ -327,7 +328,8 @@ class _Reader:
         if self.left is not None:
             n = self.left if n < 0 else min(n, self.left)
         data = self.f.read(n)
-        self.hash.update(data)
+        if self.hash is not None:
+            self.hash.update(data)
         self.done += len(data)
         if self.left is not None:
             self.left -= len(data)
