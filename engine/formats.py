@@ -12,14 +12,14 @@ import base64
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import regex
 
-from .byte_unicode import bytes_to_token_string, token_string_to_bytes
+from .byte_unicode import bytes_to_token_string, token_string_to_bytes, token_strings_to_bytes
 from .errors import ModelFileError, SettingsError, unreadable
 from .pretokenize import PATTERNS
 
@@ -233,14 +233,16 @@ def read_gpt2_files(vocab_json: Pathish, merges_txt: Pathish, special_tokens: Se
     """
     vocab_json, merges_txt = Path(vocab_json), Path(merges_txt)
     vocab = _parse_vocab(vocab_json, _load_json(vocab_json), "the top level")
-    merges = []
+    pairs, lines = [], []
     for n, line in enumerate(_read_text(merges_txt).splitlines(), start=1):
         if not line.strip() or (n == 1 and line.startswith("#version")):
             continue
         parts = line.split(" ")
         if len(parts) != 2:
             raise ModelFileError(f"{merges_txt}: line {n} is not two tokens separated by a space: {line[:60]!r}")
-        merges.append(_merge_pair(merges_txt, parts, f"line {n}"))
+        pairs.append(parts)
+        lines.append(n)
+    merges = _merge_pairs(merges_txt, pairs, lambda k: f"line {lines[k]}")
     specials = list(special_tokens or [])
     made = {a + b for a, b in merges}
     for _, token in sorted(vocab.items()):
@@ -278,33 +280,46 @@ def _to_bytes(path: Path, token: Any, where: str) -> bytes:
         raise ModelFileError(f"{path}: {where}: token {token!r} has {e.args[0]!r}, outside GPT-2's byte-level alphabet") from None
 
 
+def _all_to_bytes(path: Path, tokens: list[Any], where: Callable[[int], str]) -> list[bytes]:
+    """``_to_bytes`` of each token, converted all at once (a model file holds 100,000s of
+    them); a bad one is found again one by one, to name it (``where(index)``)."""
+    try:
+        return token_strings_to_bytes(tokens)
+    except (KeyError, TypeError):
+        return [_to_bytes(path, token, where(k)) for k, token in enumerate(tokens)]
+
+
 def _parse_vocab(path: Path, table: Any, where: str) -> dict[int, bytes]:
     if not isinstance(table, dict) or not table:
         raise ModelFileError(f"{path}: {where} is not a non-empty {{token: id}} object")
-    vocab: dict[int, bytes] = {}
+    ids: list[int] = []
+    seen: set[int] = set()
     for token, i in table.items():
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
             raise ModelFileError(f"{path}: token {token!r} has id {i!r}, not a non-negative integer")
-        if i in vocab:
+        if i in seen:
             raise ModelFileError(f"{path}: id {i} is used twice")
-        vocab[i] = _to_bytes(path, token, f"id {i}")
-    return vocab
+        seen.add(i)
+        ids.append(i)
+    return dict(zip(ids, _all_to_bytes(path, list(table), lambda k: f"id {ids[k]}")))
 
 
 def _parse_merges(path: Path, merges: Any) -> list[tuple[bytes, bytes]]:
     if not isinstance(merges, list):
         raise ModelFileError(f"{path}: 'model.merges' is missing or not a list")
-    out = []
+    pairs = []
     for rank, m in enumerate(merges):
         parts = m.split(" ") if isinstance(m, str) else m
         if not isinstance(parts, list) or len(parts) != 2:
             raise ModelFileError(f"{path}: merge {rank} is not a pair of tokens: {m!r}")
-        out.append(_merge_pair(path, parts, f"merge {rank}"))
-    return out
+        pairs.append(parts)
+    return _merge_pairs(path, pairs, lambda k: f"merge {k}")
 
 
-def _merge_pair(path: Path, parts: list[Any], where: str) -> tuple[bytes, bytes]:
-    return _to_bytes(path, parts[0], where), _to_bytes(path, parts[1], where)
+def _merge_pairs(path: Path, pairs: list[list[Any]], where: Callable[[int], str]) -> list[tuple[bytes, bytes]]:
+    """The merges, as pairs of bytes, of pairs of token strings (``where``: names merge k)."""
+    tokens = _all_to_bytes(path, [t for pair in pairs for t in pair], lambda k: where(k // 2))
+    return list(zip(tokens[0::2], tokens[1::2]))
 
 
 def _hf_pattern(path: Path, pre: Any) -> str:

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import ModelFileError, Tokenizer, Trainer, atomic_write
+from engine.byte_unicode import bytes_to_token_string, token_string_to_bytes, token_strings_to_bytes
 
 from .conftest import shared_file
 from .test_encode_conformance import gpt2, tiktoken_encoding
@@ -187,7 +188,8 @@ def _edit(good_json: str, edit) -> str:  # noqa: ANN001
         (lambda g: _edit(g, lambda d: d["model"].pop("merges")), "'model.merges' is missing"),
         (lambda g: _edit(g, lambda d: d["model"]["merges"].append("x")), r"merge \d+ is not a pair"),
         (lambda g: _edit(g, lambda d: d["model"]["merges"].append("Ġzz qq")), "uses a token not in the vocabulary"),
-        (lambda g: _edit(g, lambda d: d["model"]["vocab"].update({" ": 9999})), "outside GPT-2's byte-level alphabet"),
+        (lambda g: _edit(g, lambda d: d["model"]["vocab"].update({" ": 9999})), "id 9999: token ' ' has ' ', outside GPT-2's byte-level alphabet"),
+        (lambda g: _edit(g, lambda d: d["model"]["merges"].insert(3, ["Ġ", 5])), "merge 3: token 5 is not a string"),
         (lambda g: _edit(g, lambda d: d["model"]["vocab"].update({"ĠĠĠ": "7"})), "not a non-negative integer"),
         (lambda g: _edit(g, lambda d: d.update(pre_tokenizer={"type": "Whitespace"})), "not end in ByteLevel"),
         (lambda g: _edit(g, lambda d: d.update(normalizer={"type": "NFC"})), "normalizer is not supported"),
@@ -217,6 +219,17 @@ def test_bad_gpt2_files(tmp_path):
     (tmp_path / "merges.txt").write_text("#version: 0.2\na b\nno\n", encoding="utf-8")
     with pytest.raises(ModelFileError, match=r"merges.txt: line 3 is not two tokens"):
         Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt")
+    (tmp_path / "merges.txt").write_text("#version: 0.2\na b\n\nc d\ne\tf g\n", encoding="utf-8")
+    with pytest.raises(ModelFileError, match=r"merges.txt: line 5: token 'e\\tf' has '\\t', outside GPT-2's byte-level alphabet"):
+        Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt")
     (tmp_path / "merges.txt").write_text("a b\n", encoding="utf-8")
     with pytest.raises(ModelFileError, match=r"vocab.json: vocabulary lacks the single byte"):
         Tokenizer.load(tmp_path)
+
+
+@given(st.lists(st.binary(max_size=6), max_size=20))
+def test_token_strings_convert_at_once_as_one_by_one(tokens):
+    """GPT-2's stand-ins, converted all at once (as model files are read) or one by one."""
+    texts = [bytes_to_token_string(t) for t in tokens]
+    assert [len(text) for text in texts] == [len(t) for t in tokens]
+    assert token_strings_to_bytes(texts) == [token_string_to_bytes(text) for text in texts] == tokens
