@@ -16,7 +16,8 @@ from rich.table import Table
 
 from .child_process import listen
 from .race_process import RACERS, Racer, follow, start_racers
-from .race_state import FINISHED, MERGING, Lane, Race, show_rate, show_seconds, show_speedup
+from .durations import show_seconds
+from .race_state import FINISHED, MERGING, Lane, Race, show_rate, show_speedup
 from .train_options import TrainOptions, chosen_corpus
 
 

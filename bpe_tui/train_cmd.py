@@ -27,6 +27,7 @@ from engine.classic import ClassicTrainer
 from engine.formats import check_writable_file
 from engine.sources import expand_inputs
 
+from .durations import show_seconds
 from .progress_bars import progress_bars
 from .train_options import Merges, TrainOptions, chosen_corpus, replay_saved
 from .train_snapshot import SteppableTrainer
@@ -231,6 +232,6 @@ def _summary(
     table.add_row("vocabulary", _vocabulary(trainer))
     table.add_row("compression", f"{size / max(1, tokens):.2f} {unit}/token ({size:,} {unit} → {tokens:,} tokens)")
     first = "loading the counts" if options.counts else "pre-tokenizing"
-    table.add_row("time", f"{read_s + merge_s:.2f} s ({first} {read_s:.2f} s, merging {merge_s:.2f} s)")
+    table.add_row("time", f"{show_seconds(read_s + merge_s)} ({first} {show_seconds(read_s)}, merging {show_seconds(merge_s)})")
     table.add_row("written", "\n".join(str(p) for p in paths))
     console.print(table)

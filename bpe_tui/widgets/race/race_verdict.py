@@ -5,7 +5,8 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 
-from ...race_state import FINISHED, STOPPED, Race, show_rate, show_seconds, show_speedup
+from ...durations import show_seconds
+from ...race_state import FINISHED, STOPPED, Race, show_rate, show_speedup
 from ...tokens import parts_text
 from .race_panel import RacePanel
 

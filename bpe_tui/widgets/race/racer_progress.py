@@ -7,7 +7,8 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from ...race_state import COUNTING, FAILED, FINISHED, MERGING, READY, STOPPED, Lane, Race, show_rate, show_seconds
+from ...durations import show_seconds
+from ...race_state import COUNTING, FAILED, FINISHED, MERGING, READY, STOPPED, Lane, Race, show_rate
 from .race_panel import RacePanel
 
 BADGES = {
