@@ -93,7 +93,7 @@ class BpeApp(App[int]):
     def action_help(self) -> None:
         entry = help_for(self.screen)
         if entry is not None:
-            self.push_screen(HelpScreen(entry))
+            self.push_screen(HelpScreen(entry, getattr(self.screen, "offers", lambda action: True)))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "help":  # shown only over a screen that has help

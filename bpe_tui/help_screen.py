@@ -9,7 +9,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
 
-from .screen_help import ScreenHelp, render_help
+from .screen_help import ScreenHelp, Shown, render_help
 
 
 class HelpText(Widget):
@@ -17,14 +17,15 @@ class HelpText(Widget):
 
     COMPONENT_CLASSES = {"help-text--heading", "help-text--dim"}
 
-    def __init__(self, entry: ScreenHelp, *, id: str | None = None) -> None:
+    def __init__(self, entry: ScreenHelp, shown: Shown, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.entry = entry
+        self.shown = shown
 
     def render(self) -> RenderableType:
         style = self.get_component_rich_style
         heading, dim = style("help-text--heading", partial=True), style("help-text--dim", partial=True)
-        return render_help(self.entry, self.app.BINDINGS, heading=heading, dim=dim)
+        return render_help(self.entry, self.app.BINDINGS, heading=heading, dim=dim, shown=self.shown)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -33,16 +34,18 @@ class HelpScreen(ModalScreen[None]):
     CSS_PATH = "help.tcss"
     BINDINGS = [Binding("escape,q,question_mark", "close", "close", tooltip="Close the help", id="help.close")]
 
-    def __init__(self, entry: ScreenHelp) -> None:
+    def __init__(self, entry: ScreenHelp, shown: Shown) -> None:
+        """``shown``: whether the screen under the help has an action."""
         super().__init__()
         self.entry = entry
+        self.shown = shown
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help") as frame:
             frame.border_title = f"help: {self.entry.title}"
             frame.border_subtitle = "esc, q or ? closes · ↑ ↓ scroll"
             with VerticalScroll(id="help-scroll"):
-                yield HelpText(self.entry, id="help-text")
+                yield HelpText(self.entry, self.shown, id="help-text")
 
     def action_close(self) -> None:
         self.dismiss()

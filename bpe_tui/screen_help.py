@@ -7,6 +7,7 @@ new screen gets its help by adding an entry here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
@@ -225,29 +226,39 @@ SCREEN_HELP: dict[str, ScreenHelp] = {
 }
 
 
+Shown = Callable[[str], bool]
+"""Whether a screen has an action at all: its ``offers(action)`` where it defines one (the
+training screen under classic BPE has no encode view). Keys unavailable only for the moment
+(dimmed by ``check_action``) are still listed."""
+
+
 def help_for(screen: Screen) -> ScreenHelp | None:
     """The help entry of ``screen``'s class, if it has one."""
     return next((entry for entry in SCREEN_HELP.values() if type(screen) is entry.screen), None)
 
 
-def key_rows(bindings: list[BindingType]) -> list[tuple[str, str]]:
-    """``(keys, what they do)`` for each binding, in the order they are declared."""
+def key_rows(bindings: list[BindingType], shown: Shown = lambda action: True) -> list[tuple[str, str]]:
+    """``(keys, what they do)`` for each binding whose action is ``shown``, in the order they
+    are declared."""
     rows = []
     for binding in bindings:
-        if not isinstance(binding, Binding):
+        if not isinstance(binding, Binding) or not shown(binding.action.partition("(")[0]):
             continue
         keys = binding.key_display or " or ".join(format_key(key.strip()) for key in binding.key.split(","))
         rows.append((keys, binding.tooltip or binding.description))
     return rows
 
 
-def render_help(entry: ScreenHelp, app_bindings: list[BindingType], heading: Style, dim: Style) -> RenderableType:
-    """The whole help text: the intro, each panel, the token marks, then the keys."""
+def render_help(
+    entry: ScreenHelp, app_bindings: list[BindingType], heading: Style, dim: Style, shown: Shown = lambda action: True
+) -> RenderableType:
+    """The whole help text: the intro, each panel, the token marks, then the keys of the
+    actions ``shown``."""
     parts: list[RenderableType] = [Text(entry.intro), Text()]
     for title, body in entry.panels:
         parts += [Text(title, heading), Text(body), Text()]
     parts += [Text(TOKEN_MARKS, dim), Text(), Text("keys", heading)]
-    rows = key_rows([*entry.screen.BINDINGS, *app_bindings])
+    rows = key_rows([*entry.screen.BINDINGS, *app_bindings], shown)
     rows.append((format_key(App.COMMAND_PALETTE_BINDING), "Every key above as a command, by name"))
     width = max(len(key) for key, _ in rows)
     for key, does in rows:

@@ -137,9 +137,13 @@ class TrainScreen(Screen[None]):
         """Known once the trainer has sent its first snapshot (the keys wait for it)."""
         return 0 if self.snapshot is None else self.snapshot.merges_planned
 
+    def offers(self, action: str) -> bool:
+        """Whether this screen has ``action`` at all (its help lists only those): the encode
+        view and the pair in the corpus are byte-level only."""
+        return self._options.byte_level or action not in ("encode", "occurrences")
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The encode view and the pair in the corpus are byte-level only: no ``e`` or ``o`` otherwise."""
-        return self._options.byte_level if action in ("encode", "occurrences") else True
+        return self.offers(action)
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")

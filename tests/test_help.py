@@ -19,7 +19,7 @@ from .conftest import refused, run_cli
 from .race_app import TICKING, frozen, race_app, race_over
 from .test_compare_screen import rows  # noqa: F401  (the fixture)
 from .test_encode_screen import TEXT, on_screen, tokenizer  # noqa: F401  (the fixture)
-from .train_app import at_merge, train_app
+from .train_app import at_merge, classic_app, train_app
 
 
 def help_lines(app: BpeApp) -> list[str]:
@@ -50,6 +50,17 @@ async def test_help_names_every_panel_and_key_of_the_training_screen() -> None:
         for tooltip in tooltips(TrainScreen):
             assert tooltip in text
         assert "n       Do one merge" in lines and "?       What this screen shows, and its keys" in lines
+
+
+async def test_classic_help_lists_only_the_keys_it_offers() -> None:
+    """Classic BPE has no encode view and no pair-in-the-corpus panel: their keys are not listed."""
+    app, screen = classic_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("question_mark")
+        keys = {line.split()[0] for line in help_lines(app) if line[:1].strip() and "  " in line}
+        assert {"n", "g", "s", "q"} <= keys
+        assert not {"e", "o"} & keys
 
 
 async def test_esc_q_and_question_mark_close_it_and_the_screen_goes_on() -> None:
