@@ -15,6 +15,7 @@ sidecar (``<file>.json``, see ``sidecar``) tells how it was made.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -115,6 +116,7 @@ def encode_dataset(
         tokenizer.pattern, tuple(tokenizer.special_tokens), text_field, errors, skip_bad_records, block_bytes=BATCH_CHARS
     )
     header = NPY_HEADER if path.suffix == ".npy" else 0
+    _remove_stale(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     read = [0]
     bad = [0]
@@ -154,6 +156,25 @@ def encode_dataset(
     )
     side = atomic_write(sidecar_path(path), json.dumps(info, indent=2, ensure_ascii=False) + "\n")
     return DatasetSummary(path, side, dtype, tokens, documents, read[0], bad[0])
+
+
+def _remove_stale(path: Path) -> None:
+    """Delete the temporary files of earlier runs on ``path`` whose process is gone: one
+    killed outright (SIGKILL, a power cut) had no chance to."""
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        pid = tmp.name[len(path.name) + 2 : -len(".tmp")]
+        if pid.isdigit() and not _running(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process, or no pid at all: leave the file be
+    return True
 
 
 def sidecar(

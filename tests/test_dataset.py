@@ -279,3 +279,16 @@ def test_parquet_rows_are_documents(gpt2, tmp_path):
     summary = encode_dataset(gpt2, expand_inputs([path]), out, text_field="body", eot=50256, workers=2)
     assert read_ids(out) == expected_ids(gpt2, DOCS, 50256)
     assert summary.documents == len(DOCS)
+
+
+def test_a_killed_run_leaves_no_temporary_file_behind(gpt2, corpus, tmp_path):
+    """A run killed outright leaves its temporary file; the next run on the same path removes
+    it, but not one of a run still going."""
+    files, _ = corpus
+    out = tmp_path / "ids.bin"
+    dead = tmp_path / ".ids.bin.4194305.tmp"  # above Linux's largest pid: no such process
+    running = tmp_path / f".ids.bin.{os.getppid()}.tmp"
+    for tmp in (dead, running):
+        tmp.write_bytes(b"partial")
+    encode_dataset(gpt2, expand_inputs([str(f) for f in files]), out, text_field="body")
+    assert not dead.exists() and running.exists()
