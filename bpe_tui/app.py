@@ -139,8 +139,9 @@ class BpeApp(App[int]):
                 "Train the lectures' word-level BPE with </w> on the training screen",
                 self.action_classic,
             )
-        # A screen with a text of its own compares it through its own key.
-        if not isinstance(screen, (CompareScreen, TooSmallScreen)) and not hasattr(screen, "action_compare"):
+        # A screen with a tokenizer of its own compares with it through its own key.
+        own = hasattr(screen, "action_compare") and screen.check_action("compare", ()) is not False
+        if not isinstance(screen, (CompareScreen, TooSmallScreen)) and not own:
             yield SystemCommand(
                 "Compare tokenizers",
                 "One text cut by character, byte, word and BPE tokenizers, side by side",

@@ -11,6 +11,8 @@ pace however fast the merges come.
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import work
@@ -23,8 +25,10 @@ from textual.widgets import Footer, Label, ProgressBar
 from textual.worker import get_current_worker
 
 from engine import BpeError, Tokenizer
+from engine.compare import BpeSpans
 
 from .child_process import ChildProcess, ensure_running, listen
+from .compare_screen import CompareScreen
 from .encode_screen import EncodeScreen
 from .navigation import over_another
 from .prompt_screen import PromptScreen
@@ -63,6 +67,14 @@ class TrainScreen(Screen[None]):
         Binding("b", "back", "back", tooltip="Undo the last merge (rebuild and replay)", id="train.back"),
         Binding("s", "save", "save", tooltip="Save the tokenizer as it is now", id="train.save"),
         Binding("e", "encode", "encode", tooltip="Encode text with the tokenizer as it is now", id="train.encode"),
+        Binding(
+            "c",
+            "compare",
+            "compare",
+            tooltip="Compare character, byte, word and this BPE on the corpus's opening",
+            show=False,  # the footer is full at 80 columns; the palette and ? list it
+            id="train.compare",
+        ),
         Binding(
             "o",
             "occurrences",
@@ -127,6 +139,8 @@ class TrainScreen(Screen[None]):
         self.playing = False
         self._quitting = False
         """``q`` was pressed: the app ends once the trainer has obeyed every earlier key."""
+        self._views: deque[Callable[[Tokenizer, str | None], None]] = deque()
+        """What opens on each tokenizer asked of the trainer (``e``, ``c``), in the order asked."""
 
     @property
     def options(self) -> TrainOptions:
@@ -139,8 +153,8 @@ class TrainScreen(Screen[None]):
 
     def offers(self, action: str) -> bool:
         """Whether this screen has ``action`` at all (its help lists only those): the encode
-        view and the pair in the corpus are byte-level only."""
-        return self._options.byte_level or action not in ("encode", "occurrences")
+        view, the comparison with this tokenizer and the pair in the corpus are byte-level only."""
+        return self._options.byte_level or action not in ("encode", "compare", "occurrences")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.offers(action)
@@ -200,7 +214,7 @@ class TrainScreen(Screen[None]):
             text, severity = rest
             self.app.call_from_thread(self.notify, text, severity=severity)
         elif kind == "tokenizer":
-            self.app.call_from_thread(self._push_encode, *rest, self._opening_text())
+            self.app.call_from_thread(self._views.popleft(), *rest, self._opening_text())
         elif kind == "failed":
             self.app.call_from_thread(self.app.fail, *rest)
         else:  # "crashed"
@@ -215,6 +229,9 @@ class TrainScreen(Screen[None]):
 
     def _push_encode(self, tokenizer: Tokenizer, text: str | None) -> None:
         self.app.push_screen(EncodeScreen(tokenizer, text))
+
+    def _push_compare(self, tokenizer: Tokenizer, text: str | None) -> None:
+        self.app.push_screen(CompareScreen.on_sample(text, BpeSpans(tokenizer, f"this tokenizer ({self.label})")))
 
     # -- what the thread reports ----------------------------------------------------------
 
@@ -325,9 +342,18 @@ class TrainScreen(Screen[None]):
             self.app.push_screen(PromptScreen(question, "out"), chosen)
 
     def action_encode(self) -> None:
+        self._open_on_tokenizer(self._push_encode)
+
+    def action_compare(self) -> None:
+        self._open_on_tokenizer(self._push_compare)
+
+    def _open_on_tokenizer(self, view: Callable[[Tokenizer, str | None], None]) -> None:
+        """Pause, ask the trainer for the tokenizer as it is now, and open ``view`` on it."""
         if self.playing:
             self._pause()
-        self._send("tokenizer")
+        self._views.append(view)  # before asking: the answer comes from another thread
+        if not self._send("tokenizer"):
+            self._views.pop()
 
     def action_occurrences(self) -> None:
         """Show or hide the pair in the corpus; the trainer samples it only while shown."""

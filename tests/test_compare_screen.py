@@ -17,7 +17,7 @@ from engine.baselines import ByteTokenizer, CharacterTokenizer, WordTokenizer
 from engine.compare import BpeSpans
 
 from .test_encode_screen import CORPUS, ids_on_screen, tokenizer  # noqa: F401  (a fixture)
-from .train_app import at_merge, train_app, wait_until
+from .train_app import at_merge, classic_app, train_app, wait_until
 
 TEXT = "the tech team talks; 你好 zebra!"
 
@@ -164,11 +164,33 @@ async def test_c_in_the_encode_view_compares_its_text(tokenizer: Tokenizer) -> N
         assert isinstance(app.screen, EncodeScreen)
 
 
-async def test_the_command_palette_opens_it_from_the_training_screen() -> None:
+async def test_c_on_the_training_screen_compares_with_the_tokenizer_trained_so_far() -> None:
     app, screen = train_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await at_merge(pilot, screen, 0)
-        assert any(c.title == "Compare tokenizers" for c in app.get_system_commands(screen))
+        await pilot.press("g", *"60", "enter")
+        await at_merge(pilot, screen, 60)
+        titles = [c.title for c in app.get_system_commands(screen)]
+        assert "compare (c)" in titles and "Compare tokenizers" not in titles  # its own, not the sample's
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen))
+        compare = app.screen
+        assert [t.kind for t in compare.tokenizers] == ["character", "byte", "word", "BPE", "BPE"]
+        trained = compare.tokenizers[-1]
+        assert trained.name == "this tokenizer (sample.txt)" and compare.reference == 4
+        assert len(trained.tokenizer.merges) == 60
+        assert compare.text.startswith(screen.options.opening_text(screen.inputs)[:40])
+        await pilot.press("escape", "q")
+        assert app.screen is screen
+
+
+async def test_the_command_palette_compares_on_the_sample_over_classic_training() -> None:
+    app, screen = classic_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("c")  # no byte-level tokenizer to compare with
+        await pilot.pause(0.2)
+        assert app.screen is screen
         await pilot.press("ctrl+p")
         await pilot.press(*"Compare tokenizers", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen))

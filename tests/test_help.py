@@ -179,7 +179,7 @@ def printed_keys(name: str) -> list[tuple[str, str]]:
 
 def test_explain_lists_the_keys_bound() -> None:
     for name, keys in {
-        "train": ["n", "␣", "+", "-", "f", "g", "b", "s", "e", "o", "q"],
+        "train": ["n", "␣", "+", "-", "f", "g", "b", "s", "e", "c", "o", "q"],
         "encode": ["n", "p", "e", "home", "/", "esc", "c", "q", "q"],
         "compare": ["esc", "/", "r", "q", "q"],
         "race": ["s", "q", "q"],
