@@ -22,6 +22,7 @@ import os
 import struct
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,8 +129,11 @@ def encode_dataset(
         bad[0] += n
 
     tokens = documents = 0
+    digest = ThreadPoolExecutor(1)
+    # Pure Python, it runs while the encoders run without the GIL: not after them.
+    model_id = digest.submit(model_digest, tokenizer)
     try:
-        with open(tmp, "xb") as f:
+        with digest, open(tmp, "xb") as f:
             f.write(b"\0" * header)
             for batch, ((data, n, docs), done) in enumerate(
                 _encoded(_batches(sources, settings, count, skip, read), tokenizer, eot, dtype, workers), start=1
@@ -151,8 +155,8 @@ def encode_dataset(
         tmp.unlink(missing_ok=True)
         raise
     info = sidecar(
-        tokenizer, sources, path, model=model, dtype=dtype, tokens=tokens, documents=documents, text_field=text_field, eot=eot,
-        bad_records=bad[0],
+        tokenizer, sources, path, model=model, digest=model_id.result(), dtype=dtype, tokens=tokens, documents=documents,
+        text_field=text_field, eot=eot, bad_records=bad[0],
     )
     side = atomic_write(sidecar_path(path), json.dumps(info, indent=2, ensure_ascii=False) + "\n")
     return DatasetSummary(path, side, dtype, tokens, documents, read[0], bad[0])
@@ -178,10 +182,11 @@ def _running(pid: int) -> bool:
 
 
 def sidecar(
-    tokenizer: Tokenizer, sources: Sequence[Source], path: Path, *, model: str, dtype: str, tokens: int, documents: int,
-    text_field: str, eot: int | None, bad_records: int,
+    tokenizer: Tokenizer, sources: Sequence[Source], path: Path, *, model: str, digest: str, dtype: str, tokens: int,
+    documents: int, text_field: str, eot: int | None, bad_records: int,
 ) -> dict[str, Any]:
-    """The sidecar's fields: enough to load the ids and to tell which model and inputs made them."""
+    """The sidecar's fields: enough to load the ids and to tell which model (``digest``: its
+    ``model_digest``) and inputs made them."""
     return {
         "file": path.name,
         "format": "npy" if path.suffix == ".npy" else "raw",
@@ -192,7 +197,7 @@ def sidecar(
         "documents": documents,
         "bad_records_skipped": bad_records,
         "model": model,
-        "model_digest": model_digest(tokenizer),
+        "model_digest": digest,
         "vocab_size": len(tokenizer.vocab),
         "eot": eot,
         "text_field": text_field,
