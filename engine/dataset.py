@@ -4,8 +4,8 @@
 (``shards.source_texts``), encodes them in worker threads
 (``Tokenizer.encode_packed_stream``: the compiled encoder encodes and packs the ids without
 the GIL) and writes the ids in input order, so the file is the same whatever the number of
-workers. Only a few texts are in flight at once: memory stays
-bounded whatever the size of the corpus.
+workers. Only a few texts are in flight at once: memory stays bounded whatever the size of
+the corpus.
 
 The ids are little-endian unsigned integers of the smallest width that holds every id
 (``id_dtype``), raw (``.bin``, as nanoGPT's ``train.bin``) or as a ``.npy`` array. The
@@ -129,11 +129,11 @@ def encode_dataset(
         bad[0] += n
 
     tokens = documents = 0
-    digest = ThreadPoolExecutor(1)
-    # Pure Python, it runs while the encoders run without the GIL: not after them.
-    model_id = digest.submit(model_digest, tokenizer)
+    background = ThreadPoolExecutor(1)
+    # Pure Python, the model's digest is made while the encoders run without the GIL, not after.
+    digest = background.submit(model_digest, tokenizer)
     try:
-        with digest, open(tmp, "xb") as f:
+        with background, open(tmp, "xb") as f:
             f.write(b"\0" * header)
             for batch, ((data, n, docs), done) in enumerate(
                 _encoded(_batches(sources, settings, count, skip, read), tokenizer, eot, dtype, workers), start=1
@@ -155,7 +155,7 @@ def encode_dataset(
         tmp.unlink(missing_ok=True)
         raise
     info = sidecar(
-        tokenizer, sources, path, model=model, digest=model_id.result(), dtype=dtype, tokens=tokens, documents=documents,
+        tokenizer, sources, path, model=model, digest=digest.result(), dtype=dtype, tokens=tokens, documents=documents,
         text_field=text_field, eot=eot, bad_records=bad[0],
     )
     side = atomic_write(sidecar_path(path), json.dumps(info, indent=2, ensure_ascii=False) + "\n")
