@@ -41,7 +41,7 @@ def run_dataset(args: argparse.Namespace) -> int:
     check_out(out)
     sources = expand_inputs(args.file)
     console = Console(stderr=True)
-    progress = progress_bars(console, TokenRateColumn(), bar_width=16)
+    progress = progress_bars(console, TokenRateColumn())
     task = progress.add_task("encoding", total=sum(s.size for s in sources), unit="bytes", tokens=0)
     started = time.perf_counter()
 

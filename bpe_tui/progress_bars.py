@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.table import Column
 from rich.text import Text
 
 
 class AmountColumn(ProgressColumn):
     """Done/total and rate in the task's own unit: bytes while reading, merges after."""
+
+    def __init__(self) -> None:
+        super().__init__(table_column=Column(no_wrap=True))
 
     def render(self, task: Task) -> Text:
         elapsed = task.finished_time if task.finished else task.elapsed
@@ -21,23 +25,31 @@ class AmountColumn(ProgressColumn):
 class TokenRateColumn(ProgressColumn):
     """Tokens written per second so far (the task's ``tokens`` field)."""
 
+    def __init__(self) -> None:
+        super().__init__(table_column=Column(no_wrap=True))
+
     def render(self, task: Task) -> Text:
         elapsed = task.finished_time if task.finished else task.elapsed
         return Text(f"{task.fields['tokens'] / elapsed / 1e6 if elapsed else 0:,.2f}M tokens/s")
 
 
-def progress_bars(console: Console, *extra: ProgressColumn, bar_width: int = 24) -> Progress:
+MAX_BAR = 40
+
+
+def progress_bars(console: Console, *extra: ProgressColumn) -> Progress:
     """Bars with the task's name, percentage, amount and rate, ``extra`` columns and the time
-    left. Transient: the summary replaces them (and an error leaves just its line); off when
+    left, on one line: the bar takes the width the text leaves, up to ``MAX_BAR`` columns.
+    Transient: the summary replaces them (and an error leaves just its line); off when
     stderr is not a terminal, where they would leave nothing but a blank line."""
     return Progress(
         TextColumn("{task.description}"),
-        BarColumn(bar_width=bar_width),
+        BarColumn(bar_width=None, table_column=Column(ratio=1, max_width=MAX_BAR)),
         TaskProgressColumn(),
         AmountColumn(),
         *extra,
         TimeRemainingColumn(),
         console=console,
+        expand=False,
         transient=True,
         disable=not console.is_terminal,
     )
