@@ -324,39 +324,9 @@ static void Core_dealloc(Core *c) {
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
-/* Core(word_counts, base_tokens): lay out the words (a dict of bytes to count, in its
- * order), count their pairs and queue them all. */
-static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
-    PyObject *words, *base;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &words, &PyList_Type, &base)) return -1;
-    if (c->tokens) {
-        PyErr_SetString(PyExc_RuntimeError, "a Core is initialized once");
-        return -1;
-    }
-    for (Py_ssize_t t = 0; t < PyList_GET_SIZE(base); t++) {
-        PyObject *b = PyList_GET_ITEM(base, t);
-        if (!PyBytes_Check(b)) {
-            PyErr_SetString(PyExc_TypeError, "base tokens must be bytes");
-            return -1;
-        }
-        Token tok = {(uint8_t *)PyBytes_AS_STRING(b), (int32_t)PyBytes_GET_SIZE(b)};
-        if (add_token(c, &tok, NULL)) return -1;
-    }
-    PyObject *word, *count;
-    Py_ssize_t at = 0;
-    int64_t n = 1;
-    while (PyDict_Next(words, &at, &word, &count)) {
-        if (!PyBytes_Check(word)) {
-            PyErr_SetString(PyExc_TypeError, "words must be bytes");
-            return -1;
-        }
-        n += PyBytes_GET_SIZE(word) + 1;
-    }
-    if (n > INT32_MAX) {
-        PyErr_SetString(PyExc_MemoryError, "too many distinct pre-token bytes to lay out (over 2^31)");
-        return -1;
-    }
-    Py_ssize_t nw = PyDict_GET_SIZE(words);
+/* Lay out ``nw`` words (their bytes one after another in ``s``, each ending at ``ends``, each
+ * with its count in ``counts``), count their pairs and record where they start. */
+static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t *counts, Py_ssize_t nw, int64_t n) {
     c->nwords = (int32_t)nw;
     c->tokens = malloc((size_t)n * sizeof(int32_t));
     c->prev = malloc((size_t)n * sizeof(int32_t));
@@ -368,23 +338,19 @@ static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
         return -1;
     }
     if (rehash(c, 1 << 8)) return -1;  /* small: grows as it fills, which the tests then reach */
-    int32_t pos = 0, w = 0;
+    int32_t pos = 0;
     c->tokens[pos] = SEP;
     c->weight[pos++] = 0;
-    at = 0;
-    while (PyDict_Next(words, &at, &word, &count)) {
-        const uint8_t *s = (const uint8_t *)PyBytes_AS_STRING(word);
-        Py_ssize_t len = PyBytes_GET_SIZE(word);
-        long long k = PyLong_AsLongLong(count);
-        if (k == -1 && PyErr_Occurred()) return -1;
+    for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
+        int64_t k = counts[w], len = ends[w] - from;
         if (k < 0) {
             PyErr_SetString(PyExc_ValueError, "word counts must not be negative");
             return -1;
         }
-        c->starts[w++] = pos;
+        c->starts[w] = pos;
         c->corpus_bytes += len * k;
-        for (Py_ssize_t i = 0; i < len; i++) {
-            if (i) {
+        for (int64_t i = from; i < ends[w]; i++) {
+            if (i > from) {
                 int32_t p = get_pair(c, s[i - 1], s[i]);
                 if (p < 0 || positions_add(&c->pairs[p].pos, pos - 1)) return -1;
                 c->pairs[p].count += k;
@@ -399,11 +365,56 @@ static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
         c->prev[i] = i - 1;
         c->next[i] = i + 1;
     }
+    return 0;
+}
+
+/* Core(words, ends, counts, base_tokens): lay out the words of a ``WordTable`` (its three
+ * buffers; engine/word_table.py), count their pairs and queue them all. */
+static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
+    Py_buffer words, ends, counts;
+    PyObject *base;
+    if (!PyArg_ParseTuple(args, "y*y*y*O!", &words, &ends, &counts, &PyList_Type, &base)) return -1;
+    int r = -1;
+    Py_ssize_t nw = counts.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *end = ends.buf;
+    if (c->tokens) {
+        PyErr_SetString(PyExc_RuntimeError, "a Core is initialized once");
+        goto done;
+    }
+    if (ends.len != counts.len || counts.len % (Py_ssize_t)sizeof(int64_t) ||
+        (nw && end[nw - 1] != words.len)) {
+        PyErr_SetString(PyExc_ValueError, "ends and counts must be int64, one each per word, ending with the words");
+        goto done;
+    }
+    for (Py_ssize_t w = 0, from = 0; w < nw; from = end[w++])
+        if (end[w] < from || end[w] > words.len) {
+            PyErr_SetString(PyExc_ValueError, "word ends must not go back or past the words");
+            goto done;
+        }
+    if (words.len + nw + 1 > INT32_MAX) {
+        PyErr_SetString(PyExc_MemoryError, "too many distinct pre-token bytes to lay out (over 2^31)");
+        goto done;
+    }
+    for (Py_ssize_t t = 0; t < PyList_GET_SIZE(base); t++) {
+        PyObject *b = PyList_GET_ITEM(base, t);
+        if (!PyBytes_Check(b)) {
+            PyErr_SetString(PyExc_TypeError, "base tokens must be bytes");
+            goto done;
+        }
+        Token tok = {(uint8_t *)PyBytes_AS_STRING(b), (int32_t)PyBytes_GET_SIZE(b)};
+        if (add_token(c, &tok, NULL)) goto done;
+    }
+    if (lay_out(c, words.buf, end, counts.buf, nw, words.len + nw + 1)) goto done;
     for (int32_t p = 0; p < c->npairs; p++) {
         if (c->pairs[p].count > 0) c->live++;
         c->stored += c->pairs[p].pos.n;
     }
-    return requeue(c);
+    r = requeue(c);
+done:
+    PyBuffer_Release(&words);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&counts);
+    return r;
 }
 
 /* -- merging ---------------------------------------------------------------------------- */

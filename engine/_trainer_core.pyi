@@ -1,5 +1,7 @@
 """Types of the compiled trainer core (engine/_trainer_core.c)."""
 
+from array import array
+
 Pair = tuple[int, int]
 
 class Core:
@@ -10,7 +12,8 @@ class Core:
     stored_positions: int
     corpus_bytes: int
 
-    def __init__(self, word_counts: dict[bytes, int], base_tokens: list[bytes], /) -> None: ...
+    def __init__(self, words: bytes, ends: array[int], counts: array[int], base_tokens: list[bytes], /) -> None:
+        """Lay out a ``WordTable``'s words (``ends`` and ``counts``: int64, one per word)."""
     def step(
         self, tie_limit: int, /
     ) -> tuple[int, int, int, list[Pair], bytes, bytes, bytes, int, int] | None:

@@ -42,6 +42,7 @@ from .events import MergeStep, Pair, Token
 from .occurrences import Cell, Occurrence, PairOccurrences, WordCells
 from .pretokenize import PreTokenizer
 from .shards import CountSettings
+from .word_table import WordTable
 
 
 TIE_LIMIT = 5
@@ -156,9 +157,8 @@ class Trainer:
         self.progress = progress
         self.stop_requested = False
         """Set (from a signal handler or another thread) to end ``run()`` at a merge boundary."""
-        self._word_counts = dict(word_counts)  # the core lays the words out in this order
+        self._words = WordTable.from_counts(word_counts)  # the core lays the words out in this order
         self._ranked: list[tuple[int, bytes, int]] | None = None
-        self._word_list: list[bytes] | None = None
         self._build()
 
     # -- construction -------------------------------------------------------------------
@@ -244,7 +244,8 @@ class Trainer:
     def _build(self) -> None:
         """Lay out the words and queue their pairs: the state before any merge."""
         base = [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in self.special_tokens]
-        self._core = Core(self._word_counts, base)
+        words = self._words
+        self._core = Core(words.words, words.ends, words.counts, base)
         self._vocab: list[bytes] = base
         self._first_merge_id = first_merge_id(self.special_tokens)
         self.merge_pairs: list[Pair] = []
@@ -317,18 +318,15 @@ class Trainer:
     def words(self, k: int) -> list[Word]:
         """The ``k`` most frequent words with their current segmentation."""
         if self._ranked is None:  # sorted once, when first shown: a plain run never needs it
-            self._ranked = sorted((-c, w, i) for i, (w, c) in enumerate(self._word_counts.items()))
+            self._ranked = sorted((-c, w, i) for i, (w, c) in enumerate(self._words.items()))
         vocab, core = self._vocab, self._core
         return [Word(w, -c, [vocab[t] for t in core.segmentation(i)]) for c, w, i in self._ranked[:k]]
 
     def word_cells(self, index: int) -> WordCells:
         """Word ``index`` (its place in the word counts the trainer was given) as laid out
         now: its cells, their tokens and links."""
-        if self._word_list is None:  # made once, when first asked: a plain run never needs it
-            self._word_list = list(self._word_counts)
-        text = self._word_list[index]
         cells = tuple(Cell(p, t, None if a < 0 else a, None if b < 0 else b) for p, t, a, b in self._core.cells(index))
-        return WordCells(index, text, self._word_counts[text], cells)
+        return WordCells(index, self._words.word(index), self._words.counts[index], cells)
 
     def pair_occurrences(self, pair: Pair, limit: int) -> PairOccurrences:
         """Where ``pair`` is recorded in ``pair_positions``: the counts of its live and stale
