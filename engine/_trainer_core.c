@@ -3,8 +3,12 @@
  * engine/trainer.py wraps this in the public ``Trainer``; the algorithm is described there.
  * Here, the seed's structures as flat C data:
  *
- * - tokens/prev/next: every distinct word laid out once, one token per position, with a
- *   separator (SEP) between words; ``weight`` is the word's count at each of its positions.
+ * - tokens: every distinct word laid out once, one token per position, with a separator
+ *   (SEP) between words. A token at position p covers its bytes' positions, so the next
+ *   token starts at p + its length; the positions it has merged away hold MERGED(p) (the
+ *   last one is kept current), so the previous token's start is read at p - 1. These are
+ *   the seed's prev/next links, without two more int32 per position. ``weight`` is the word's count at each of its positions,
+ *   as int32 when every count fits (a quarter of the layout's bytes saved), else int64.
  * - pairs: one record per pair ever seen, holding its pair_counter count and its
  *   pair_positions list (append-only; a position is checked when used). Records never
  *   move or disappear (ids into ``pairs`` stay valid); a pair whose count falls to 0 is dead
@@ -26,7 +30,8 @@
 
 #include "_pair_hash.h"
 
-#define SEP (-1)           /* the token between words and at positions merged away */
+#define SEP (-1)           /* the token between words */
+#define MERGED(start) (-2 - (start))  /* a position merged away into the token at ``start`` */
 
 typedef struct {
     int32_t *v;
@@ -63,8 +68,9 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    int32_t *tokens, *prev, *next;
-    int64_t *weight;
+    int32_t *tokens;
+    void *weight;         /* int64_t when ``wide``, else int32_t */
+    int wide;
     int32_t *starts;      /* each word's first position */
     int32_t nwords;
     Token *vocab;         /* each token id's bytes */
@@ -306,8 +312,6 @@ static int append_new(PyObject *list, PyObject *item) {
 
 static void Core_dealloc(Core *c) {
     free(c->tokens);
-    free(c->prev);
-    free(c->next);
     free(c->weight);
     free(c->starts);
     for (int32_t t = 0; t < c->ntok; t++) free(c->vocab[t].data);
@@ -324,23 +328,27 @@ static void Core_dealloc(Core *c) {
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
+static inline void set_weight(Core *c, int32_t pos, int64_t k) {
+    if (c->wide) ((int64_t *)c->weight)[pos] = k;
+    else ((int32_t *)c->weight)[pos] = (int32_t)k;
+}
+
 /* Lay out ``nw`` words (their bytes one after another in ``s``, each ending at ``ends``, each
  * with its count in ``counts``), count their pairs and record where they start. */
 static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t *counts, Py_ssize_t nw, int64_t n) {
     c->nwords = (int32_t)nw;
     c->tokens = malloc((size_t)n * sizeof(int32_t));
-    c->prev = malloc((size_t)n * sizeof(int32_t));
-    c->next = malloc((size_t)n * sizeof(int32_t));
-    c->weight = malloc((size_t)n * sizeof(int64_t));
+    for (Py_ssize_t w = 0; w < nw; w++) c->wide |= counts[w] > INT32_MAX;
+    c->weight = malloc((size_t)n * (c->wide ? sizeof(int64_t) : sizeof(int32_t)));
     c->starts = malloc((size_t)(nw ? nw : 1) * sizeof(int32_t));
-    if (!c->tokens || !c->prev || !c->next || !c->weight || !c->starts) {
+    if (!c->tokens || !c->weight || !c->starts) {
         PyErr_NoMemory();
         return -1;
     }
     if (rehash(c, 1 << 8)) return -1;  /* small: grows as it fills, which the tests then reach */
     int32_t pos = 0;
     c->tokens[pos] = SEP;
-    c->weight[pos++] = 0;
+    set_weight(c, pos++, 0);
     for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
         int64_t k = counts[w], len = ends[w] - from;
         if (k < 0) {
@@ -356,14 +364,10 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
                 c->pairs[p].count += k;
             }
             c->tokens[pos] = s[i];
-            c->weight[pos++] = k;
+            set_weight(c, pos++, k);
         }
         c->tokens[pos] = SEP;
-        c->weight[pos++] = 0;
-    }
-    for (int32_t i = 0; i < n; i++) {
-        c->prev[i] = i - 1;
-        c->next[i] = i + 1;
+        set_weight(c, pos++, 0);
     }
     return 0;
 }
@@ -419,6 +423,12 @@ done:
 
 /* -- merging ---------------------------------------------------------------------------- */
 
+/* The start of the token before the one at ``pos`` (or of the separator there). */
+static inline int32_t prev_start(const int32_t *tokens, int32_t pos) {
+    int32_t t = tokens[pos - 1];
+    return t >= SEP ? pos - 1 : -2 - t;
+}
+
 /* Change the count of (x, y) by delta, noting its count before the step on first change;
  * ``at`` >= 0 is a new position of the pair. */
 static int change(Core *c, int32_t merged, int32_t x, int32_t y, int64_t delta, int side, int32_t at) {
@@ -458,21 +468,19 @@ static int merge(Core *c, int32_t m, int queue) {
     if (a == b) qsort(ps.v, (size_t)ps.n, sizeof(int32_t), cmp_pos);  /* a a a: leftmost first */
     c->epoch++;
     c->ntouch = 0;
-    int32_t *tokens = c->tokens, *prev = c->prev, *next = c->next;
+    int32_t *tokens = c->tokens, la = left.len, lb = right.len;
     for (int32_t i = 0; i < ps.n; i++) {
         int32_t pos = ps.v[i];
         if (tokens[pos] != a) continue;
-        int32_t nxt = next[pos];
+        int32_t nxt = pos + la;
         if (tokens[nxt] != b) continue;
-        int64_t w = c->weight[pos];
-        int32_t prv = prev[pos], x = tokens[prv];
+        int64_t w = c->wide ? ((int64_t *)c->weight)[pos] : ((int32_t *)c->weight)[pos];
+        int32_t prv = prev_start(tokens, pos), x = tokens[prv];
         if (x != SEP && (change(c, m, x, a, -w, 0, -1) || change(c, m, x, tok, w, 0, prv))) goto fail;
-        int32_t after = next[nxt], y = tokens[after];
+        int32_t after = nxt + lb, y = tokens[after];
         if (y != SEP && (change(c, m, b, y, -w, 1, -1) || change(c, m, tok, y, w, 1, pos))) goto fail;
-        prev[after] = pos;
-        next[pos] = after;
         tokens[pos] = tok;
-        tokens[nxt] = SEP;
+        tokens[nxt] = tokens[after - 1] = MERGED(pos);
     }
     free(ps.v);
     for (int32_t i = 0; i < c->ntouch; i++) {
@@ -661,7 +669,7 @@ static PyObject *Core_segmentation(Core *c, PyObject *arg) {
     Py_ssize_t w = word_arg(c, arg);
     if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
-    for (int32_t pos = c->starts[w]; out && c->tokens[pos] != SEP; pos = c->next[pos])
+    for (int32_t pos = c->starts[w]; out && c->tokens[pos] != SEP; pos += c->vocab[c->tokens[pos]].len)
         if (append_new(out, PyLong_FromLong(c->tokens[pos]))) Py_CLEAR(out);
     return out;
 }
@@ -679,9 +687,9 @@ static int32_t word_of(const Core *c, int32_t pos) {
 }
 
 /* Does the pair (a, b) start at ``pos`` now? The check a merge makes before using a
- * recorded position; ``next`` is read only at a live token, so it stays inside the layout. */
+ * recorded position; a live token's end is read, so it stays inside the layout. */
 static inline int starts_pair(const Core *c, int32_t pos, int32_t a, int32_t b) {
-    return c->tokens[pos] == a && c->tokens[c->next[pos]] == b;
+    return c->tokens[pos] == a && c->tokens[pos + c->vocab[a].len] == b;
 }
 
 /* pair_positions(left, right, limit) -> (recorded, live, [(position, word, live), ...]):
@@ -713,8 +721,8 @@ static PyObject *Core_cells(Core *c, PyObject *arg) {
     Py_ssize_t w = word_arg(c, arg);
     if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
-    for (int32_t pos = c->starts[w]; out && c->tokens[pos] != SEP; pos = c->next[pos]) {
-        int32_t prv = c->prev[pos], nxt = c->next[pos];
+    for (int32_t pos = c->starts[w]; out && c->tokens[pos] != SEP; pos += c->vocab[c->tokens[pos]].len) {
+        int32_t prv = prev_start(c->tokens, pos), nxt = pos + c->vocab[c->tokens[pos]].len;
         if (append_new(out, Py_BuildValue("(iiii)", pos, c->tokens[pos], c->tokens[prv] == SEP ? -1 : prv,
                                           c->tokens[nxt] == SEP ? -1 : nxt)))
             Py_CLEAR(out);
