@@ -33,8 +33,14 @@
 #define SEP (-1)           /* the token between words */
 #define MERGED(start) (-2 - (start))  /* a position merged away into the token at ``start`` */
 
+/* A pair_positions list. Most pairs occur in a few words only: up to INLINE positions are
+ * kept in the record itself (cap <= INLINE), more in a growable array. */
+#define INLINE 2
 typedef struct {
-    int32_t *v;
+    union {
+        int32_t *v;
+        int32_t in[INLINE];
+    };
     int32_t n, cap;
 } Positions;
 
@@ -111,9 +117,28 @@ static int grow(void **p, int32_t *cap, int32_t need, size_t item) {
     return 0;
 }
 
+static inline int32_t *positions_of(Positions *ps) {
+    return ps->cap > INLINE ? ps->v : ps->in;
+}
+
+static void positions_free(Positions *ps) {
+    if (ps->cap > INLINE) free(ps->v);
+    *ps = (Positions){0};
+}
+
 static int positions_add(Positions *ps, int32_t pos) {
-    if (ps->n == ps->cap && grow((void **)&ps->v, &ps->cap, ps->n + 1, sizeof(int32_t))) return -1;
-    ps->v[ps->n++] = pos;
+    if (ps->n == INLINE && ps->cap <= INLINE) {  /* out of the record into an array */
+        int32_t *v = malloc(4 * INLINE * sizeof(int32_t));
+        if (!v) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(v, ps->in, sizeof(ps->in));
+        ps->v = v;
+        ps->cap = 4 * INLINE;
+    }
+    if (ps->cap > INLINE && ps->n == ps->cap && grow((void **)&ps->v, &ps->cap, ps->n + 1, sizeof(int32_t))) return -1;
+    positions_of(ps)[ps->n++] = pos;
     return 0;
 }
 
@@ -316,7 +341,7 @@ static void Core_dealloc(Core *c) {
     free(c->starts);
     for (int32_t t = 0; t < c->ntok; t++) free(c->vocab[t].data);
     free(c->vocab);
-    for (int32_t p = 0; p < c->npairs; p++) free(c->pairs[p].pos.v);
+    for (int32_t p = 0; p < c->npairs; p++) positions_free(&c->pairs[p].pos);
     free(c->pairs);
     free(c->keys);
     free(c->slots);
@@ -465,12 +490,13 @@ static int merge(Core *c, int32_t m, int queue) {
     c->pairs[m].count = 0;
     c->live--;
     c->stored -= ps.n;
-    if (a == b) qsort(ps.v, (size_t)ps.n, sizeof(int32_t), cmp_pos);  /* a a a: leftmost first */
+    int32_t *at = positions_of(&ps);
+    if (a == b) qsort(at, (size_t)ps.n, sizeof(int32_t), cmp_pos);  /* a a a: leftmost first */
     c->epoch++;
     c->ntouch = 0;
     int32_t *tokens = c->tokens, la = left.len, lb = right.len;
     for (int32_t i = 0; i < ps.n; i++) {
-        int32_t pos = ps.v[i];
+        int32_t pos = at[i];
         if (tokens[pos] != a) continue;
         int32_t nxt = pos + la;
         if (tokens[nxt] != b) continue;
@@ -482,14 +508,13 @@ static int merge(Core *c, int32_t m, int queue) {
         tokens[pos] = tok;
         tokens[nxt] = tokens[after - 1] = MERGED(pos);
     }
-    free(ps.v);
+    positions_free(&ps);
     for (int32_t i = 0; i < c->ntouch; i++) {
         Touch t = c->touch[i];
         PairRec *r = &c->pairs[t.pair];
         if (r->count == 0) {  /* dead for good: drop its positions */
             c->stored -= r->pos.n;
-            free(r->pos.v);
-            r->pos = (Positions){0};
+            positions_free(&r->pos);
         }
         c->live += (r->count > 0) - (t.before > 0);
         /* Only pairs holding the new token can have risen; nothing has queued them yet. */
@@ -503,7 +528,7 @@ static int merge(Core *c, int32_t m, int queue) {
     }
     return 0;
 fail:
-    free(ps.v);
+    positions_free(&ps);
     return -1;
 }
 
@@ -701,13 +726,14 @@ static PyObject *Core_pair_positions(Core *c, PyObject *args) {
     if (!PyArg_ParseTuple(args, "iin", &a, &b, &limit)) return NULL;
     int known = a >= 0 && b >= 0 && a < c->ntok && b < c->ntok;  /* else no key to look up */
     int32_t p = known ? find_pair(c, a, b) : -1;
-    const Positions *ps = p >= 0 ? &c->pairs[p].pos : NULL;
+    Positions *ps = p >= 0 ? &c->pairs[p].pos : NULL;
+    const int32_t *at = ps ? positions_of(ps) : NULL;
     int32_t n = ps ? ps->n : 0, shown = (int32_t)(limit < 0 ? 0 : limit < n ? limit : n);
     int64_t live = 0;
-    for (int32_t i = 0; i < n; i++) live += starts_pair(c, ps->v[i], a, b);
+    for (int32_t i = 0; i < n; i++) live += starts_pair(c, at[i], a, b);
     PyObject *out = PyList_New(shown);
     for (int32_t i = 0; out && i < shown; i++) {
-        int32_t pos = ps->v[i];
+        int32_t pos = at[i];
         PyObject *item = Py_BuildValue("(iiO)", pos, word_of(c, pos), starts_pair(c, pos, a, b) ? Py_True : Py_False);
         if (!item) Py_CLEAR(out);
         else PyList_SET_ITEM(out, i, item);
