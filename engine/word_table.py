@@ -4,13 +4,14 @@ where each word ends, and each word's count.
 A dict of 150,000 pre-tokens to their counts takes ~100 bytes per word in Python objects;
 this takes the word's bytes plus 16. The trainer keeps its words this way once its core is
 built, so the dict the counts came in can be freed, and the core is built (and rebuilt, when
-going back) from these buffers.
+going back) from these buffers. Counting workers (local processes and Dask) send their counts
+back this way too: a pickled dict costs its receiver a second dict while it is unpickled.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -38,6 +39,12 @@ class WordTable:
     def word(self, index: int) -> bytes:
         """Word ``index``'s bytes."""
         return self.words[self.ends[index - 1] if index else 0 : self.ends[index]]
+
+    def add_to(self, counts: MutableMapping[bytes, int]) -> None:
+        """Add these counts into ``counts``."""
+        get = counts.get
+        for word, count in self.items():
+            counts[word] = get(word, 0) + count
 
     def items(self) -> Iterator[tuple[bytes, int]]:
         """``(word, count)`` in order, like a dict's ``items()``."""
