@@ -83,8 +83,7 @@ typedef struct {
     int32_t ntok, tokcap;
     PairRec *pairs;
     int32_t npairs, paircap;
-    uint64_t *keys;       /* hash table: (a << 32 | b) -> index into pairs */
-    int32_t *slots;
+    int32_t *slots;       /* hash table of (a, b): index into pairs, -1 free */
     uint32_t hmask, hused;
     Entry *heap;
     int32_t heapn, heapcap;
@@ -158,35 +157,35 @@ static int add_token(Core *c, const Token *a, const Token *b) {
 
 /* -- pair records and their hash table ------------------------------------------------ */
 
-static int32_t find_pair(const Core *c, int32_t a, int32_t b) {
-    uint64_t key = pair_key(a, b);
-    for (uint32_t i = slot_of(key, c->hmask);; i = (i + 1) & c->hmask) {
-        if (c->keys[i] == key) return c->slots[i];
-        if (c->keys[i] == EMPTY_KEY) return -1;
+/* The slot of (a, b) in the hash table, or the free slot where it would go. The table holds
+ * only indices into ``pairs``: the pair's ids are read from its record, which the caller
+ * reads next anyway. */
+static inline uint32_t probe(const Core *c, int32_t a, int32_t b) {
+    uint32_t i = slot_of(pair_key(a, b), c->hmask);
+    for (;; i = (i + 1) & c->hmask) {
+        int32_t p = c->slots[i];
+        if (p < 0 || (c->pairs[p].a == a && c->pairs[p].b == b)) return i;
     }
 }
 
+static int32_t find_pair(const Core *c, int32_t a, int32_t b) {
+    return c->slots[probe(c, a, b)];
+}
+
 static int rehash(Core *c, uint32_t size) {
-    uint64_t *keys = malloc(size * sizeof(uint64_t));
     int32_t *slots = malloc(size * sizeof(int32_t));
-    if (!keys || !slots) {
-        free(keys);
-        free(slots);
+    if (!slots) {
         PyErr_NoMemory();
         return -1;
     }
-    memset(keys, 0xff, size * sizeof(uint64_t));
+    memset(slots, 0xff, size * sizeof(int32_t));
     uint32_t mask = size - 1;
     for (int32_t p = 0; p < c->npairs; p++) {
-        uint64_t key = pair_key(c->pairs[p].a, c->pairs[p].b);
-        uint32_t i = slot_of(key, mask);
-        while (keys[i] != EMPTY_KEY) i = (i + 1) & mask;
-        keys[i] = key;
+        uint32_t i = slot_of(pair_key(c->pairs[p].a, c->pairs[p].b), mask);
+        while (slots[i] >= 0) i = (i + 1) & mask;
         slots[i] = p;
     }
-    free(c->keys);
     free(c->slots);
-    c->keys = keys;
     c->slots = slots;
     c->hmask = mask;
     return 0;
@@ -194,16 +193,11 @@ static int rehash(Core *c, uint32_t size) {
 
 /* The record of (a, b), created with count 0 if new; -1 on error. */
 static int32_t get_pair(Core *c, int32_t a, int32_t b) {
-    uint64_t key = pair_key(a, b);
-    uint32_t i = slot_of(key, c->hmask);
-    for (;; i = (i + 1) & c->hmask) {
-        if (c->keys[i] == key) return c->slots[i];
-        if (c->keys[i] == EMPTY_KEY) break;
-    }
+    uint32_t i = probe(c, a, b);
+    if (c->slots[i] >= 0) return c->slots[i];
     if (grow((void **)&c->pairs, &c->paircap, c->npairs + 1, sizeof(PairRec))) return -1;
     int32_t p = c->npairs++;
     c->pairs[p] = (PairRec){.a = a, .b = b};
-    c->keys[i] = key;
     c->slots[i] = p;
     if (++c->hused * 2 > c->hmask + 1 && rehash(c, (c->hmask + 1) * 2)) return -1;
     return p;
@@ -343,7 +337,6 @@ static void Core_dealloc(Core *c) {
     free(c->vocab);
     for (int32_t p = 0; p < c->npairs; p++) positions_free(&c->pairs[p].pos);
     free(c->pairs);
-    free(c->keys);
     free(c->slots);
     free(c->heap);
     free(c->touch);
