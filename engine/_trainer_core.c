@@ -34,14 +34,16 @@
 #define MERGED(start) (-2 - (start))  /* a position merged away into the token at ``start`` */
 
 /* A pair_positions list. Most pairs occur in a few words only: up to INLINE positions are
- * kept in the record itself (cap <= INLINE), more in a growable array. */
+ * kept in the record itself, more in an array of 8, 16, 32, ... Lists only grow or are
+ * emptied whole, so the array's size follows from n. Packed: a pair record is 32 bytes. */
 #define INLINE 2
-typedef struct {
+#define FIRST_ARRAY 8
+typedef struct __attribute__((packed, aligned(4))) {
     union {
         int32_t *v;
         int32_t in[INLINE];
     };
-    int32_t n, cap;
+    int32_t n;
 } Positions;
 
 typedef struct {
@@ -50,6 +52,7 @@ typedef struct {
     Positions pos;        /* pair_positions */
     uint32_t touched;     /* the step that last changed it: its first change records "before" */
 } PairRec;
+_Static_assert(sizeof(PairRec) == 32, "a pair record is 32 bytes");
 
 typedef struct {
     uint8_t *data;
@@ -117,27 +120,27 @@ static int grow(void **p, int32_t *cap, int32_t need, size_t item) {
 }
 
 static inline int32_t *positions_of(Positions *ps) {
-    return ps->cap > INLINE ? ps->v : ps->in;
+    return ps->n > INLINE ? ps->v : ps->in;
 }
 
 static void positions_free(Positions *ps) {
-    if (ps->cap > INLINE) free(ps->v);
+    if (ps->n > INLINE) free(ps->v);
     *ps = (Positions){0};
 }
 
 static int positions_add(Positions *ps, int32_t pos) {
-    if (ps->n == INLINE && ps->cap <= INLINE) {  /* out of the record into an array */
-        int32_t *v = malloc(4 * INLINE * sizeof(int32_t));
+    int32_t n = ps->n;
+    if (n == INLINE || (n >= FIRST_ARRAY && !(n & (n - 1)))) {  /* out of the record, or full */
+        int32_t *v = n == INLINE ? malloc(FIRST_ARRAY * sizeof(int32_t)) : realloc(ps->v, 2 * (size_t)n * sizeof(int32_t));
         if (!v) {
             PyErr_NoMemory();
             return -1;
         }
-        memcpy(v, ps->in, sizeof(ps->in));
+        if (n == INLINE) memcpy(v, ps->in, sizeof(ps->in));
         ps->v = v;
-        ps->cap = 4 * INLINE;
     }
-    if (ps->cap > INLINE && ps->n == ps->cap && grow((void **)&ps->v, &ps->cap, ps->n + 1, sizeof(int32_t))) return -1;
-    positions_of(ps)[ps->n++] = pos;
+    (n >= INLINE ? ps->v : ps->in)[n] = pos;
+    ps->n = n + 1;
     return 0;
 }
 
