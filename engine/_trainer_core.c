@@ -81,7 +81,7 @@ typedef struct {
     void *weight;         /* int64_t when ``wide``, else int32_t */
     int wide;
     int32_t *starts;      /* each word's first position */
-    int32_t nwords;
+    int32_t nwords, npos;
     Token *vocab;         /* each token id's bytes */
     int32_t ntok, tokcap;
     PairRec *pairs;
@@ -358,6 +358,7 @@ static inline void set_weight(Core *c, int32_t pos, int64_t k) {
  * with its count in ``counts``), count their pairs and record where they start. */
 static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t *counts, Py_ssize_t nw, int64_t n) {
     c->nwords = (int32_t)nw;
+    c->npos = (int32_t)n;
     c->tokens = malloc((size_t)n * sizeof(int32_t));
     for (Py_ssize_t w = 0; w < nw; w++) c->wide |= counts[w] > INT32_MAX;
     c->weight = malloc((size_t)n * (c->wide ? sizeof(int64_t) : sizeof(int32_t)));
@@ -388,7 +389,7 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
             set_weight(c, pos++, k);
         }
         c->tokens[pos] = SEP;
-        set_weight(c, pos++, 0);
+        set_weight(c, pos++, k);  /* at an empty word's start too: the count is read there */
     }
     return 0;
 }
@@ -685,6 +686,58 @@ static Py_ssize_t word_arg(const Core *c, PyObject *arg) {
     return w;
 }
 
+/* Word w's length in bytes: up to the separator before the next word's start. */
+static int64_t word_len(const Core *c, Py_ssize_t w) {
+    return (w + 1 < c->nwords ? c->starts[w + 1] : c->npos) - 1 - c->starts[w];
+}
+
+/* Word w's count: the weight at its start (its separator's, if it is empty). */
+static int64_t word_count(const Core *c, Py_ssize_t w) {
+    int32_t pos = c->starts[w];
+    return c->wide ? ((int64_t *)c->weight)[pos] : ((int32_t *)c->weight)[pos];
+}
+
+/* Write word w's bytes to ``out``: its tokens' bytes, whatever the merges so far. */
+static void word_bytes(const Core *c, Py_ssize_t w, uint8_t *out) {
+    for (int32_t pos = c->starts[w]; c->tokens[pos] != SEP; pos += c->vocab[c->tokens[pos]].len) {
+        const Token *t = &c->vocab[c->tokens[pos]];
+        memcpy(out + (pos - c->starts[w]), t->data, (size_t)t->len);
+    }
+}
+
+/* word(i) -> (bytes, count): word i as it was given. */
+static PyObject *Core_word(Core *c, PyObject *arg) {
+    Py_ssize_t w = word_arg(c, arg);
+    if (w < 0) return NULL;
+    PyObject *text = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)word_len(c, w));
+    if (!text) return NULL;
+    word_bytes(c, w, (uint8_t *)PyBytes_AS_STRING(text));
+    return Py_BuildValue("(NL)", text, (long long)word_count(c, w));
+}
+
+/* table() -> (words, ends, counts): the words as they were given, in the buffers the core is
+ * built from (ends and counts as int64 bytes), to build a fresh core or read them all. */
+static PyObject *Core_table(Core *c, PyObject *Py_UNUSED(ignored)) {
+    Py_ssize_t nw = c->nwords;
+    PyObject *words = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)c->npos - nw - 1);
+    PyObject *ends = PyBytes_FromStringAndSize(NULL, nw * (Py_ssize_t)sizeof(int64_t));
+    PyObject *counts = PyBytes_FromStringAndSize(NULL, nw * (Py_ssize_t)sizeof(int64_t));
+    if (!words || !ends || !counts) {
+        Py_XDECREF(words);
+        Py_XDECREF(ends);
+        Py_XDECREF(counts);
+        return NULL;
+    }
+    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(words);
+    int64_t *end = (int64_t *)PyBytes_AS_STRING(ends), *count = (int64_t *)PyBytes_AS_STRING(counts), at = 0;
+    for (Py_ssize_t w = 0; w < nw; w++) {
+        word_bytes(c, w, out + at);
+        end[w] = at += word_len(c, w);
+        count[w] = word_count(c, w);
+    }
+    return Py_BuildValue("(NNN)", words, ends, counts);
+}
+
 /* segmentation(i) -> [token ids]: word i as it is now split. */
 static PyObject *Core_segmentation(Core *c, PyObject *arg) {
     Py_ssize_t w = word_arg(c, arg);
@@ -777,6 +830,10 @@ static PyObject *Core_corpus_bytes(Core *c, void *Py_UNUSED(closure)) {
     return PyLong_FromLongLong(c->corpus_bytes);
 }
 
+static PyObject *Core_words(Core *c, void *Py_UNUSED(closure)) {
+    return PyLong_FromLong(c->nwords);
+}
+
 static PyObject *Core_stored(Core *c, void *Py_UNUSED(closure)) {
     return PyLong_FromLongLong(c->stored);
 }
@@ -787,6 +844,8 @@ static PyMethodDef Core_methods[] = {
     {"redo", (PyCFunction)Core_redo, METH_O, "Merge known pairs in order, then requeue."},
     {"top_pairs", (PyCFunction)Core_top_pairs, METH_O, "The k pairs that would win next."},
     {"segmentation", (PyCFunction)Core_segmentation, METH_O, "Word i's current token ids."},
+    {"word", (PyCFunction)Core_word, METH_O, "Word i's bytes and count, as given."},
+    {"table", (PyCFunction)Core_table, METH_NOARGS, "The words as given: (words, ends, counts) buffers."},
     {"pair_counter", (PyCFunction)Core_pair_counter, METH_NOARGS, "A copy of the live pair counts."},
     {"pair_positions", (PyCFunction)Core_pair_positions, METH_VARARGS, "A pair's recorded positions, live or stale."},
     {"cells", (PyCFunction)Core_cells, METH_O, "Word i's positions with their tokens and links."},
@@ -798,6 +857,7 @@ static PyGetSetDef Core_getset[] = {
     {"live_pairs", (getter)Core_live, NULL, "Pairs with a count above 0.", NULL},
     {"corpus_bytes", (getter)Core_corpus_bytes, NULL, "The words' bytes times their counts.", NULL},
     {"stored_positions", (getter)Core_stored, NULL, "Positions held by live pairs' lists.", NULL},
+    {"words", (getter)Core_words, NULL, "The number of words laid out.", NULL},
     {NULL},
 };
 

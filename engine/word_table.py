@@ -2,9 +2,9 @@
 where each word ends, and each word's count.
 
 A dict of 150,000 pre-tokens to their counts takes ~100 bytes per word in Python objects;
-this takes the word's bytes plus 16. The trainer keeps its words this way once its core is
-built, so the dict the counts came in can be freed, and the core is built (and rebuilt, when
-going back) from these buffers. Counting workers (local processes and Dask) send their counts
+this takes the word's bytes plus 16. The trainer's core is built from these buffers (and
+gives them back, to be rebuilt when going back), so the dict the counts came in can be freed
+once it is built. Counting workers (local processes and Dask) send their counts
 back this way too: a pickled dict costs its receiver a second dict while it is unpickled.
 """
 
@@ -32,13 +32,6 @@ class WordTable:
     def from_counts(cls, counts: Mapping[bytes, int]) -> WordTable:
         """Pack a mapping of words to counts, keeping its order."""
         return cls(b"".join(counts), array("q", accumulate(map(len, counts))), array("q", counts.values()))
-
-    def __len__(self) -> int:
-        return len(self.counts)
-
-    def word(self, index: int) -> bytes:
-        """Word ``index``'s bytes."""
-        return self.words[self.ends[index - 1] if index else 0 : self.ends[index]]
 
     def add_to(self, counts: MutableMapping[bytes, int]) -> None:
         """Add these counts into ``counts``."""
