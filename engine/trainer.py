@@ -20,9 +20,10 @@ Ties go to the lexicographically greater pair of byte strings: the heap compares
 tokens' bytes when counts are equal, so its top is the exact winner.
 
 This state and the merge loop live in the compiled ``engine._trainer_core`` (the loop runs
-once per occurrence of every merged pair: too hot for the interpreter). ``Trainer`` keeps
-the vocabulary, the merge list and the words, and turns the core's records into events;
-``engine.reference`` is the plain version to read first.
+once per occurrence of every merged pair: too hot for the interpreter), which also keeps
+the words as they were given, so the counts they came in can be freed once it is built.
+``Trainer`` keeps the vocabulary and the merge list, and turns the core's records into
+events; ``engine.reference`` is the plain version to read first.
 """
 
 from __future__ import annotations
