@@ -11,7 +11,8 @@ Each shard is a task, ``count_shard`` run on a worker, which opens the file itse
 merged ``FAN_IN`` at a time by merge tasks on the cluster, the finished first: a tree whose
 root is the count table of the corpus, sent to the trainer packed (``engine.word_table``).
 Each partial table carries the per-shard digests, bytes and bad records, put back in plan
-order at the end, so the digest of the inputs is the one local counting gives. A worker that dies is replaced and its tasks rerun by Dask.
+order at the end, so the digest of the inputs is the one local counting gives. A worker
+that dies is replaced and its tasks rerun by Dask.
 
 ``dask`` and ``distributed`` are imported here only, and only when a cluster is asked for.
 """
