@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import BpeError, CorpusError
 from .pretokenize import PreTokenizer, merge_counts
-from .shards import MAX_BLOCK, SHARD_BYTES, CountSettings, Shard, ShardCount, count_shard, count_texts, inputs_digest, plan_shards
+from .shards import MAX_BLOCK, SHARD_BYTES, CountSettings, Shard, ShardCount, count_shard, count_texts, inputs_digest, plan_shards, trim_heap
 from .sources import Source, expand_inputs, label
 from .word_table import WordTable
 
@@ -97,6 +97,7 @@ def count_inputs(
             results.append(result)
     else:
         counts, results = _count_parallel(shards, settings, workers, read, label([s.path for s in sources]))
+    trim_heap()  # what counting freed goes back now: the trainer built next would sit above it
     return counts, summarize(sources, results)
 
 
