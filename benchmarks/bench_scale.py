@@ -14,7 +14,9 @@ temporary directory. Each trainer runs in a fresh process:
 Reported: wall time of the process; peak RSS of the trainer process alone (its own high-water
 mark) and of it with all its descendants (sampled every 0.1 s); and for bpe-tui the final count
 table: distinct pre-tokens, its size in this process (the dict, its keys and counts) and as a
-counts file (12 bytes per pre-token plus its bytes).
+counts file (12 bytes per pre-token plus its bytes), the trainer's peak after its imports, after
+counting and once its core is built, and its peak as a multiple of the table, whole and above
+the imports (the interpreter alone is larger than the table).
 
     python benchmarks/bench_scale.py                     # 2 GB, vocab 32,000
     python benchmarks/bench_scale.py --gb 0.5 --gb 2     # memory at two corpus sizes
@@ -111,6 +113,7 @@ def child(name: str, folder: Path, vocab_size: int) -> None:
         merging = time.perf_counter()
         trainer = Trainer(counts, vocab_size, [SPECIAL], summary=summary)  # as Trainer.from_files does
         del counts
+        info["rss_built_mb"] = peak_rss_mb()
         trainer.run()
         info["merge_s"] = time.perf_counter() - merging
         info["merges"] = trainer.merges_done
@@ -140,7 +143,12 @@ def report(text_bytes: int, stored: int, runs: dict[str, tuple[float, float, dic
         text = ", ".join(f"{k} {v:,.2f}" if isinstance(v, float) else f"{k} {v:,}" for k, v in notes.items())
         print(f"  {name:<15}{wall:>8.1f}{ratios}{info['rss_self_mb']:>13.0f}{tree:>14.0f}  {text}", flush=True)
         if "table_mb" in info:
-            print(f"  {'':<15}trainer RSS / in-memory count table {info['rss_self_mb'] / info['table_mb']:.2f}x")
+            rss, table = info["rss_self_mb"], info["table_mb"]
+            growth = rss - info["rss_imports_mb"]
+            print(
+                f"  {'':<15}trainer RSS / in-memory count table {rss / table:.2f}x; "
+                f"its growth above the imports ({growth:.1f} MB) / the table {growth / table:.2f}x"
+            )
 
 
 def main() -> None:

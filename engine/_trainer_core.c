@@ -3,8 +3,12 @@
  * engine/trainer.py wraps this in the public ``Trainer``; the algorithm is described there.
  * Here, the seed's structures as flat C data:
  *
- * - tokens/prev/next: every distinct word laid out once, one token per position, with a
- *   separator (SEP) between words; ``weight`` is the word's count at each of its positions.
+ * - tokens: every distinct word laid out once, one token per position, with a separator
+ *   (SEP) between words. A token at position p covers its bytes' positions, so the next
+ *   token starts at p + its length; the positions it has merged away hold MERGED(p) (the
+ *   last one is kept current), so the previous token's start is read at p - 1. These are
+ *   the seed's prev/next links, without two more int32 per position. ``weight`` is the word's count at each of its positions,
+ *   as int32 when every count fits (a quarter of the layout's bytes saved), else int64.
  * - pairs: one record per pair ever seen, holding its pair_counter count and its
  *   pair_positions list (append-only; a position is checked when used). Records never
  *   move or disappear (ids into ``pairs`` stay valid); a pair whose count falls to 0 is dead
@@ -26,11 +30,20 @@
 
 #include "_pair_hash.h"
 
-#define SEP (-1)           /* the token between words and at positions merged away */
+#define SEP (-1)           /* the token between words */
+#define MERGED(start) (-2 - (start))  /* a position merged away into the token at ``start`` */
 
-typedef struct {
-    int32_t *v;
-    int32_t n, cap;
+/* A pair_positions list. Most pairs occur in a few words only: up to INLINE positions are
+ * kept in the record itself, more in an array of 8, 16, 32, ... Lists only grow or are
+ * emptied whole, so the array's size follows from n. Packed: a pair record is 32 bytes. */
+#define INLINE 2
+#define FIRST_ARRAY 8
+typedef struct __attribute__((packed, aligned(4))) {
+    union {
+        int32_t *v;
+        int32_t in[INLINE];
+    };
+    int32_t n;
 } Positions;
 
 typedef struct {
@@ -39,6 +52,7 @@ typedef struct {
     Positions pos;        /* pair_positions */
     uint32_t touched;     /* the step that last changed it: its first change records "before" */
 } PairRec;
+_Static_assert(sizeof(PairRec) == 32, "a pair record is 32 bytes");
 
 typedef struct {
     uint8_t *data;
@@ -63,16 +77,16 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    int32_t *tokens, *prev, *next;
-    int64_t *weight;
+    int32_t *tokens;
+    void *weight;         /* int64_t when ``wide``, else int32_t */
+    int wide;
     int32_t *starts;      /* each word's first position */
-    int32_t nwords;
+    int32_t nwords, npos;
     Token *vocab;         /* each token id's bytes */
     int32_t ntok, tokcap;
     PairRec *pairs;
     int32_t npairs, paircap;
-    uint64_t *keys;       /* hash table: (a << 32 | b) -> index into pairs */
-    int32_t *slots;
+    int32_t *slots;       /* hash table of (a, b): index into pairs, -1 free */
     uint32_t hmask, hused;
     Entry *heap;
     int32_t heapn, heapcap;
@@ -105,9 +119,28 @@ static int grow(void **p, int32_t *cap, int32_t need, size_t item) {
     return 0;
 }
 
+static inline int32_t *positions_of(Positions *ps) {
+    return ps->n > INLINE ? ps->v : ps->in;
+}
+
+static void positions_free(Positions *ps) {
+    if (ps->n > INLINE) free(ps->v);
+    *ps = (Positions){0};
+}
+
 static int positions_add(Positions *ps, int32_t pos) {
-    if (ps->n == ps->cap && grow((void **)&ps->v, &ps->cap, ps->n + 1, sizeof(int32_t))) return -1;
-    ps->v[ps->n++] = pos;
+    int32_t n = ps->n;
+    if (n == INLINE || (n >= FIRST_ARRAY && !(n & (n - 1)))) {  /* out of the record, or full */
+        int32_t *v = n == INLINE ? malloc(FIRST_ARRAY * sizeof(int32_t)) : realloc(ps->v, 2 * (size_t)n * sizeof(int32_t));
+        if (!v) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        if (n == INLINE) memcpy(v, ps->in, sizeof(ps->in));
+        ps->v = v;
+    }
+    (n >= INLINE ? ps->v : ps->in)[n] = pos;
+    ps->n = n + 1;
     return 0;
 }
 
@@ -127,35 +160,35 @@ static int add_token(Core *c, const Token *a, const Token *b) {
 
 /* -- pair records and their hash table ------------------------------------------------ */
 
-static int32_t find_pair(const Core *c, int32_t a, int32_t b) {
-    uint64_t key = pair_key(a, b);
-    for (uint32_t i = slot_of(key, c->hmask);; i = (i + 1) & c->hmask) {
-        if (c->keys[i] == key) return c->slots[i];
-        if (c->keys[i] == EMPTY_KEY) return -1;
+/* The slot of (a, b) in the hash table, or the free slot where it would go. The table holds
+ * only indices into ``pairs``: the pair's ids are read from its record, which the caller
+ * reads next anyway. */
+static inline uint32_t probe(const Core *c, int32_t a, int32_t b) {
+    uint32_t i = slot_of(pair_key(a, b), c->hmask);
+    for (;; i = (i + 1) & c->hmask) {
+        int32_t p = c->slots[i];
+        if (p < 0 || (c->pairs[p].a == a && c->pairs[p].b == b)) return i;
     }
 }
 
+static int32_t find_pair(const Core *c, int32_t a, int32_t b) {
+    return c->slots[probe(c, a, b)];
+}
+
 static int rehash(Core *c, uint32_t size) {
-    uint64_t *keys = malloc(size * sizeof(uint64_t));
     int32_t *slots = malloc(size * sizeof(int32_t));
-    if (!keys || !slots) {
-        free(keys);
-        free(slots);
+    if (!slots) {
         PyErr_NoMemory();
         return -1;
     }
-    memset(keys, 0xff, size * sizeof(uint64_t));
+    memset(slots, 0xff, size * sizeof(int32_t));
     uint32_t mask = size - 1;
     for (int32_t p = 0; p < c->npairs; p++) {
-        uint64_t key = pair_key(c->pairs[p].a, c->pairs[p].b);
-        uint32_t i = slot_of(key, mask);
-        while (keys[i] != EMPTY_KEY) i = (i + 1) & mask;
-        keys[i] = key;
+        uint32_t i = slot_of(pair_key(c->pairs[p].a, c->pairs[p].b), mask);
+        while (slots[i] >= 0) i = (i + 1) & mask;
         slots[i] = p;
     }
-    free(c->keys);
     free(c->slots);
-    c->keys = keys;
     c->slots = slots;
     c->hmask = mask;
     return 0;
@@ -163,16 +196,11 @@ static int rehash(Core *c, uint32_t size) {
 
 /* The record of (a, b), created with count 0 if new; -1 on error. */
 static int32_t get_pair(Core *c, int32_t a, int32_t b) {
-    uint64_t key = pair_key(a, b);
-    uint32_t i = slot_of(key, c->hmask);
-    for (;; i = (i + 1) & c->hmask) {
-        if (c->keys[i] == key) return c->slots[i];
-        if (c->keys[i] == EMPTY_KEY) break;
-    }
+    uint32_t i = probe(c, a, b);
+    if (c->slots[i] >= 0) return c->slots[i];
     if (grow((void **)&c->pairs, &c->paircap, c->npairs + 1, sizeof(PairRec))) return -1;
     int32_t p = c->npairs++;
     c->pairs[p] = (PairRec){.a = a, .b = b};
-    c->keys[i] = key;
     c->slots[i] = p;
     if (++c->hused * 2 > c->hmask + 1 && rehash(c, (c->hmask + 1) * 2)) return -1;
     return p;
@@ -306,15 +334,12 @@ static int append_new(PyObject *list, PyObject *item) {
 
 static void Core_dealloc(Core *c) {
     free(c->tokens);
-    free(c->prev);
-    free(c->next);
     free(c->weight);
     free(c->starts);
     for (int32_t t = 0; t < c->ntok; t++) free(c->vocab[t].data);
     free(c->vocab);
-    for (int32_t p = 0; p < c->npairs; p++) free(c->pairs[p].pos.v);
+    for (int32_t p = 0; p < c->npairs; p++) positions_free(&c->pairs[p].pos);
     free(c->pairs);
-    free(c->keys);
     free(c->slots);
     free(c->heap);
     free(c->touch);
@@ -324,89 +349,107 @@ static void Core_dealloc(Core *c) {
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
-/* Core(word_counts, base_tokens): lay out the words (a dict of bytes to count, in its
- * order), count their pairs and queue them all. */
-static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
-    PyObject *words, *base;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &words, &PyList_Type, &base)) return -1;
-    if (c->tokens) {
-        PyErr_SetString(PyExc_RuntimeError, "a Core is initialized once");
-        return -1;
-    }
-    for (Py_ssize_t t = 0; t < PyList_GET_SIZE(base); t++) {
-        PyObject *b = PyList_GET_ITEM(base, t);
-        if (!PyBytes_Check(b)) {
-            PyErr_SetString(PyExc_TypeError, "base tokens must be bytes");
-            return -1;
-        }
-        Token tok = {(uint8_t *)PyBytes_AS_STRING(b), (int32_t)PyBytes_GET_SIZE(b)};
-        if (add_token(c, &tok, NULL)) return -1;
-    }
-    PyObject *word, *count;
-    Py_ssize_t at = 0;
-    int64_t n = 1;
-    while (PyDict_Next(words, &at, &word, &count)) {
-        if (!PyBytes_Check(word)) {
-            PyErr_SetString(PyExc_TypeError, "words must be bytes");
-            return -1;
-        }
-        n += PyBytes_GET_SIZE(word) + 1;
-    }
-    if (n > INT32_MAX) {
-        PyErr_SetString(PyExc_MemoryError, "too many distinct pre-token bytes to lay out (over 2^31)");
-        return -1;
-    }
-    Py_ssize_t nw = PyDict_GET_SIZE(words);
+static inline void set_weight(Core *c, int32_t pos, int64_t k) {
+    if (c->wide) ((int64_t *)c->weight)[pos] = k;
+    else ((int32_t *)c->weight)[pos] = (int32_t)k;
+}
+
+/* Lay out ``nw`` words (their bytes one after another in ``s``, each ending at ``ends``, each
+ * with its count in ``counts``), count their pairs and record where they start. */
+static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t *counts, Py_ssize_t nw, int64_t n) {
     c->nwords = (int32_t)nw;
+    c->npos = (int32_t)n;
     c->tokens = malloc((size_t)n * sizeof(int32_t));
-    c->prev = malloc((size_t)n * sizeof(int32_t));
-    c->next = malloc((size_t)n * sizeof(int32_t));
-    c->weight = malloc((size_t)n * sizeof(int64_t));
+    for (Py_ssize_t w = 0; w < nw; w++) c->wide |= counts[w] > INT32_MAX;
+    c->weight = malloc((size_t)n * (c->wide ? sizeof(int64_t) : sizeof(int32_t)));
     c->starts = malloc((size_t)(nw ? nw : 1) * sizeof(int32_t));
-    if (!c->tokens || !c->prev || !c->next || !c->weight || !c->starts) {
+    if (!c->tokens || !c->weight || !c->starts) {
         PyErr_NoMemory();
         return -1;
     }
     if (rehash(c, 1 << 8)) return -1;  /* small: grows as it fills, which the tests then reach */
-    int32_t pos = 0, w = 0;
+    int32_t pos = 0;
     c->tokens[pos] = SEP;
-    c->weight[pos++] = 0;
-    at = 0;
-    while (PyDict_Next(words, &at, &word, &count)) {
-        const uint8_t *s = (const uint8_t *)PyBytes_AS_STRING(word);
-        Py_ssize_t len = PyBytes_GET_SIZE(word);
-        long long k = PyLong_AsLongLong(count);
-        if (k == -1 && PyErr_Occurred()) return -1;
+    set_weight(c, pos++, 0);
+    for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
+        int64_t k = counts[w], len = ends[w] - from;
         if (k < 0) {
             PyErr_SetString(PyExc_ValueError, "word counts must not be negative");
             return -1;
         }
-        c->starts[w++] = pos;
+        c->starts[w] = pos;
         c->corpus_bytes += len * k;
-        for (Py_ssize_t i = 0; i < len; i++) {
-            if (i) {
+        for (int64_t i = from; i < ends[w]; i++) {
+            if (i > from) {
                 int32_t p = get_pair(c, s[i - 1], s[i]);
                 if (p < 0 || positions_add(&c->pairs[p].pos, pos - 1)) return -1;
                 c->pairs[p].count += k;
             }
             c->tokens[pos] = s[i];
-            c->weight[pos++] = k;
+            set_weight(c, pos++, k);
         }
         c->tokens[pos] = SEP;
-        c->weight[pos++] = 0;
+        set_weight(c, pos++, k);  /* at an empty word's start too: the count is read there */
     }
-    for (int32_t i = 0; i < n; i++) {
-        c->prev[i] = i - 1;
-        c->next[i] = i + 1;
+    return 0;
+}
+
+/* Core(words, ends, counts, base_tokens): lay out the words of a ``WordTable`` (its three
+ * buffers; engine/word_table.py), count their pairs and queue them all. */
+static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
+    Py_buffer words, ends, counts;
+    PyObject *base;
+    if (!PyArg_ParseTuple(args, "y*y*y*O!", &words, &ends, &counts, &PyList_Type, &base)) return -1;
+    int r = -1;
+    Py_ssize_t nw = counts.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *end = ends.buf;
+    if (c->tokens) {
+        PyErr_SetString(PyExc_RuntimeError, "a Core is initialized once");
+        goto done;
     }
+    if (ends.len != counts.len || counts.len % (Py_ssize_t)sizeof(int64_t) ||
+        (nw && end[nw - 1] != words.len)) {
+        PyErr_SetString(PyExc_ValueError, "ends and counts must be int64, one each per word, ending with the words");
+        goto done;
+    }
+    for (Py_ssize_t w = 0, from = 0; w < nw; from = end[w++])
+        if (end[w] < from || end[w] > words.len) {
+            PyErr_SetString(PyExc_ValueError, "word ends must not go back or past the words");
+            goto done;
+        }
+    if (words.len + nw + 1 > INT32_MAX) {
+        PyErr_SetString(PyExc_MemoryError, "too many distinct pre-token bytes to lay out (over 2^31)");
+        goto done;
+    }
+    for (Py_ssize_t t = 0; t < PyList_GET_SIZE(base); t++) {
+        PyObject *b = PyList_GET_ITEM(base, t);
+        if (!PyBytes_Check(b)) {
+            PyErr_SetString(PyExc_TypeError, "base tokens must be bytes");
+            goto done;
+        }
+        Token tok = {(uint8_t *)PyBytes_AS_STRING(b), (int32_t)PyBytes_GET_SIZE(b)};
+        if (add_token(c, &tok, NULL)) goto done;
+    }
+    if (lay_out(c, words.buf, end, counts.buf, nw, words.len + nw + 1)) goto done;
     for (int32_t p = 0; p < c->npairs; p++) {
         if (c->pairs[p].count > 0) c->live++;
         c->stored += c->pairs[p].pos.n;
     }
-    return requeue(c);
+    r = requeue(c);
+done:
+    PyBuffer_Release(&words);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&counts);
+    return r;
 }
 
 /* -- merging ---------------------------------------------------------------------------- */
+
+/* The start of the token before the one at ``pos`` (or of the separator there). */
+static inline int32_t prev_start(const int32_t *tokens, int32_t pos) {
+    int32_t t = tokens[pos - 1];
+    return t >= SEP ? pos - 1 : -2 - t;
+}
 
 /* Change the count of (x, y) by delta, noting its count before the step on first change;
  * ``at`` >= 0 is a new position of the pair. */
@@ -444,33 +487,31 @@ static int merge(Core *c, int32_t m, int queue) {
     c->pairs[m].count = 0;
     c->live--;
     c->stored -= ps.n;
-    if (a == b) qsort(ps.v, (size_t)ps.n, sizeof(int32_t), cmp_pos);  /* a a a: leftmost first */
+    int32_t *at = positions_of(&ps);
+    if (a == b) qsort(at, (size_t)ps.n, sizeof(int32_t), cmp_pos);  /* a a a: leftmost first */
     c->epoch++;
     c->ntouch = 0;
-    int32_t *tokens = c->tokens, *prev = c->prev, *next = c->next;
+    int32_t *tokens = c->tokens, la = left.len, lb = right.len;
     for (int32_t i = 0; i < ps.n; i++) {
-        int32_t pos = ps.v[i];
+        int32_t pos = at[i];
         if (tokens[pos] != a) continue;
-        int32_t nxt = next[pos];
+        int32_t nxt = pos + la;
         if (tokens[nxt] != b) continue;
-        int64_t w = c->weight[pos];
-        int32_t prv = prev[pos], x = tokens[prv];
+        int64_t w = c->wide ? ((int64_t *)c->weight)[pos] : ((int32_t *)c->weight)[pos];
+        int32_t prv = prev_start(tokens, pos), x = tokens[prv];
         if (x != SEP && (change(c, m, x, a, -w, 0, -1) || change(c, m, x, tok, w, 0, prv))) goto fail;
-        int32_t after = next[nxt], y = tokens[after];
+        int32_t after = nxt + lb, y = tokens[after];
         if (y != SEP && (change(c, m, b, y, -w, 1, -1) || change(c, m, tok, y, w, 1, pos))) goto fail;
-        prev[after] = pos;
-        next[pos] = after;
         tokens[pos] = tok;
-        tokens[nxt] = SEP;
+        tokens[nxt] = tokens[after - 1] = MERGED(pos);
     }
-    free(ps.v);
+    positions_free(&ps);
     for (int32_t i = 0; i < c->ntouch; i++) {
         Touch t = c->touch[i];
         PairRec *r = &c->pairs[t.pair];
         if (r->count == 0) {  /* dead for good: drop its positions */
             c->stored -= r->pos.n;
-            free(r->pos.v);
-            r->pos = (Positions){0};
+            positions_free(&r->pos);
         }
         c->live += (r->count > 0) - (t.before > 0);
         /* Only pairs holding the new token can have risen; nothing has queued them yet. */
@@ -484,7 +525,7 @@ static int merge(Core *c, int32_t m, int queue) {
     }
     return 0;
 fail:
-    free(ps.v);
+    positions_free(&ps);
     return -1;
 }
 
@@ -645,12 +686,64 @@ static Py_ssize_t word_arg(const Core *c, PyObject *arg) {
     return w;
 }
 
+/* Word w's length in bytes: up to the separator before the next word's start. */
+static int64_t word_len(const Core *c, Py_ssize_t w) {
+    return (w + 1 < c->nwords ? c->starts[w + 1] : c->npos) - 1 - c->starts[w];
+}
+
+/* Word w's count: the weight at its start (its separator's, if it is empty). */
+static int64_t word_count(const Core *c, Py_ssize_t w) {
+    int32_t pos = c->starts[w];
+    return c->wide ? ((int64_t *)c->weight)[pos] : ((int32_t *)c->weight)[pos];
+}
+
+/* Write word w's bytes to ``out``: its tokens' bytes, whatever the merges so far. */
+static void word_bytes(const Core *c, Py_ssize_t w, uint8_t *out) {
+    for (int32_t pos = c->starts[w]; c->tokens[pos] != SEP; pos += c->vocab[c->tokens[pos]].len) {
+        const Token *t = &c->vocab[c->tokens[pos]];
+        memcpy(out + (pos - c->starts[w]), t->data, (size_t)t->len);
+    }
+}
+
+/* word(i) -> (bytes, count): word i as it was given. */
+static PyObject *Core_word(Core *c, PyObject *arg) {
+    Py_ssize_t w = word_arg(c, arg);
+    if (w < 0) return NULL;
+    PyObject *text = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)word_len(c, w));
+    if (!text) return NULL;
+    word_bytes(c, w, (uint8_t *)PyBytes_AS_STRING(text));
+    return Py_BuildValue("(NL)", text, (long long)word_count(c, w));
+}
+
+/* table() -> (words, ends, counts): the words as they were given, in the buffers the core is
+ * built from (ends and counts as int64 bytes), to build a fresh core or read them all. */
+static PyObject *Core_table(Core *c, PyObject *Py_UNUSED(ignored)) {
+    Py_ssize_t nw = c->nwords;
+    PyObject *words = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)c->npos - nw - 1);
+    PyObject *ends = PyBytes_FromStringAndSize(NULL, nw * (Py_ssize_t)sizeof(int64_t));
+    PyObject *counts = PyBytes_FromStringAndSize(NULL, nw * (Py_ssize_t)sizeof(int64_t));
+    if (!words || !ends || !counts) {
+        Py_XDECREF(words);
+        Py_XDECREF(ends);
+        Py_XDECREF(counts);
+        return NULL;
+    }
+    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(words);
+    int64_t *end = (int64_t *)PyBytes_AS_STRING(ends), *count = (int64_t *)PyBytes_AS_STRING(counts), at = 0;
+    for (Py_ssize_t w = 0; w < nw; w++) {
+        word_bytes(c, w, out + at);
+        end[w] = at += word_len(c, w);
+        count[w] = word_count(c, w);
+    }
+    return Py_BuildValue("(NNN)", words, ends, counts);
+}
+
 /* segmentation(i) -> [token ids]: word i as it is now split. */
 static PyObject *Core_segmentation(Core *c, PyObject *arg) {
     Py_ssize_t w = word_arg(c, arg);
     if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
-    for (int32_t pos = c->starts[w]; out && c->tokens[pos] != SEP; pos = c->next[pos])
+    for (int32_t pos = c->starts[w]; out && c->tokens[pos] != SEP; pos += c->vocab[c->tokens[pos]].len)
         if (append_new(out, PyLong_FromLong(c->tokens[pos]))) Py_CLEAR(out);
     return out;
 }
@@ -668,9 +761,9 @@ static int32_t word_of(const Core *c, int32_t pos) {
 }
 
 /* Does the pair (a, b) start at ``pos`` now? The check a merge makes before using a
- * recorded position; ``next`` is read only at a live token, so it stays inside the layout. */
+ * recorded position; a live token's end is read, so it stays inside the layout. */
 static inline int starts_pair(const Core *c, int32_t pos, int32_t a, int32_t b) {
-    return c->tokens[pos] == a && c->tokens[c->next[pos]] == b;
+    return c->tokens[pos] == a && c->tokens[pos + c->vocab[a].len] == b;
 }
 
 /* pair_positions(left, right, limit) -> (recorded, live, [(position, word, live), ...]):
@@ -682,13 +775,14 @@ static PyObject *Core_pair_positions(Core *c, PyObject *args) {
     if (!PyArg_ParseTuple(args, "iin", &a, &b, &limit)) return NULL;
     int known = a >= 0 && b >= 0 && a < c->ntok && b < c->ntok;  /* else no key to look up */
     int32_t p = known ? find_pair(c, a, b) : -1;
-    const Positions *ps = p >= 0 ? &c->pairs[p].pos : NULL;
+    Positions *ps = p >= 0 ? &c->pairs[p].pos : NULL;
+    const int32_t *at = ps ? positions_of(ps) : NULL;
     int32_t n = ps ? ps->n : 0, shown = (int32_t)(limit < 0 ? 0 : limit < n ? limit : n);
     int64_t live = 0;
-    for (int32_t i = 0; i < n; i++) live += starts_pair(c, ps->v[i], a, b);
+    for (int32_t i = 0; i < n; i++) live += starts_pair(c, at[i], a, b);
     PyObject *out = PyList_New(shown);
     for (int32_t i = 0; out && i < shown; i++) {
-        int32_t pos = ps->v[i];
+        int32_t pos = at[i];
         PyObject *item = Py_BuildValue("(iiO)", pos, word_of(c, pos), starts_pair(c, pos, a, b) ? Py_True : Py_False);
         if (!item) Py_CLEAR(out);
         else PyList_SET_ITEM(out, i, item);
@@ -702,8 +796,8 @@ static PyObject *Core_cells(Core *c, PyObject *arg) {
     Py_ssize_t w = word_arg(c, arg);
     if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
-    for (int32_t pos = c->starts[w]; out && c->tokens[pos] != SEP; pos = c->next[pos]) {
-        int32_t prv = c->prev[pos], nxt = c->next[pos];
+    for (int32_t pos = c->starts[w]; out && c->tokens[pos] != SEP; pos += c->vocab[c->tokens[pos]].len) {
+        int32_t prv = prev_start(c->tokens, pos), nxt = pos + c->vocab[c->tokens[pos]].len;
         if (append_new(out, Py_BuildValue("(iiii)", pos, c->tokens[pos], c->tokens[prv] == SEP ? -1 : prv,
                                           c->tokens[nxt] == SEP ? -1 : nxt)))
             Py_CLEAR(out);
@@ -736,6 +830,10 @@ static PyObject *Core_corpus_bytes(Core *c, void *Py_UNUSED(closure)) {
     return PyLong_FromLongLong(c->corpus_bytes);
 }
 
+static PyObject *Core_words(Core *c, void *Py_UNUSED(closure)) {
+    return PyLong_FromLong(c->nwords);
+}
+
 static PyObject *Core_stored(Core *c, void *Py_UNUSED(closure)) {
     return PyLong_FromLongLong(c->stored);
 }
@@ -746,6 +844,8 @@ static PyMethodDef Core_methods[] = {
     {"redo", (PyCFunction)Core_redo, METH_O, "Merge known pairs in order, then requeue."},
     {"top_pairs", (PyCFunction)Core_top_pairs, METH_O, "The k pairs that would win next."},
     {"segmentation", (PyCFunction)Core_segmentation, METH_O, "Word i's current token ids."},
+    {"word", (PyCFunction)Core_word, METH_O, "Word i's bytes and count, as given."},
+    {"table", (PyCFunction)Core_table, METH_NOARGS, "The words as given: (words, ends, counts) buffers."},
     {"pair_counter", (PyCFunction)Core_pair_counter, METH_NOARGS, "A copy of the live pair counts."},
     {"pair_positions", (PyCFunction)Core_pair_positions, METH_VARARGS, "A pair's recorded positions, live or stale."},
     {"cells", (PyCFunction)Core_cells, METH_O, "Word i's positions with their tokens and links."},
@@ -757,6 +857,7 @@ static PyGetSetDef Core_getset[] = {
     {"live_pairs", (getter)Core_live, NULL, "Pairs with a count above 0.", NULL},
     {"corpus_bytes", (getter)Core_corpus_bytes, NULL, "The words' bytes times their counts.", NULL},
     {"stored_positions", (getter)Core_stored, NULL, "Positions held by live pairs' lists.", NULL},
+    {"words", (getter)Core_words, NULL, "The number of words laid out.", NULL},
     {NULL},
 };
 

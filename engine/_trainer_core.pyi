@@ -1,5 +1,7 @@
 """Types of the compiled trainer core (engine/_trainer_core.c)."""
 
+from array import array
+
 Pair = tuple[int, int]
 
 class Core:
@@ -9,8 +11,10 @@ class Core:
     live_pairs: int
     stored_positions: int
     corpus_bytes: int
+    words: int
 
-    def __init__(self, word_counts: dict[bytes, int], base_tokens: list[bytes], /) -> None: ...
+    def __init__(self, words: bytes, ends: array[int], counts: array[int], base_tokens: list[bytes], /) -> None:
+        """Lay out a ``WordTable``'s words (``ends`` and ``counts``: int64, one per word)."""
     def step(
         self, tie_limit: int, /
     ) -> tuple[int, int, int, list[Pair], bytes, bytes, bytes, int, int] | None:
@@ -22,6 +26,10 @@ class Core:
         """Merge known pairs in order without selecting or queueing, then requeue."""
     def top_pairs(self, k: int, /) -> list[tuple[Pair, int]]: ...
     def segmentation(self, word: int, /) -> list[int]: ...
+    def word(self, word: int, /) -> tuple[bytes, int]:
+        """Word i's bytes and count, as given."""
+    def table(self) -> tuple[bytes, bytes, bytes]:
+        """The words as given: their bytes, ends and counts (int64), to build a Core from."""
     def pair_counter(self) -> dict[Pair, int]: ...
     def pair_positions(self, left: int, right: int, limit: int, /) -> tuple[int, int, list[tuple[int, int, bool]]]:
         """(recorded, live, [(position, word, live), ...]): the pair's recorded positions,

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import BpeError, CorpusError
 from .pretokenize import PreTokenizer, merge_counts
-from .shards import MAX_BLOCK, SHARD_BYTES, CountSettings, Shard, ShardCount, count_shard, count_texts, inputs_digest, plan_shards
+from .shards import MAX_BLOCK, SHARD_BYTES, CountSettings, Shard, ShardCount, count_shard, count_texts, inputs_digest, plan_shards, trim_heap
 from .sources import Source, expand_inputs, label
+from .word_table import WordTable
 
 if TYPE_CHECKING:
     from multiprocessing import Queue
@@ -96,6 +97,7 @@ def count_inputs(
             results.append(result)
     else:
         counts, results = _count_parallel(shards, settings, workers, read, label([s.path for s in sources]))
+    trim_heap()  # what counting freed goes back now: the trainer built next would sit above it
     return counts, summarize(sources, results)
 
 
@@ -161,7 +163,7 @@ def _count_parallel(
 ) -> tuple[Counter[bytes], list[ShardCount]]:
     """Hand the shards to ``workers`` processes through one queue; each counts what it gets
     with ``count_shard``, reports bytes as it reads and each shard's digest as it ends, and
-    sends back one table at the end."""
+    sends back one ``WordTable`` at the end, added into the total as it arrives."""
     # Imported here: a small corpus, counted in this process, need not pay for them.
     import multiprocessing
     import queue
@@ -202,7 +204,7 @@ def _count_parallel(
             elif kind == "shard":
                 per_shard[rest[0]] = rest[1]
             elif kind == "counts":
-                total = merge_counts([total, rest[0]])
+                rest[0].add_to(total)
                 finished += 1
             elif kind == "failed":
                 raise rest[0]
@@ -233,7 +235,7 @@ def _worker(settings: CountSettings, tasks: Queue[tuple[int, Shard] | None], res
             total = merge_counts([total, result.counts])
             result.counts = Counter()
             results.put(("shard", index, result))
-        results.put(("counts", total))
+        results.put(("counts", WordTable.from_counts(total)))
     except BpeError as e:
         results.put(("failed", e))
     except Exception:

@@ -9,9 +9,10 @@ existing ``distributed.Client`` may be passed instead (a threaded cluster, for i
 Each shard is a task, ``count_shard`` run on a worker, which opens the file itself (through
 ``fsspec`` for URLs, so the workers must see the paths). As tasks finish, their results are
 merged ``FAN_IN`` at a time by merge tasks on the cluster, the finished first: a tree whose
-root is the count table of the corpus. Each partial table carries the per-shard digests,
-bytes and bad records, put back in plan order at the end, so the digest of the inputs is the
-one local counting gives. A worker that dies is replaced and its tasks rerun by Dask.
+root is the count table of the corpus, sent to the trainer packed (``engine.word_table``).
+Each partial table carries the per-shard digests, bytes and bad records, put back in plan
+order at the end, so the digest of the inputs is the one local counting gives. A worker
+that dies is replaced and its tasks rerun by Dask.
 
 ``dask`` and ``distributed`` are imported here only, and only when a cluster is asked for.
 """
@@ -33,6 +34,7 @@ from .errors import CorpusError, SettingsError
 from .pretokenize import merge_counts
 from .shards import CountSettings, Shard, ShardCount, count_shard
 from .sources import optional
+from .word_table import WordTable
 
 FAN_IN = 4
 """Tables one merge task adds up: a tree of depth log4(shards), each merge small enough to
@@ -86,6 +88,11 @@ def _merge(*parts: _Partial) -> _Partial:
     return _Partial(merge_counts(p.counts for p in parts), [s for p in parts for s in p.shards])
 
 
+def _pack(part: _Partial) -> tuple[WordTable, list[tuple[int, ShardCount]]]:
+    """A worker's task: the final counts packed for the trip to the trainer."""
+    return WordTable.from_counts(part.counts), part.shards
+
+
 def count_on_dask(
     shards: Sequence[Shard],
     settings: CountSettings,
@@ -105,18 +112,21 @@ def count_on_dask(
     with _client(dask, len(shards)) as client:
         distributed = optional("distributed", "dask", "--dask")
         try:
-            total = _tree_count(client, shards, settings, read, count, distributed)
+            table, per_shard = _tree_count(client, shards, settings, read, count, distributed)
         except distributed.KilledWorker:
             raise CorpusError(f"{name}: Dask workers died counting it, again on every retry (out of memory or killed)") from None
         except OSError as e:  # the scheduler went away mid-run
             raise CorpusError(f"{name}: lost the Dask cluster while counting ({e})") from None
-    return total.counts, [r for _, r in sorted(total.shards, key=lambda item: item[0])]
+    counts: Counter[bytes] = Counter()
+    table.add_to(counts)
+    return counts, [r for _, r in sorted(per_shard, key=lambda item: item[0])]
 
 
 def _tree_count(
     client: Any, shards: Sequence[Shard], settings: CountSettings, read: Callable[[int], None], count: Counting, distributed: Any
-) -> _Partial:
-    """Submit the shard tasks, and merge tasks over whatever has finished, until one is left."""
+) -> tuple[WordTable, list[tuple[int, ShardCount]]]:
+    """Submit the shard tasks, and merge tasks over whatever has finished, until one is left;
+    it comes back packed."""
     futures = client.map(_count, range(len(shards)), shards, settings=settings, count=count, pure=False)
     sizes = {f.key: shard.size for f, shard in zip(futures, shards)}
     done = distributed.as_completed(futures, loop=client.loop)
@@ -131,7 +141,7 @@ def _tree_count(
         if len(ready) == FAN_IN or (len(ready) > 1 and done.count() == 0):
             done.add(client.submit(_merge, *ready, pure=False))
             ready = []
-    return ready[0].result()
+    return client.submit(_pack, ready[0], pure=False).result()
 
 
 @contextmanager

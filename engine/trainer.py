@@ -20,9 +20,10 @@ Ties go to the lexicographically greater pair of byte strings: the heap compares
 tokens' bytes when counts are equal, so its top is the exact winner.
 
 This state and the merge loop live in the compiled ``engine._trainer_core`` (the loop runs
-once per occurrence of every merged pair: too hot for the interpreter). ``Trainer`` keeps
-the vocabulary, the merge list and the words, and turns the core's records into events;
-``engine.reference`` is the plain version to read first.
+once per occurrence of every merged pair: too hot for the interpreter), which also keeps
+the words as they were given, so the counts they came in can be freed once it is built.
+``Trainer`` keeps the vocabulary and the merge list, and turns the core's records into
+events; ``engine.reference`` is the plain version to read first.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from .events import MergeStep, Pair, Token
 from .occurrences import Cell, Occurrence, PairOccurrences, WordCells
 from .pretokenize import PreTokenizer
 from .shards import CountSettings
+from .word_table import WordTable
 
 
 TIE_LIMIT = 5
@@ -156,10 +158,8 @@ class Trainer:
         self.progress = progress
         self.stop_requested = False
         """Set (from a signal handler or another thread) to end ``run()`` at a merge boundary."""
-        self._word_counts = dict(word_counts)  # the core lays the words out in this order
         self._ranked: list[tuple[int, bytes, int]] | None = None
-        self._word_list: list[bytes] | None = None
-        self._build()
+        self._build(WordTable.from_counts(word_counts))  # laid out in this order, then held by the core
 
     # -- construction -------------------------------------------------------------------
 
@@ -241,10 +241,12 @@ class Trainer:
         saved = load_saved_counts(path, pattern, special_tokens)
         return cls(saved.counts, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=saved.summary)
 
-    def _build(self) -> None:
-        """Lay out the words and queue their pairs: the state before any merge."""
+    def _build(self, words: WordTable | None = None) -> None:
+        """Lay out ``words`` (by default the core's, as they were given) and queue their
+        pairs: the state before any merge."""
         base = [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in self.special_tokens]
-        self._core = Core(self._word_counts, base)
+        table = self._core.table() if words is None else (words.words, words.ends, words.counts)
+        self._core = Core(*table, base)
         self._vocab: list[bytes] = base
         self._first_merge_id = first_merge_id(self.special_tokens)
         self.merge_pairs: list[Pair] = []
@@ -317,18 +319,16 @@ class Trainer:
     def words(self, k: int) -> list[Word]:
         """The ``k`` most frequent words with their current segmentation."""
         if self._ranked is None:  # sorted once, when first shown: a plain run never needs it
-            self._ranked = sorted((-c, w, i) for i, (w, c) in enumerate(self._word_counts.items()))
+            core = self._core
+            self._ranked = sorted((-c, w, i) for i in range(core.words) for w, c in (core.word(i),))
         vocab, core = self._vocab, self._core
         return [Word(w, -c, [vocab[t] for t in core.segmentation(i)]) for c, w, i in self._ranked[:k]]
 
     def word_cells(self, index: int) -> WordCells:
         """Word ``index`` (its place in the word counts the trainer was given) as laid out
         now: its cells, their tokens and links."""
-        if self._word_list is None:  # made once, when first asked: a plain run never needs it
-            self._word_list = list(self._word_counts)
-        text = self._word_list[index]
         cells = tuple(Cell(p, t, None if a < 0 else a, None if b < 0 else b) for p, t, a, b in self._core.cells(index))
-        return WordCells(index, text, self._word_counts[text], cells)
+        return WordCells(index, *self._core.word(index), cells)
 
     def pair_occurrences(self, pair: Pair, limit: int) -> PairOccurrences:
         """Where ``pair`` is recorded in ``pair_positions``: the counts of its live and stale

@@ -1,0 +1,78 @@
+"""The packed word table the trainer keeps instead of a dict, and the core built from it."""
+
+from __future__ import annotations
+
+import gc
+from array import array
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import Trainer, train_reference
+from engine._trainer_core import Core
+from engine.word_table import WordTable
+
+words = st.binary(min_size=1, max_size=6)
+small = st.integers(1, 5)
+huge = st.integers(2**31, 2**40)  # past int32: the core keeps its weights as int64
+
+
+@settings(max_examples=150, deadline=None)
+@given(counts=st.dictionaries(st.binary(max_size=8), st.integers(0, 2**63 - 1), max_size=30))
+def test_table_holds_the_counts_in_order(counts):
+    table = WordTable.from_counts(counts)
+    assert list(table.items()) == list(counts.items())
+    total = {b"": 1}
+    table.add_to(total)
+    assert total == {**counts, b"": counts.get(b"", 0) + 1}
+
+
+@settings(max_examples=100, deadline=None)
+@given(counts=st.dictionaries(words, st.one_of(small, huge), min_size=1, max_size=12), extra=st.integers(0, 30))
+def test_counts_past_int32_train_like_the_reference(counts, extra):
+    trainer = Trainer(counts, 256 + extra)
+    trainer.run()
+    assert trainer.merges == train_reference(counts, 256 + extra)[1]
+    assert trainer.corpus_bytes == sum(len(w) * c for w, c in counts.items())
+
+
+def test_words_and_cells_outlive_the_callers_dict():
+    counts = {b" the": 7, b"cat": 3, b" sat": 3, b"on": 1}
+    expected = dict(counts)
+    trainer = Trainer(counts, 262)
+    del counts
+    gc.collect()
+    trainer.run()
+    assert {w.text: w.count for w in trainer.words(10)} == expected
+    for i, (word, count) in enumerate(expected.items()):
+        cells = trainer.word_cells(i)
+        assert (cells.text, cells.count) == (word, count)
+        assert b"".join(trainer.token_bytes(c.token) for c in cells.cells) == word
+
+
+def test_core_refuses_buffers_that_do_not_describe_words():
+    base = [bytes([i]) for i in range(256)]
+    with pytest.raises(ValueError, match="one each per word"):
+        Core(b"ab", array("q", [1, 2]), array("q", [1]), base)
+    with pytest.raises(ValueError, match="one each per word"):
+        Core(b"ab", array("q", [1]), array("q", [1]), base)  # ends short of the words
+    with pytest.raises(ValueError, match="go back"):
+        Core(b"ab", array("q", [2, 1, 2]), array("q", [1, 1, 1]), base)
+    with pytest.raises(ValueError, match="negative"):
+        Core(b"ab", array("q", [2]), array("q", [-1]), base)
+
+
+@settings(max_examples=100, deadline=None)
+@given(counts=st.dictionaries(st.binary(max_size=6), st.one_of(small, huge), min_size=1, max_size=12), merges=st.integers(0, 20))
+def test_core_gives_back_the_words_it_was_built_from(counts, merges):
+    """Whatever the merges so far, the core's table is its input, and a core built from it
+    starts where the first did."""
+    table = WordTable.from_counts(counts)
+    base = [bytes([i]) for i in range(256)]
+    core = Core(table.words, table.ends, table.counts, base)
+    core.run(merges)
+    words, ends, totals = core.table()
+    assert (words, ends, totals) == (table.words, table.ends.tobytes(), table.counts.tobytes())
+    assert [core.word(i) for i in range(core.words)] == list(counts.items())
+    assert Core(words, ends, totals, base).run(10**6) == Core(table.words, table.ends, table.counts, base).run(10**6)
