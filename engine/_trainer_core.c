@@ -7,8 +7,9 @@
  *   (SEP) between words. A token at position p covers its bytes' positions, so the next
  *   token starts at p + its length; the positions it has merged away hold MERGED(p) (the
  *   last one is kept current), so the previous token's start is read at p - 1. These are
- *   the seed's prev/next links, without two more int32 per position. ``weight`` is the word's count at each of its positions,
- *   as int32 when every count fits (a quarter of the layout's bytes saved), else int64.
+ *   the seed's prev/next links, without two more int32 per position. ``weight`` is the
+ *   word's count at each of its positions, as int32 when every count fits (a quarter of the
+ *   layout's bytes saved), else int64.
  * - pairs: one record per pair ever seen, holding its pair_counter count and its
  *   pair_positions list (append-only; a position is checked when used). Records never
  *   move or disappear (ids into ``pairs`` stay valid); a pair whose count falls to 0 is dead
