@@ -4,12 +4,13 @@
  * Here, the seed's structures as flat C data:
  *
  * - tokens: every distinct word laid out once, one token per position, with a separator
- *   (SEP) between words. A token at position p covers its bytes' positions, so the next
- *   token starts at p + its length; the positions it has merged away hold MERGED(p) (the
- *   last one is kept current), so the previous token's start is read at p - 1. These are
- *   the seed's prev/next links, without two more int32 per position. ``weight`` is the
- *   word's count at each of its positions, as int32 when every count fits (a quarter of the
- *   layout's bytes saved), else int64.
+ *   between words. A token at position p covers its bytes' positions, so the next token
+ *   starts at p + its length; the positions it has merged away hold MERGED(p) (the last one
+ *   is kept current), so the previous token's start is read at p - 1. These are the seed's
+ *   prev/next links, without two more int32 per position. The separator after word w holds
+ *   SEP_AFTER(w), below every MERGED value: a merge finds the word's count (``weight``, one
+ *   per word) by going token by token to the end of the word, rather than keeping the
+ *   count at every position (4 bytes a position more).
  * - pairs: one record per pair ever seen, holding its pair_counter count and its
  *   pair_positions list (append-only; a position is checked when used). Records never
  *   move or disappear (ids into ``pairs`` stay valid); a pair whose count falls to 0 is dead
@@ -28,15 +29,20 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "_pair_hash.h"
 
-#define SEP (-1)           /* the token between words */
 #define MERGED(start) (-2 - (start))  /* a position merged away into the token at ``start`` */
+/* The separator before the first word is SEP_AFTER(-1); all of them lie below MERGED(npos). */
+#define SEP_AFTER(w) (c->sep_top - 1 - (w))
+#define IS_SEP(t) ((t) <= c->sep_top)
 
 /* A pair_positions list. Most pairs occur in a few words only: up to INLINE positions are
  * kept in the record itself, more in an array of 8, 16, 32, ... Lists only grow or are
- * emptied whole, so the array's size follows from n. Packed: a pair record is 32 bytes. */
+ * emptied whole, so the array's size follows from n. Packed: a pair record is 28 bytes. */
 #define INLINE 2
 #define FIRST_ARRAY 8
 typedef struct __attribute__((packed, aligned(4))) {
@@ -47,23 +53,22 @@ typedef struct __attribute__((packed, aligned(4))) {
     int32_t n;
 } Positions;
 
-typedef struct {
+typedef struct __attribute__((packed, aligned(4))) {
     int32_t a, b;
     int64_t count;        /* pair_counter */
     Positions pos;        /* pair_positions */
-    uint32_t touched;     /* the step that last changed it: its first change records "before" */
 } PairRec;
-_Static_assert(sizeof(PairRec) == 32, "a pair record is 32 bytes");
+_Static_assert(sizeof(PairRec) == 28, "a pair record is 28 bytes");
 
 typedef struct {
     uint8_t *data;
     int32_t len;
 } Token;
 
-typedef struct {
+typedef struct __attribute__((packed, aligned(4))) {
     int64_t count;        /* the count when pushed: stale once the pair's count is lower */
     int32_t pair;
-} Entry;
+} Entry;                  /* packed: 12 bytes, not 16 */
 
 typedef struct {
     int32_t pair;
@@ -79,14 +84,15 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     int32_t *tokens;
-    void *weight;         /* int64_t when ``wide``, else int32_t */
-    int wide;
+    int64_t *weight;      /* each word's count */
     int32_t *starts;      /* each word's first position */
+    int32_t sep_top;      /* the greatest separator value: MERGED(npos) */
     int32_t nwords, npos;
     Token *vocab;         /* each token id's bytes */
     int32_t ntok, tokcap;
     PairRec *pairs;
     int32_t npairs, paircap;
+    uint64_t *noted;      /* a bit per pair: changed in this step, its count before noted */
     int32_t *slots;       /* hash table of (a, b): index into pairs, -1 free */
     uint32_t hmask, hused;
     Entry *heap;
@@ -94,7 +100,7 @@ typedef struct {
     int64_t live;         /* pairs with a count above 0: the size of pair_counter */
     int64_t stored;       /* positions held in the lists of live pairs */
     int64_t corpus_bytes; /* the words' bytes times their counts */
-    uint32_t epoch;
+    size_t freed;         /* bytes of pair_positions arrays freed since memory was last given back */
     Touch *touch;
     int32_t ntouch, touchcap;
     int detail;           /* write the events of this step into the rows below */
@@ -124,14 +130,26 @@ static inline int32_t *positions_of(Positions *ps) {
     return ps->n > INLINE ? ps->v : ps->in;
 }
 
-static void positions_free(Positions *ps) {
+/* Bytes a positions list holds outside its record: lists only grow or are emptied whole, so
+ * an array's size follows from its length. */
+static size_t positions_bytes(const Positions *ps) {
+    if (ps->n <= INLINE) return 0;
+    size_t cap = FIRST_ARRAY;
+    while (cap < (size_t)ps->n) cap *= 2;
+    return cap * sizeof(int32_t);
+}
+
+/* Empty a list; ``freed`` counts the bytes given back. */
+static void positions_free(Positions *ps, size_t *freed) {
+    *freed += positions_bytes(ps);
     if (ps->n > INLINE) free(ps->v);
     *ps = (Positions){0};
 }
 
-static int positions_add(Positions *ps, int32_t pos) {
+static int positions_add(Positions *ps, int32_t pos, size_t *freed) {
     int32_t n = ps->n;
     if (n == INLINE || (n >= FIRST_ARRAY && !(n & (n - 1)))) {  /* out of the record, or full */
+        if (n > INLINE) *freed += positions_bytes(ps);  /* where realloc moves the array */
         int32_t *v = n == INLINE ? malloc(FIRST_ARRAY * sizeof(int32_t)) : realloc(ps->v, 2 * (size_t)n * sizeof(int32_t));
         if (!v) {
             PyErr_NoMemory();
@@ -157,6 +175,19 @@ static int add_token(Core *c, const Token *a, const Token *b) {
     if (b) memcpy(data + a->len, b->data, (size_t)b->len);
     c->vocab[c->ntok++] = (Token){data, len};
     return 0;
+}
+
+/* Merges free pair_positions arrays of every size, scattered through the heap: glibc keeps
+ * such memory, and the process would grow by what the lists once held. Once a few MB are
+ * free, they go back to the system. Large arrays never land there: they get mappings of
+ * their own (the mmap threshold is fixed at Core init), which realloc grows in place. */
+#define GIVE_BACK (2 << 20)
+static void give_back(Core *c) {
+    if (c->freed < GIVE_BACK) return;
+    c->freed = 0;
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }
 
 /* -- pair records and their hash table ------------------------------------------------ */
@@ -195,11 +226,23 @@ static int rehash(Core *c, uint32_t size) {
     return 0;
 }
 
+#define NOTED_WORDS(pairs) (((size_t)(pairs) + 63) / 64)
+
 /* The record of (a, b), created with count 0 if new; -1 on error. */
 static int32_t get_pair(Core *c, int32_t a, int32_t b) {
     uint32_t i = probe(c, a, b);
     if (c->slots[i] >= 0) return c->slots[i];
-    if (grow((void **)&c->pairs, &c->paircap, c->npairs + 1, sizeof(PairRec))) return -1;
+    if (c->npairs == c->paircap) {
+        size_t words = NOTED_WORDS(c->paircap);
+        if (grow((void **)&c->pairs, &c->paircap, c->npairs + 1, sizeof(PairRec))) return -1;
+        uint64_t *noted = realloc(c->noted, NOTED_WORDS(c->paircap) * sizeof(uint64_t));
+        if (!noted) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memset(noted + words, 0, (NOTED_WORDS(c->paircap) - words) * sizeof(uint64_t));
+        c->noted = noted;
+    }
     int32_t p = c->npairs++;
     c->pairs[p] = (PairRec){.a = a, .b = b};
     c->slots[i] = p;
@@ -339,8 +382,9 @@ static void Core_dealloc(Core *c) {
     free(c->starts);
     for (int32_t t = 0; t < c->ntok; t++) free(c->vocab[t].data);
     free(c->vocab);
-    for (int32_t p = 0; p < c->npairs; p++) positions_free(&c->pairs[p].pos);
+    for (int32_t p = 0; p < c->npairs; p++) positions_free(&c->pairs[p].pos, &c->freed);
     free(c->pairs);
+    free(c->noted);
     free(c->slots);
     free(c->heap);
     free(c->touch);
@@ -350,19 +394,14 @@ static void Core_dealloc(Core *c) {
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
-static inline void set_weight(Core *c, int32_t pos, int64_t k) {
-    if (c->wide) ((int64_t *)c->weight)[pos] = k;
-    else ((int32_t *)c->weight)[pos] = (int32_t)k;
-}
-
 /* Lay out ``nw`` words (their bytes one after another in ``s``, each ending at ``ends``, each
  * with its count in ``counts``), count their pairs and record where they start. */
 static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t *counts, Py_ssize_t nw, int64_t n) {
     c->nwords = (int32_t)nw;
     c->npos = (int32_t)n;
+    c->sep_top = MERGED((int32_t)n);
     c->tokens = malloc((size_t)n * sizeof(int32_t));
-    for (Py_ssize_t w = 0; w < nw; w++) c->wide |= counts[w] > INT32_MAX;
-    c->weight = malloc((size_t)n * (c->wide ? sizeof(int64_t) : sizeof(int32_t)));
+    c->weight = malloc((size_t)(nw ? nw : 1) * sizeof(int64_t));
     c->starts = malloc((size_t)(nw ? nw : 1) * sizeof(int32_t));
     if (!c->tokens || !c->weight || !c->starts) {
         PyErr_NoMemory();
@@ -370,8 +409,7 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
     }
     if (rehash(c, 1 << 8)) return -1;  /* small: grows as it fills, which the tests then reach */
     int32_t pos = 0;
-    c->tokens[pos] = SEP;
-    set_weight(c, pos++, 0);
+    c->tokens[pos++] = SEP_AFTER(-1);
     for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
         int64_t k = counts[w], len = ends[w] - from;
         if (k < 0) {
@@ -379,18 +417,17 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
             return -1;
         }
         c->starts[w] = pos;
+        c->weight[w] = k;
         c->corpus_bytes += len * k;
         for (int64_t i = from; i < ends[w]; i++) {
             if (i > from) {
                 int32_t p = get_pair(c, s[i - 1], s[i]);
-                if (p < 0 || positions_add(&c->pairs[p].pos, pos - 1)) return -1;
+                if (p < 0 || positions_add(&c->pairs[p].pos, pos - 1, &c->freed)) return -1;
                 c->pairs[p].count += k;
             }
-            c->tokens[pos] = s[i];
-            set_weight(c, pos++, k);
+            c->tokens[pos++] = s[i];
         }
-        c->tokens[pos] = SEP;
-        set_weight(c, pos++, k);  /* at an empty word's start too: the count is read there */
+        c->tokens[pos++] = SEP_AFTER(w);
     }
     return 0;
 }
@@ -418,7 +455,7 @@ static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
             PyErr_SetString(PyExc_ValueError, "word ends must not go back or past the words");
             goto done;
         }
-    if (words.len + nw + 1 > INT32_MAX) {
+    if (words.len + 2 * nw + 3 > INT32_MAX) {  /* positions and separator values fit int32 */
         PyErr_SetString(PyExc_MemoryError, "too many distinct pre-token bytes to lay out (over 2^31)");
         goto done;
     }
@@ -431,11 +468,15 @@ static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
         Token tok = {(uint8_t *)PyBytes_AS_STRING(b), (int32_t)PyBytes_GET_SIZE(b)};
         if (add_token(c, &tok, NULL)) goto done;
     }
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);  /* glibc's start value, kept: it would rise as big blocks are freed */
+#endif
     if (lay_out(c, words.buf, end, counts.buf, nw, words.len + nw + 1)) goto done;
     for (int32_t p = 0; p < c->npairs; p++) {
         if (c->pairs[p].count > 0) c->live++;
         c->stored += c->pairs[p].pos.n;
     }
+    give_back(c);
     r = requeue(c);
 done:
     PyBuffer_Release(&words);
@@ -447,9 +488,15 @@ done:
 /* -- merging ---------------------------------------------------------------------------- */
 
 /* The start of the token before the one at ``pos`` (or of the separator there). */
-static inline int32_t prev_start(const int32_t *tokens, int32_t pos) {
-    int32_t t = tokens[pos - 1];
-    return t >= SEP ? pos - 1 : -2 - t;
+static inline int32_t prev_start(const Core *c, int32_t pos) {
+    int32_t t = c->tokens[pos - 1];
+    return t >= 0 || IS_SEP(t) ? pos - 1 : -2 - t;
+}
+
+/* The separator after the token (or separator) at ``pos``: the end of its word. */
+static inline int32_t word_end(const Core *c, int32_t pos) {
+    for (int32_t t; (t = c->tokens[pos]) >= 0;) pos += c->vocab[t].len;
+    return pos;
 }
 
 /* Change the count of (x, y) by delta, noting its count before the step on first change;
@@ -459,14 +506,15 @@ static int change(Core *c, int32_t merged, int32_t x, int32_t y, int64_t delta, 
     if (p < 0) return -1;
     if (p == merged) return 0;  /* (a, a) is also a pair lost by its own merge: it is gone */
     PairRec *r = &c->pairs[p];
-    if (r->touched != c->epoch) {
+    uint64_t bit = 1ull << (p & 63);
+    if (!(c->noted[p >> 6] & bit)) {
         if (grow((void **)&c->touch, &c->touchcap, c->ntouch + 1, sizeof(Touch))) return -1;
         c->touch[c->ntouch++] = (Touch){p, r->count, side};
-        r->touched = c->epoch;
+        c->noted[p >> 6] |= bit;
     }
     r->count += delta;  /* may pass below 0 mid-step: "abab" gains (new, a) and loses it */
     if (at >= 0) {
-        if (positions_add(&r->pos, at)) return -1;
+        if (positions_add(&r->pos, at, &c->freed)) return -1;
         c->stored++;
     }
     return 0;
@@ -490,29 +538,35 @@ static int merge(Core *c, int32_t m, int queue) {
     c->stored -= ps.n;
     int32_t *at = positions_of(&ps);
     if (a == b) qsort(at, (size_t)ps.n, sizeof(int32_t), cmp_pos);  /* a a a: leftmost first */
-    c->epoch++;
-    c->ntouch = 0;
+    for (int32_t i = 0; i < c->ntouch; i++) c->noted[c->touch[i].pair >> 6] &= ~(1ull << (c->touch[i].pair & 63));
+    c->ntouch = 0;  /* the last step's changes, forgotten */
     int32_t *tokens = c->tokens, la = left.len, lb = right.len;
+    int32_t seen = -1, end = -1;  /* the last word's end was found from ``seen``: positions */
+    int64_t w = 0;                /* between them lie in it, so its count ``w`` is known */
     for (int32_t i = 0; i < ps.n; i++) {
         int32_t pos = at[i];
         if (tokens[pos] != a) continue;
         int32_t nxt = pos + la;
         if (tokens[nxt] != b) continue;
-        int64_t w = c->wide ? ((int64_t *)c->weight)[pos] : ((int32_t *)c->weight)[pos];
-        int32_t prv = prev_start(tokens, pos), x = tokens[prv];
-        if (x != SEP && (change(c, m, x, a, -w, 0, -1) || change(c, m, x, tok, w, 0, prv))) goto fail;
         int32_t after = nxt + lb, y = tokens[after];
-        if (y != SEP && (change(c, m, b, y, -w, 1, -1) || change(c, m, tok, y, w, 1, pos))) goto fail;
+        if (pos < seen || pos > end) {
+            seen = pos;
+            end = word_end(c, after);
+            w = c->weight[c->sep_top - 1 - tokens[end]];
+        }
+        int32_t prv = prev_start(c, pos), x = tokens[prv];
+        if (x >= 0 && (change(c, m, x, a, -w, 0, -1) || change(c, m, x, tok, w, 0, prv))) goto fail;
+        if (y >= 0 && (change(c, m, b, y, -w, 1, -1) || change(c, m, tok, y, w, 1, pos))) goto fail;
         tokens[pos] = tok;
         tokens[nxt] = tokens[after - 1] = MERGED(pos);
     }
-    positions_free(&ps);
+    positions_free(&ps, &c->freed);
     for (int32_t i = 0; i < c->ntouch; i++) {
         Touch t = c->touch[i];
         PairRec *r = &c->pairs[t.pair];
         if (r->count == 0) {  /* dead for good: drop its positions */
             c->stored -= r->pos.n;
-            positions_free(&r->pos);
+            positions_free(&r->pos, &c->freed);
         }
         c->live += (r->count > 0) - (t.before > 0);
         /* Only pairs holding the new token can have risen; nothing has queued them yet. */
@@ -524,9 +578,10 @@ static int merge(Core *c, int32_t m, int queue) {
             row(&c->changes, 5, (int64_t[]){r->a, r->b, t.before, r->count, t.side}))
             return -1;
     }
+    give_back(c);
     return 0;
 fail:
-    positions_free(&ps);
+    positions_free(&ps, &c->freed);
     return -1;
 }
 
@@ -692,15 +747,13 @@ static int64_t word_len(const Core *c, Py_ssize_t w) {
     return (w + 1 < c->nwords ? c->starts[w + 1] : c->npos) - 1 - c->starts[w];
 }
 
-/* Word w's count: the weight at its start (its separator's, if it is empty). */
 static int64_t word_count(const Core *c, Py_ssize_t w) {
-    int32_t pos = c->starts[w];
-    return c->wide ? ((int64_t *)c->weight)[pos] : ((int32_t *)c->weight)[pos];
+    return c->weight[w];
 }
 
 /* Write word w's bytes to ``out``: its tokens' bytes, whatever the merges so far. */
 static void word_bytes(const Core *c, Py_ssize_t w, uint8_t *out) {
-    for (int32_t pos = c->starts[w]; c->tokens[pos] != SEP; pos += c->vocab[c->tokens[pos]].len) {
+    for (int32_t pos = c->starts[w]; c->tokens[pos] >= 0; pos += c->vocab[c->tokens[pos]].len) {
         const Token *t = &c->vocab[c->tokens[pos]];
         memcpy(out + (pos - c->starts[w]), t->data, (size_t)t->len);
     }
@@ -714,6 +767,17 @@ static PyObject *Core_word(Core *c, PyObject *arg) {
     if (!text) return NULL;
     word_bytes(c, w, (uint8_t *)PyBytes_AS_STRING(text));
     return Py_BuildValue("(NL)", text, (long long)word_count(c, w));
+}
+
+/* token(i) -> bytes: token i's bytes. */
+static PyObject *Core_token(Core *c, PyObject *arg) {
+    Py_ssize_t t = PyLong_AsSsize_t(arg);
+    if (t == -1 && PyErr_Occurred()) return NULL;
+    if (t < 0 || t >= c->ntok) {
+        PyErr_SetString(PyExc_IndexError, "no such token");
+        return NULL;
+    }
+    return PyBytes_FromStringAndSize((const char *)c->vocab[t].data, c->vocab[t].len);
 }
 
 /* table() -> (words, ends, counts): the words as they were given, in the buffers the core is
@@ -744,7 +808,7 @@ static PyObject *Core_segmentation(Core *c, PyObject *arg) {
     Py_ssize_t w = word_arg(c, arg);
     if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
-    for (int32_t pos = c->starts[w]; out && c->tokens[pos] != SEP; pos += c->vocab[c->tokens[pos]].len)
+    for (int32_t pos = c->starts[w]; out && c->tokens[pos] >= 0; pos += c->vocab[c->tokens[pos]].len)
         if (append_new(out, PyLong_FromLong(c->tokens[pos]))) Py_CLEAR(out);
     return out;
 }
@@ -797,10 +861,10 @@ static PyObject *Core_cells(Core *c, PyObject *arg) {
     Py_ssize_t w = word_arg(c, arg);
     if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
-    for (int32_t pos = c->starts[w]; out && c->tokens[pos] != SEP; pos += c->vocab[c->tokens[pos]].len) {
-        int32_t prv = prev_start(c->tokens, pos), nxt = pos + c->vocab[c->tokens[pos]].len;
-        if (append_new(out, Py_BuildValue("(iiii)", pos, c->tokens[pos], c->tokens[prv] == SEP ? -1 : prv,
-                                          c->tokens[nxt] == SEP ? -1 : nxt)))
+    for (int32_t pos = c->starts[w]; out && c->tokens[pos] >= 0; pos += c->vocab[c->tokens[pos]].len) {
+        int32_t prv = prev_start(c, pos), nxt = pos + c->vocab[c->tokens[pos]].len;
+        if (append_new(out, Py_BuildValue("(iiii)", pos, c->tokens[pos], c->tokens[prv] < 0 ? -1 : prv,
+                                          c->tokens[nxt] < 0 ? -1 : nxt)))
             Py_CLEAR(out);
     }
     return out;
@@ -839,6 +903,23 @@ static PyObject *Core_stored(Core *c, void *Py_UNUSED(closure)) {
     return PyLong_FromLongLong(c->stored);
 }
 
+/* memory() -> {structure: bytes}: what each of the state's structures has allocated. */
+static PyObject *Core_memory(Core *c, PyObject *Py_UNUSED(ignored)) {
+    size_t tokens = 0, positions = 0;
+    for (int32_t t = 0; t < c->ntok; t++) tokens += (size_t)c->vocab[t].len + 1;
+    for (int32_t p = 0; p < c->npairs; p++) positions += positions_bytes(&c->pairs[p].pos);
+    return Py_BuildValue(
+        "{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}",
+        "tokens", (Py_ssize_t)c->npos * (Py_ssize_t)sizeof(int32_t),
+        "word counts", (Py_ssize_t)c->nwords * (Py_ssize_t)sizeof(int64_t),
+        "word starts", (Py_ssize_t)c->nwords * (Py_ssize_t)sizeof(int32_t),
+        "vocabulary", (Py_ssize_t)(c->tokcap * sizeof(Token) + tokens),
+        "pair records", (Py_ssize_t)(c->paircap * sizeof(PairRec) + NOTED_WORDS(c->paircap) * sizeof(uint64_t)),
+        "pair_positions arrays", (Py_ssize_t)positions,
+        "hash table", (Py_ssize_t)(c->hmask + 1) * (Py_ssize_t)sizeof(int32_t),
+        "heap", (Py_ssize_t)c->heapcap * (Py_ssize_t)sizeof(Entry));
+}
+
 static PyMethodDef Core_methods[] = {
     {"step", (PyCFunction)Core_step, METH_O, "One merge with its events, or None."},
     {"run", (PyCFunction)Core_run, METH_O, "Up to n merges; the (left, right, count) of each."},
@@ -846,10 +927,12 @@ static PyMethodDef Core_methods[] = {
     {"top_pairs", (PyCFunction)Core_top_pairs, METH_O, "The k pairs that would win next."},
     {"segmentation", (PyCFunction)Core_segmentation, METH_O, "Word i's current token ids."},
     {"word", (PyCFunction)Core_word, METH_O, "Word i's bytes and count, as given."},
+    {"token", (PyCFunction)Core_token, METH_O, "Token i's bytes."},
     {"table", (PyCFunction)Core_table, METH_NOARGS, "The words as given: (words, ends, counts) buffers."},
     {"pair_counter", (PyCFunction)Core_pair_counter, METH_NOARGS, "A copy of the live pair counts."},
     {"pair_positions", (PyCFunction)Core_pair_positions, METH_VARARGS, "A pair's recorded positions, live or stale."},
     {"cells", (PyCFunction)Core_cells, METH_O, "Word i's positions with their tokens and links."},
+    {"memory", (PyCFunction)Core_memory, METH_NOARGS, "Bytes allocated by each structure."},
     {NULL},
 };
 

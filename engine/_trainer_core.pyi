@@ -28,6 +28,10 @@ class Core:
     def segmentation(self, word: int, /) -> list[int]: ...
     def word(self, word: int, /) -> tuple[bytes, int]:
         """Word i's bytes and count, as given."""
+    def token(self, token: int, /) -> bytes:
+        """Token i's bytes."""
+    def memory(self) -> dict[str, int]:
+        """Bytes allocated by each structure."""
     def table(self) -> tuple[bytes, bytes, bytes]:
         """The words as given: their bytes, ends and counts (int64), to build a Core from."""
     def pair_counter(self) -> dict[Pair, int]: ...
