@@ -21,22 +21,24 @@ tokens' bytes when counts are equal, so its top is the exact winner.
 
 This state and the merge loop live in the compiled ``engine._trainer_core`` (the loop runs
 once per occurrence of every merged pair: too hot for the interpreter), which also keeps
-the words as they were given, so the counts they came in can be freed once it is built.
-``Trainer`` keeps the vocabulary and the merge list, and turns the core's records into
-events; ``engine.reference`` is the plain version to read first.
+the words as they were given, so the counts they came in can be freed once it is built,
+and the vocabulary. ``Trainer`` keeps the merge list (flat arrays of ids and counts, not
+Python objects per merge) and turns the core's records into events; ``engine.reference``
+is the plain version to read first.
 """
 
 from __future__ import annotations
 
 import gc
 import os
-from collections import Counter
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from ._trainer_core import Core
-from .corpus import CountSummary, Progress, check_counted, count_inputs, count_iterable
+from .corpus import CountSummary, Progress, check_counted, count_iterable, count_table
 from .counts_file import SavedCounts, load_counts, save_counts as save_counts_file
 from .errors import CorpusError, SettingsError
 from .events import MergeStep, Pair, Token
@@ -93,12 +95,13 @@ def count_corpus(
     workers: int | None = None,
     progress: Progress | None = None,
     dask: object = None,
-) -> tuple[Counter[bytes], CountSummary]:
-    """The pre-token counts a trainer starts from, and what was read; ``CorpusError`` if
-    there is nothing to train on. ``dask``: count on a Dask cluster (see ``engine.dask_count``)."""
-    counts, summary = count_inputs(inputs, settings, workers=workers, progress=progress, dask=dask)
-    check_counted(counts, summary)
-    return counts, summary
+) -> tuple[WordTable, CountSummary]:
+    """The pre-token counts a trainer starts from (packed, sorted), and what was read;
+    ``CorpusError`` if there is nothing to train on. ``dask``: count on a Dask cluster (see
+    ``engine.dask_count``)."""
+    table, summary = count_table(inputs, settings, workers=workers, progress=progress, dask=dask)
+    check_counted(table, summary)
+    return table, summary
 
 
 def load_saved_counts(path: str | os.PathLike[str], pattern: str, special_tokens: Sequence[str]) -> SavedCounts:
@@ -129,6 +132,27 @@ class Word:
     parts: list[Token]
 
 
+class MergePairs(Sequence[Pair]):
+    """The pairs merged so far, as ``(left, right)`` ids, kept in one flat int32 array."""
+
+    def __init__(self) -> None:
+        self.ids = array("i")
+
+    def __len__(self) -> int:
+        return len(self.ids) // 2
+
+    def __getitem__(self, index: int | slice) -> Any:
+        ids = self.ids
+        if isinstance(index, slice):
+            first, stop, stride = index.indices(len(self))
+            return list(zip(ids[2 * first : 2 * stop : 2 * stride], ids[2 * first + 1 : 2 * stop : 2 * stride]))
+        i = range(len(self))[index]
+        return ids[2 * i], ids[2 * i + 1]
+
+    def append(self, pair: Pair) -> None:
+        self.ids.extend(pair)
+
+
 class Trainer:
     """Byte-level BPE training, one merge at a time.
 
@@ -141,7 +165,7 @@ class Trainer:
 
     def __init__(
         self,
-        word_counts: Mapping[bytes, int],
+        word_counts: Mapping[bytes, int] | WordTable,
         vocab_size: int,
         special_tokens: Sequence[str] = (),
         progress: Progress | None = None,
@@ -159,7 +183,8 @@ class Trainer:
         self.stop_requested = False
         """Set (from a signal handler or another thread) to end ``run()`` at a merge boundary."""
         self._ranked: list[tuple[int, bytes, int]] | None = None
-        self._build(WordTable.from_counts(word_counts))  # laid out in this order, then held by the core
+        words = word_counts if isinstance(word_counts, WordTable) else WordTable.from_counts(word_counts)
+        self._build(words)  # laid out in this order, then held by the core
 
     # -- construction -------------------------------------------------------------------
 
@@ -202,10 +227,10 @@ class Trainer:
         """
         check_settings(vocab_size, special_tokens)
         settings = CountSettings(pattern, tuple(special_tokens), text_field, errors, skip_bad_records)
-        counts, summary = count_corpus(inputs, settings, workers, progress, dask)
+        words, summary = count_corpus(inputs, settings, workers, progress, dask)
         if save_counts is not None:
-            save_counts_file(save_counts, counts, settings.pretokenizer, summary)
-        return cls(counts, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=summary)
+            save_counts_file(save_counts, words, settings.pretokenizer, summary)
+        return cls(words, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=summary)
 
     from_file = from_files
 
@@ -239,7 +264,7 @@ class Trainer:
         """
         check_settings(vocab_size, special_tokens)
         saved = load_saved_counts(path, pattern, special_tokens)
-        return cls(saved.counts, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=saved.summary)
+        return cls(saved.table, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=saved.summary)
 
     def _build(self, words: WordTable | None = None) -> None:
         """Lay out ``words`` (by default the core's, as they were given) and queue their
@@ -247,10 +272,10 @@ class Trainer:
         base = [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in self.special_tokens]
         table = self._core.table() if words is None else (words.words, words.ends, words.counts)
         self._core = Core(*table, base)
-        self._vocab: list[bytes] = base
         self._first_merge_id = first_merge_id(self.special_tokens)
-        self.merge_pairs: list[Pair] = []
-        self.merge_counts: list[int] = []
+        self.merge_pairs = MergePairs()
+        self.merge_counts = array("q")
+        """The count of each merge's pair when it won."""
         self.stopped_early = False
         self.corpus_bytes = self._core.corpus_bytes
         self.tokens_in_corpus = self.corpus_bytes
@@ -259,12 +284,13 @@ class Trainer:
 
     @property
     def vocab(self) -> dict[int, bytes]:
-        return dict(enumerate(self._vocab))
+        token = self._core.token
+        return {i: token(i) for i in range(self._first_merge_id + len(self.merge_pairs))}
 
     @property
     def merges(self) -> list[tuple[bytes, bytes]]:
-        v = self._vocab
-        return [(v[a], v[b]) for a, b in self.merge_pairs]
+        token = self._core.token
+        return [(token(a), token(b)) for a, b in self.merge_pairs]
 
     @property
     def merges_done(self) -> int:
@@ -279,7 +305,7 @@ class Trainer:
         return self.stopped_early or self.merges_done >= self.merges_planned
 
     def token_bytes(self, token_id: int) -> bytes:
-        return self._vocab[token_id]
+        return self._core.token(token_id)
 
     token = token_bytes
     """The name every steppable trainer gives it (``ClassicTrainer.token`` is a string)."""
@@ -321,8 +347,8 @@ class Trainer:
         if self._ranked is None:  # sorted once, when first shown: a plain run never needs it
             core = self._core
             self._ranked = sorted((-c, w, i) for i in range(core.words) for w, c in (core.word(i),))
-        vocab, core = self._vocab, self._core
-        return [Word(w, -c, [vocab[t] for t in core.segmentation(i)]) for c, w, i in self._ranked[:k]]
+        core = self._core
+        return [Word(w, -c, [core.token(t) for t in core.segmentation(i)]) for c, w, i in self._ranked[:k]]
 
     def word_cells(self, index: int) -> WordCells:
         """Word ``index`` (its place in the word counts the trainer was given) as laid out
@@ -350,7 +376,8 @@ class Trainer:
             return None
         a, b, count = done[:3]
         self._record(a, b, count)
-        return MergeStep(len(self.merge_pairs), (a, b), len(self._vocab) - 1, self._vocab[-1], *done[2:])
+        new_id = self._first_merge_id + len(self.merge_pairs) - 1
+        return MergeStep(len(self.merge_pairs), (a, b), new_id, self._core.token(new_id), *done[2:])
 
     def steps(self, until: int | None = None) -> Iterator[MergeStep]:
         """The detailed stream: merge until ``until`` (default: all planned) or a stop
@@ -385,8 +412,7 @@ class Trainer:
             report("merge", len(self.merge_pairs), self.merges_planned)
 
     def _record(self, a: int, b: int, count: int) -> None:
-        """Note a merge the core has done: its token, pair and count."""
-        self._vocab.append(self._vocab[a] + self._vocab[b])
+        """Note a merge the core has done (and whose token it has added): its pair and count."""
         self.merge_pairs.append((a, b))
         self.merge_counts.append(count)
         self.tokens_in_corpus -= count
@@ -413,7 +439,7 @@ class Trainer:
             self._build()
         for left, right in merges:
             top = self.top_pairs(1)
-            if not top or (self._vocab[top[0][0][0]], self._vocab[top[0][0][1]]) != (left, right):
+            if not top or (self.token_bytes(top[0][0][0]), self.token_bytes(top[0][0][1])) != (left, right):
                 return False
             self.run(until=len(self.merge_pairs) + 1)
         return True

@@ -105,7 +105,7 @@ def test_step_by_step_equals_run(text, extra):
     streamed = Trainer(counts, 256 + extra)
     assert list(streamed.steps()) == records
     assert stepped.merges == ran.merges == streamed.merges
-    assert [r.pair for r in records] == stepped.merge_pairs
+    assert [r.pair for r in records] == list(stepped.merge_pairs)
     assert [r.index for r in records] == list(range(1, len(records) + 1))
 
 
