@@ -103,7 +103,7 @@ class TrainOptions:
         """The pre-token counts of ``inputs`` (or the saved ``counts``) with these settings."""
         if self.counts is not None:
             return load_saved_counts(self.counts, self.pattern, self.special_tokens).counts
-        return count_corpus(inputs, self.count_settings, self.workers, progress, self.dask)[0]
+        return count_corpus(inputs, self.count_settings, self.workers, progress, self.dask)[0].counter()
 
     @property
     def saves(self) -> str:

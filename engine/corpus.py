@@ -6,6 +6,10 @@ a pre-token boundary is certain, so memory grows with the number of distinct pre
 than the file size. A corpus above ``IN_PROCESS`` bytes is counted by workers, each taking
 shards from one queue as it is free and opening the files itself; the parent only adds up
 their tables and reports the bytes read across all inputs.
+
+``count_table`` gives the counts packed (``WordTable``), as training uses them: counted by
+workers, the counts never exist here as a dict of Python objects, which would take several
+times their size. ``count_inputs`` gives them as a ``Counter``.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import signal
 import threading
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -66,10 +70,25 @@ def count_inputs(
     shard_bytes: int = SHARD_BYTES,
     dask: Any = None,
 ) -> tuple[Counter[bytes], CountSummary]:
+    """Pre-token counts of files, directories and glob patterns, as ``count_table`` makes
+    them, in a ``Counter``."""
+    table, summary = count_table(inputs, settings, workers, progress, shard_bytes, dask)
+    return table.counter(), summary
+
+
+def count_table(
+    inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    settings: CountSettings,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    shard_bytes: int = SHARD_BYTES,
+    dask: Any = None,
+) -> tuple[WordTable, CountSummary]:
     """Pre-token counts of files, directories and glob patterns, counted by ``workers``
     processes (default: all cores), or on the Dask cluster ``dask`` names (``local[:N]``, a
-    scheduler address or a ``distributed.Client``: see ``engine.dask_count``);
-    ``CorpusError`` if one cannot be read."""
+    scheduler address or a ``distributed.Client``: see ``engine.dask_count``); ``CorpusError``
+    if one cannot be read. Counted in this process, the pre-tokens come in the order they
+    were first seen (the text's order, for the screens); otherwise sorted."""
     sources = expand_inputs(as_inputs(inputs))
     shards = plan_shards(sources, settings, shard_bytes)
     total = sum(s.size for s in shards)
@@ -86,7 +105,7 @@ def count_inputs(
     if dask is not None:
         from .dask_count import count_on_dask  # imports dask: only when a cluster is asked for
 
-        counts, results = count_on_dask(shards, settings, dask, read, label([s.path for s in sources]))
+        table, results = count_on_dask(shards, settings, dask, read, label([s.path for s in sources]))
     elif workers == 1 or total <= IN_PROCESS:
         counts: Counter[bytes] = Counter()
         results = []
@@ -95,10 +114,12 @@ def count_inputs(
             counts = merge_counts([counts, result.counts])
             result.counts = Counter()
             results.append(result)
+        table = WordTable.from_counts(counts)
+        del counts
     else:
-        counts, results = _count_parallel(shards, settings, workers, read, label([s.path for s in sources]))
+        table, results = _count_parallel(shards, settings, workers, read, label([s.path for s in sources]))
     trim_heap()  # what counting freed goes back now: the trainer built next would sit above it
-    return counts, summarize(sources, results)
+    return table, summarize(sources, results)
 
 
 def summarize(sources: Sequence[Source], results: Sequence[ShardCount]) -> CountSummary:
@@ -111,7 +132,7 @@ def summarize(sources: Sequence[Source], results: Sequence[ShardCount]) -> Count
     )
 
 
-def check_counted(counts: Counter[bytes], summary: CountSummary) -> None:
+def check_counted(counts: Sized, summary: CountSummary) -> None:
     """``CorpusError`` saying why, if counting found no pre-tokens to train on."""
     if not counts:
         raise CorpusError(f"{summary.label}: {_nothing(summary)}: no text to train on")
@@ -160,10 +181,10 @@ def _count_parallel(
     workers: int,
     read: Callable[[int], None],
     name: str,
-) -> tuple[Counter[bytes], list[ShardCount]]:
+) -> tuple[WordTable, list[ShardCount]]:
     """Hand the shards to ``workers`` processes through one queue; each counts what it gets
     with ``count_shard``, reports bytes as it reads and each shard's digest as it ends, and
-    sends back one ``WordTable`` at the end, added into the total as it arrives."""
+    sends back one sorted ``WordTable`` at the end, merged into the total as it arrives."""
     # Imported here: a small corpus, counted in this process, need not pay for them.
     import multiprocessing
     import queue
@@ -185,7 +206,7 @@ def _count_parallel(
 
     finished = 0
     per_shard: list[ShardCount | None] = [None] * len(shards)
-    total: Counter[bytes] = Counter()
+    total = WordTable.sorted({})
     try:
         for p in procs:
             p.start()
@@ -204,7 +225,8 @@ def _count_parallel(
             elif kind == "shard":
                 per_shard[rest[0]] = rest[1]
             elif kind == "counts":
-                rest[0].add_to(total)
+                total = total.merged(rest[0])
+                rest.clear()  # the worker's table goes now, not when the next message replaces it
                 finished += 1
             elif kind == "failed":
                 raise rest[0]
@@ -235,7 +257,7 @@ def _worker(settings: CountSettings, tasks: Queue[tuple[int, Shard] | None], res
             total = merge_counts([total, result.counts])
             result.counts = Counter()
             results.put(("shard", index, result))
-        results.put(("counts", WordTable.from_counts(total)))
+        results.put(("counts", WordTable.sorted(total)))
     except BpeError as e:
         results.put(("failed", e))
     except Exception:

@@ -4,8 +4,9 @@ The file is one line of JSON (the pattern and special tokens the counts were mad
 inputs and their digest, how many records there are, the payload's length and BLAKE2b),
 then the payload: the counts as little-endian uint64, the lengths of the pre-tokens as
 uint32, then the pre-tokens' bytes one after another, all in sorted order of the pre-tokens
-(so the same corpus and settings always give the same file). Loading is a few array copies
-and one dict build; it is written to a temporary file and renamed, never half a file.
+(so the same corpus and settings always give the same file): a ``WordTable`` as
+``count_table`` makes it, saved and loaded with a few array copies, no dict. It is written to a
+temporary file and renamed, never half a file.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 import os
 import sys
 from array import array
-from collections.abc import Mapping
+from collections import Counter
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -24,6 +25,7 @@ from .errors import CorpusError
 from .formats import atomic_write
 from .pretokenize import PreTokenizer
 from .sources import open_binary
+from .word_table import WordTable
 
 FORMAT = "bpe-tui pre-token counts"
 VERSION = 1
@@ -33,11 +35,16 @@ VERSION = 1
 class SavedCounts:
     """A counts file's contents."""
 
-    counts: dict[bytes, int]
+    table: WordTable
+    """The counts, sorted by pre-token."""
     pattern: str
     """The pre-tokenizer's regex."""
     special_tokens: tuple[str, ...]
     summary: CountSummary
+
+    @property
+    def counts(self) -> Counter[bytes]:
+        return self.table.counter()
 
 
 def _little(values: array) -> bytes:  # type: ignore[type-arg]
@@ -46,16 +53,15 @@ def _little(values: array) -> bytes:  # type: ignore[type-arg]
     return values.tobytes()
 
 
-def save_counts(
-    path: str | os.PathLike[str], counts: Mapping[bytes, int], pretok: PreTokenizer, summary: CountSummary
-) -> None:
-    """Write ``counts`` with what they were made from to ``path``, atomically."""
-    tokens = sorted(counts)
+def save_counts(path: str | os.PathLike[str], table: WordTable, pretok: PreTokenizer, summary: CountSummary) -> None:
+    """Write ``table`` with what it was made from to ``path``, atomically."""
+    table = table.by_word()
+    ends = table.ends
     payload = b"".join(
         (
-            _little(array("Q", [counts[t] for t in tokens])),
-            _little(array("I", [len(t) for t in tokens])),
-            b"".join(tokens),
+            _little(array("Q", table.counts)),
+            _little(array("I", (b - a for a, b in zip([0, *ends], ends)))),
+            table.words,
         )
     )
     header = {
@@ -67,7 +73,7 @@ def save_counts(
         "bytes_read": summary.bytes_read,
         "bad_records": summary.bad_records,
         "digest": summary.digest,
-        "pretokens": len(tokens),
+        "pretokens": len(table),
         "payload_bytes": len(payload),
         "payload_blake2b": hashlib.blake2b(payload, digest_size=16).hexdigest(),
     }
@@ -113,7 +119,5 @@ def load_counts(path: str | os.PathLike[str]) -> SavedCounts:
     if sys.byteorder == "big":
         values.byteswap()
         lengths.byteswap()
-    blob = payload[12 * n :]
-    ends = list(accumulate(lengths))
-    tokens = [blob[a:b] for a, b in zip([0, *ends], ends)]
-    return SavedCounts(dict(zip(tokens, values)), pattern, special_tokens, summary)
+    table = WordTable(payload[12 * n :], array("q", accumulate(lengths)), array("q", values))
+    return SavedCounts(table, pattern, special_tokens, summary)

@@ -90,7 +90,7 @@ def _merge(*parts: _Partial) -> _Partial:
 
 def _pack(part: _Partial) -> tuple[WordTable, list[tuple[int, ShardCount]]]:
     """A worker's task: the final counts packed for the trip to the trainer."""
-    return WordTable.from_counts(part.counts), part.shards
+    return WordTable.sorted(part.counts), part.shards
 
 
 def count_on_dask(
@@ -100,15 +100,15 @@ def count_on_dask(
     read: Callable[[int], None],
     name: str,
     count: Counting = count_shard,
-) -> tuple[Counter[bytes], list[ShardCount]]:
-    """Count ``shards`` on the cluster ``dask`` names (or is): the corpus's counts and each
-    shard's ``ShardCount`` in plan order. ``read`` is told each shard's bytes as its task ends.
+) -> tuple[WordTable, list[ShardCount]]:
+    """Count ``shards`` on the cluster ``dask`` names (or is): the corpus's counts (sorted)
+    and each shard's ``ShardCount`` in plan order. ``read`` is told each shard's bytes as its task ends.
 
     ``count`` is what a task runs on its shard (``count_shard``); it must be importable on the
     workers.
     """
     if not shards:  # Parquet files without row groups: nothing to send anywhere
-        return Counter(), []
+        return WordTable.sorted({}), []
     with _client(dask, len(shards)) as client:
         distributed = optional("distributed", "dask", "--dask")
         try:
@@ -117,9 +117,7 @@ def count_on_dask(
             raise CorpusError(f"{name}: Dask workers died counting it, again on every retry (out of memory or killed)") from None
         except OSError as e:  # the scheduler went away mid-run
             raise CorpusError(f"{name}: lost the Dask cluster while counting ({e})") from None
-    counts: Counter[bytes] = Counter()
-    table.add_to(counts)
-    return counts, [r for _, r in sorted(per_shard, key=lambda item: item[0])]
+    return table, [r for _, r in sorted(per_shard, key=lambda item: item[0])]
 
 
 def _tree_count(

@@ -2,18 +2,19 @@
 where each word ends, and each word's count.
 
 A dict of 150,000 pre-tokens to their counts takes ~100 bytes per word in Python objects;
-this takes the word's bytes plus 16. The trainer's core is built from these buffers (and
-gives them back, to be rebuilt when going back), so the dict the counts came in can be freed
-once it is built. Counting workers (local processes and Dask) send their counts
-back this way too: a pickled dict costs its receiver a second dict while it is unpickled.
+this takes the word's bytes plus 16. Counting for training ends in one of these, sorted by
+word, and never builds that dict: workers (local processes and Dask) send back sorted tables
+and they are merged as they arrive (``merged``), and the trainer's core is built from the
+buffers (and gives them back, to be rebuilt when going back).
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, pairwise
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,11 +34,54 @@ class WordTable:
         """Pack a mapping of words to counts, keeping its order."""
         return cls(b"".join(counts), array("q", accumulate(map(len, counts))), array("q", counts.values()))
 
-    def add_to(self, counts: MutableMapping[bytes, int]) -> None:
-        """Add these counts into ``counts``."""
-        get = counts.get
-        for word, count in self.items():
-            counts[word] = get(word, 0) + count
+    @classmethod
+    def sorted(cls, counts: Mapping[bytes, int]) -> WordTable:
+        """Pack a mapping of words to counts in sorted order of the words (as ``merged`` needs)."""
+        words = sorted(counts)
+        return cls(b"".join(words), array("q", accumulate(map(len, words))), array("q", map(counts.__getitem__, words)))
+
+    def merged(self, other: WordTable) -> WordTable:
+        """The sum of two tables sorted by word, sorted by word: one pass over both, written
+        straight into the new buffers (no dict, no list of words)."""
+        words, ends, counts = bytearray(), array("q"), array("q")
+
+        def add(word: bytes, count: int) -> None:
+            words.extend(word)
+            ends.append(len(words))
+            counts.append(count)
+
+        mine, theirs = self.items(), other.items()
+        a, b = next(mine, None), next(theirs, None)
+        while a is not None and b is not None:
+            if a[0] == b[0]:
+                add(a[0], a[1] + b[1])
+                a, b = next(mine, None), next(theirs, None)
+            elif a[0] < b[0]:
+                add(*a)
+                a = next(mine, None)
+            else:
+                add(*b)
+                b = next(theirs, None)
+        for first, rest in ((a, mine), (b, theirs)):
+            if first is not None:
+                add(*first)
+                for item in rest:
+                    add(*item)
+        return WordTable(bytes(words), ends, counts)
+
+    def by_word(self) -> WordTable:
+        """This table sorted by word (itself, if it is)."""
+        items = list(self.items())
+        if all(a[0] < b[0] for a, b in pairwise(items)):
+            return self
+        return WordTable.sorted(dict(items))
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def counter(self) -> Counter[bytes]:
+        """The counts as a ``Counter``."""
+        return Counter(dict(self.items()))
 
     def items(self) -> Iterator[tuple[bytes, int]]:
         """``(word, count)`` in order, like a dict's ``items()``."""
