@@ -99,24 +99,28 @@ def child(name: str, folder: Path, vocab_size: int) -> None:
     if name.startswith("bpe-tui"):
         sys.path.insert(0, str(ROOT))
         from engine import Trainer
-        from engine.corpus import count_inputs
+        from engine.corpus import count_table
         from engine.shards import CountSettings
 
         info["rss_imports_mb"] = peak_rss_mb()
         where = {"dask": "local:2"} if name == "bpe-tui-dask" else {"workers": 2}
-        counts, summary = count_inputs([str(folder / "*.jsonl.gz")], CountSettings("gpt2", (SPECIAL,)), **where)
+        words, summary = count_table([str(folder / "*.jsonl.gz")], CountSettings("gpt2", (SPECIAL,)), **where)  # as Trainer.from_files does
         info["count_s"] = time.perf_counter() - started
         info["rss_counted_mb"] = peak_rss_mb()
-        info["distinct"] = len(counts)
-        info["table_mb"] = (sys.getsizeof(counts) + sum(sys.getsizeof(k) + sys.getsizeof(v) for k, v in counts.items())) / 1e6
-        info["table_file_mb"] = (12 * len(counts) + sum(map(len, counts))) / 1e6
+        info["distinct"] = len(words)
+        info["table_packed_mb"] = (len(words.words) + 16 * len(words)) / 1e6
         merging = time.perf_counter()
-        trainer = Trainer(counts, vocab_size, [SPECIAL], summary=summary)  # as Trainer.from_files does
-        del counts
+        trainer = Trainer(words, vocab_size, [SPECIAL], summary=summary)
+        del words
         info["rss_built_mb"] = peak_rss_mb()
         trainer.run()
         info["merge_s"] = time.perf_counter() - merging
         info["merges"] = trainer.merges_done
+        info["rss_self_mb"] = peak_rss_mb()
+        # The same counts as a dict of bytes to int, the usual in-memory count table (built
+        # only now, after the peak is read: training never holds them this way).
+        counts = {word.text: word.count for word in trainer.words(info["distinct"])}
+        info["table_mb"] = (sys.getsizeof(counts) + sum(sys.getsizeof(k) + sys.getsizeof(v) for k, v in counts.items())) / 1e6
     elif name == "hf-tokenizers":
         tok, trainer = hf_trainer(vocab_size)
         tok.train_from_iterator(batches(documents(folder)), trainer)
@@ -127,7 +131,7 @@ def child(name: str, folder: Path, vocab_size: int) -> None:
         tok = rustbpe.Tokenizer()
         tok.train_from_iterator(documents(folder), vocab_size, pattern=GPT2_PATTERN)
         info["merges"] = tok.vocab_size - 256
-    info["rss_self_mb"] = peak_rss_mb()
+    info.setdefault("rss_self_mb", peak_rss_mb())
     print(json.dumps(info))
 
 
