@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import BpeError, CorpusError
-from .pretokenize import PreTokenizer, merge_counts
-from .shards import MAX_BLOCK, SHARD_BYTES, CountSettings, Shard, ShardCount, count_shard, count_texts, inputs_digest, plan_shards, trim_heap
+from .pretokenize import PreTokenizer
+from .shards import MAX_BLOCK, SHARD_BYTES, CountSettings, PartTally, Shard, ShardCount, count_shard, count_texts, inputs_digest, plan_shards, trim_heap
 from .sources import Source, expand_inputs, label
 from .word_table import WordTable
 
@@ -107,15 +107,10 @@ def count_table(
 
         table, results = count_on_dask(shards, settings, dask, read, label([s.path for s in sources]))
     elif workers == 1 or total <= IN_PROCESS:
-        counts: Counter[bytes] = Counter()
-        results = []
-        for shard in shards:
-            result = count_shard(shard, settings, read)
-            counts = merge_counts([counts, result.counts])
-            result.counts = Counter()
-            results.append(result)
-        table = WordTable.from_counts(counts)
-        del counts
+        tally = PartTally(settings.pretokenizer)
+        results = [count_shard(shard, settings, read, tally) for shard in shards]
+        table = WordTable.from_counts(tally.total())
+        del tally
     else:
         table, results = _count_parallel(shards, settings, workers, read, label([s.path for s in sources]))
     trim_heap()  # what counting freed goes back now: the trainer built next would sit above it
@@ -250,14 +245,12 @@ def _worker(settings: CountSettings, tasks: Queue[tuple[int, Shard] | None], res
     # SIGTERM (the parent cleaning up) just ends a worker, whatever handler it was forked with.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    total: Counter[bytes] = Counter()
+    tally = PartTally(settings.pretokenizer)  # one for every shard: a part seen in one is not resolved again
     try:
         for index, shard in iter(tasks.get, None):  # type: ignore[misc]
-            result = count_shard(shard, settings, lambda n: results.put(("read", n)))
-            total = merge_counts([total, result.counts])
-            result.counts = Counter()
+            result = count_shard(shard, settings, lambda n: results.put(("read", n)), tally)
             results.put(("shard", index, result))
-        results.put(("counts", WordTable.sorted(total)))
+        results.put(("counts", WordTable.sorted(tally.total())))
     except BpeError as e:
         results.put(("failed", e))
     except Exception:

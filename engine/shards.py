@@ -158,16 +158,22 @@ def _row_groups(src: Source, field: str) -> list[Shard]:
     return shards
 
 
-def count_shard(shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None = None) -> ShardCount:
+def count_shard(
+    shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None = None, tally: PartTally | None = None
+) -> ShardCount:
     """Count one shard: pre-token counts of its documents (special tokens excluded).
 
     ``progress`` (optional, in the calling process) is told the bytes read as they are read.
-    ``CorpusError`` names the file (and line or row) of bad input, unless
-    ``settings.skip_bad_records`` and it is a bad record.
+    With ``tally``, the shard's parts are added to it (one tally for many shards resolves each
+    distinct part once) and the result's counts are empty. ``CorpusError`` names the file
+    (and line or row) of bad input, unless ``settings.skip_bad_records`` and it is a bad record.
     """
+    own = PartTally(settings.pretokenizer) if tally is None else tally
     with _texts(shard, settings, progress) as (texts, done):
-        counts = count_texts(texts, settings.pretokenizer)
-    return ShardCount(counts, *done())
+        for text in texts:
+            own.add(text)
+            del text
+    return ShardCount(own.total() if tally is None else Counter(), *done())
 
 
 def source_texts(
@@ -504,23 +510,42 @@ def _heap_trimmer() -> Callable[[], object]:
 trim_heap = _heap_trimmer()
 
 
-def count_texts(texts: Iterable[str], pretok: PreTokenizer) -> Counter[bytes]:
-    """Pre-token counts of several texts, each pre-tokenized on its own. Their parts are
-    tallied together, so the regex runs once per distinct part, until there are
-    ``MAX_PARTS`` of them to turn into counts."""
-    counts: Counter[bytes] = Counter()
-    bare: dict[str, int] = {}
-    spaced: dict[str, int] = {}
-    since_trim = 0
-    for text in texts:
-        pretok.count_parts(text, bare, spaced)
-        since_trim += len(text)
-        del text
-        if not pretok.chunked or len(bare) + len(spaced) > MAX_PARTS:
-            counts = merge_counts([counts, pretok.resolve(bare, spaced)])
-            bare.clear()
-            spaced.clear()
-        if since_trim >= MAX_BLOCK // 2:
+class PartTally:
+    """Pre-token counts of texts, each pre-tokenized on its own. Their parts are tallied
+    together, so the regex runs once per distinct part, until there are ``MAX_PARTS`` of
+    them to turn into counts: a worker keeps one for all the shards it counts."""
+
+    def __init__(self, pretok: PreTokenizer) -> None:
+        self.pretok = pretok
+        self.counts: Counter[bytes] = Counter()
+        self.bare: dict[str, int] = {}
+        self.spaced: dict[str, int] = {}
+        self.since_trim = 0
+
+    def add(self, text: str) -> None:
+        self.pretok.count_parts(text, self.bare, self.spaced)
+        self.since_trim += len(text)
+        if not self.pretok.chunked or len(self.bare) + len(self.spaced) > MAX_PARTS:
+            self._resolve()
+        if self.since_trim >= MAX_BLOCK // 2:
             trim_heap()
-            since_trim = 0
-    return merge_counts([counts, pretok.resolve(bare, spaced)])
+            self.since_trim = 0
+
+    def _resolve(self) -> None:
+        self.counts = merge_counts([self.counts, self.pretok.resolve(self.bare, self.spaced)])
+        self.bare.clear()
+        self.spaced.clear()
+
+    def total(self) -> Counter[bytes]:
+        """The counts of everything added so far."""
+        self._resolve()
+        return self.counts
+
+
+def count_texts(texts: Iterable[str], pretok: PreTokenizer) -> Counter[bytes]:
+    """Pre-token counts of several texts, each pre-tokenized on its own (see ``PartTally``)."""
+    tally = PartTally(pretok)
+    for text in texts:
+        tally.add(text)
+        del text
+    return tally.total()
