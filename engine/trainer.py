@@ -96,9 +96,9 @@ def count_corpus(
     progress: Progress | None = None,
     dask: object = None,
 ) -> tuple[WordTable, CountSummary]:
-    """The pre-token counts a trainer starts from (packed, sorted), and what was read;
-    ``CorpusError`` if there is nothing to train on. ``dask``: count on a Dask cluster (see
-    ``engine.dask_count``)."""
+    """The pre-token counts a trainer starts from (packed: see ``count_table``), and what was
+    read; ``CorpusError`` if there is nothing to train on. ``dask``: count on a Dask cluster
+    (see ``engine.dask_count``)."""
     table, summary = count_table(inputs, settings, workers=workers, progress=progress, dask=dask)
     check_counted(table, summary)
     return table, summary
@@ -142,12 +142,10 @@ class MergePairs(Sequence[Pair]):
         return len(self.ids) // 2
 
     def __getitem__(self, index: int | slice) -> Any:
-        ids = self.ids
         if isinstance(index, slice):
-            first, stop, stride = index.indices(len(self))
-            return list(zip(ids[2 * first : 2 * stop : 2 * stride], ids[2 * first + 1 : 2 * stop : 2 * stride]))
+            return [self[i] for i in range(len(self))[index]]
         i = range(len(self))[index]
-        return ids[2 * i], ids[2 * i + 1]
+        return self.ids[2 * i], self.ids[2 * i + 1]
 
     def append(self, pair: Pair) -> None:
         self.ids.extend(pair)
@@ -337,6 +335,12 @@ class Trainer:
     @property
     def heap_size(self) -> int:
         return self._core.heap_size
+
+    def memory(self) -> dict[str, int]:
+        """Bytes each structure of the merge loop's state has allocated: the layout's tokens,
+        the words' counts and starts, the vocabulary, the pair records, their
+        ``pair_positions`` arrays, the hash table and the heap."""
+        return self._core.memory()
 
     def top_pairs(self, k: int) -> list[tuple[Pair, int]]:
         """The ``k`` pairs that would win next, in order, with their counts (a pure query)."""

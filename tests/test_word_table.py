@@ -63,6 +63,16 @@ def test_words_and_cells_outlive_the_callers_dict():
         assert b"".join(trainer.token_bytes(c.token) for c in cells.cells) == word
 
 
+def test_memory_counts_four_bytes_a_position_and_a_count_a_word():
+    counts = {b" the": 7, b"cat": 3, b"": 2}
+    trainer = Trainer(counts, 300)
+    trainer.run()
+    memory = trainer.memory()
+    positions = sum(map(len, counts)) + len(counts) + 1  # a separator before each word and after the last
+    assert memory["tokens"] == 4 * positions and memory["word counts"] == 8 * len(counts)
+    assert all(isinstance(v, int) and v >= 0 for v in memory.values()) and memory["pair records"] > 0
+
+
 def test_core_refuses_buffers_that_do_not_describe_words():
     base = [bytes([i]) for i in range(256)]
     with pytest.raises(ValueError, match="one each per word"):
