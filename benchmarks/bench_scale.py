@@ -13,10 +13,11 @@ temporary directory. Each trainer runs in a fresh process:
 
 Reported: wall time of the process; peak RSS of the trainer process alone (its own high-water
 mark) and of it with all its descendants (sampled every 0.1 s); and for bpe-tui the final count
-table: distinct pre-tokens, its size in this process (the dict, its keys and counts) and as a
-counts file (12 bytes per pre-token plus its bytes), the trainer's peak after its imports, after
-counting and once its core is built, and its peak as a multiple of the table, whole and above
-the imports (the interpreter alone is larger than the table).
+table: distinct pre-tokens, its size packed (as training holds it) and as a dict of bytes to
+int, the usual in-memory table (its keys and counts; made after the peak is read), the
+trainer's peak after its imports, after counting and once its core is built, its peak as a
+multiple of the dict, whole and above the imports (the interpreter alone is larger than the
+table), and what each structure of the merge loop has allocated at the end.
 
     python benchmarks/bench_scale.py                     # 2 GB, vocab 32,000
     python benchmarks/bench_scale.py --gb 0.5 --gb 2     # memory at two corpus sizes
@@ -117,6 +118,7 @@ def child(name: str, folder: Path, vocab_size: int) -> None:
         info["merge_s"] = time.perf_counter() - merging
         info["merges"] = trainer.merges_done
         info["rss_self_mb"] = peak_rss_mb()
+        info["core_mb"] = {k: round(v / 1e6, 2) for k, v in trainer.memory().items()}
         # The same counts as a dict of bytes to int, the usual in-memory count table (built
         # only now, after the peak is read: training never holds them this way).
         counts = {word.text: word.count for word in trainer.words(info["distinct"])}
@@ -143,7 +145,7 @@ def report(text_bytes: int, stored: int, runs: dict[str, tuple[float, float, dic
     for name, (wall, tree, info) in runs.items():
         ratios = f"{wall / hf:>7.2f}" if hf else f"{'':>7}"
         ratios += f"{wall / local:>9.2f}" if local else f"{'':>9}"
-        notes = {k: v for k, v in info.items() if k != "rss_self_mb"}
+        notes = {k: v for k, v in info.items() if k not in ("rss_self_mb", "core_mb")}
         text = ", ".join(f"{k} {v:,.2f}" if isinstance(v, float) else f"{k} {v:,}" for k, v in notes.items())
         print(f"  {name:<15}{wall:>8.1f}{ratios}{info['rss_self_mb']:>13.0f}{tree:>14.0f}  {text}", flush=True)
         if "table_mb" in info:
@@ -153,6 +155,7 @@ def report(text_bytes: int, stored: int, runs: dict[str, tuple[float, float, dic
                 f"  {'':<15}trainer RSS / in-memory count table {rss / table:.2f}x; "
                 f"its growth above the imports ({growth:.1f} MB) / the table {growth / table:.2f}x"
             )
+            print(f"  {'':<15}allocated at the end (MB): " + ", ".join(f"{k} {v}" for k, v in info["core_mb"].items()))
 
 
 def main() -> None:
