@@ -549,12 +549,12 @@ static int merge(Core *c, int32_t m, int queue) {
         int32_t nxt = pos + la;
         if (tokens[nxt] != b) continue;
         int32_t after = nxt + lb, y = tokens[after];
-        if (pos < seen || pos > end) {
+        int32_t prv = prev_start(c, pos), x = tokens[prv];
+        if ((x >= 0 || y >= 0) && (pos < seen || pos > end)) {  /* no neighbour: no count to change */
             seen = pos;
             end = word_end(c, after);
             w = c->weight[c->sep_top - 1 - tokens[end]];
         }
-        int32_t prv = prev_start(c, pos), x = tokens[prv];
         if (x >= 0 && (change(c, m, x, a, -w, 0, -1) || change(c, m, x, tok, w, 0, prv))) goto fail;
         if (y >= 0 && (change(c, m, b, y, -w, 1, -1) || change(c, m, tok, y, w, 1, pos))) goto fail;
         tokens[pos] = tok;
