@@ -446,17 +446,18 @@ static PyTypeObject VocabType = {
 #define MAX_CACHED 255 /* longer pre-tokens are merged every time, not cached */
 #define ARENA_PER_ENTRY 64 /* arena bytes a cache keeps per entry it may hold */
 #define MAX_ENTRY (4 + MAX_CACHED + 1 + 4 * MAX_CACHED) /* so an empty cache takes any entry */
+#define ARENA_MAX (4u << 24) /* entries lie at multiples of 4 below it: 24 bits of a slot */
 
-/* A cache of pre-tokens' ids: open addressing over 8-byte slots, each the high half of the
- * pre-token's hash over the offset of its entry in an arena that never moves; 0: a free
- * slot. An entry (EntryHead, the bytes, then the ids from the next multiple of 4) is written
+/* A cache of pre-tokens' ids: open addressing over 4-byte slots (few, so they stay in the
+ * processor's cache), each the top 8 bits of the pre-token's hash over the offset / 4 of its
+ * entry in an arena that never moves; 0: a free slot. An entry (EntryHead, the bytes, then the ids from the next multiple of 4) is written
  * whole before its slot is published by a compare-and-swap with release order; readers load
  * slots with acquire order and check the entry's bytes. Entries are only added, so encoder
  * threads share a cache with no lock (SharedCache); a full one takes no more, or is emptied
  * by its only user. The arena and slots are allocated whole up front and touched as they
  * fill, so an empty cache costs address space, not memory. */
 typedef struct {
-    uint64_t *slots;
+    uint32_t *slots;
     uint32_t mask;        /* at most half the slots are ever used */
     uint8_t *arena;
     size_t arena_cap;
@@ -474,20 +475,20 @@ static inline size_t ids_offset(size_t n) {
 }
 
 static void cache_clear(Cache *c) {
-    memset(c->slots, 0, ((size_t)c->mask + 1) * sizeof(uint64_t));
+    memset(c->slots, 0, ((size_t)c->mask + 1) * sizeof(uint32_t));
     c->count = 0;
     c->arena_used = 8;
 }
 
-/* A cache of up to capacity entries (as far as 4 GB of arena go); -1 if out of memory. */
+/* A cache of up to capacity entries (as far as 64 MB of arena go); -1 if out of memory. */
 static int cache_init(Cache *c, Py_ssize_t capacity) {
-    size_t most = (UINT32_MAX - MAX_ENTRY - 8) / ARENA_PER_ENTRY;
+    size_t most = (ARENA_MAX - MAX_ENTRY - 8) / ARENA_PER_ENTRY;
     c->capacity = capacity < 1 ? 1 : (size_t)capacity < most ? (size_t)capacity : most;
     size_t size = 16;
     while (size < 2 * c->capacity) size *= 2;
     c->mask = (uint32_t)(size - 1);
     c->arena_cap = 8 + c->capacity * ARENA_PER_ENTRY + MAX_ENTRY;
-    c->slots = PyMem_RawCalloc(size, sizeof(uint64_t));
+    c->slots = PyMem_RawCalloc(size, sizeof(uint32_t));
     c->arena = PyMem_RawMalloc(c->arena_cap);
     c->count = 0;
     c->arena_used = 8;
@@ -500,15 +501,15 @@ static void cache_free(Cache *c) {
 }
 
 /* The entry a published slot points at, if it holds the n bytes at s (h: their hash). */
-static inline const EntryHead *entry_of(const Cache *c, uint64_t slot, const uint8_t *s, size_t n, uint64_t h) {
-    if (slot >> 32 != h >> 32) return NULL;
-    const EntryHead *entry = (const EntryHead *)(c->arena + (uint32_t)slot);
+static inline const EntryHead *entry_of(const Cache *c, uint32_t slot, const uint8_t *s, size_t n, uint64_t h) {
+    if (slot >> 24 != h >> 56) return NULL;
+    const EntryHead *entry = (const EntryHead *)(c->arena + 4 * (size_t)(slot & 0xFFFFFF));
     return entry->length == n && !memcmp(entry + 1, s, n) ? entry : NULL;
 }
 
 static inline const uint32_t *cache_find(const Cache *c, const uint8_t *s, size_t n, uint64_t h, uint16_t *nids) {
     for (uint32_t i = (uint32_t)h & c->mask;; i = (i + 1) & c->mask) {
-        uint64_t slot = __atomic_load_n(&c->slots[i], __ATOMIC_ACQUIRE);
+        uint32_t slot = __atomic_load_n(&c->slots[i], __ATOMIC_ACQUIRE);
         if (!slot) return NULL;
         const EntryHead *entry = entry_of(c, slot, s, n, h);
         if (entry) {
@@ -534,9 +535,9 @@ static int cache_put(Cache *c, const uint8_t *s, size_t n, uint64_t h, const uin
     *entry = (EntryHead){(uint16_t)n, (uint16_t)nids};
     memcpy(entry + 1, s, n);
     memcpy((uint8_t *)entry + ids_offset(n), ids, nids * sizeof(uint32_t));
-    uint64_t slot = (h >> 32) << 32 | at;
+    uint32_t slot = (uint32_t)(h >> 56) << 24 | (uint32_t)(at / 4);
     for (uint32_t i = (uint32_t)h & c->mask;; i = (i + 1) & c->mask) {
-        uint64_t seen = 0;
+        uint32_t seen = 0;
         if (__atomic_compare_exchange_n(&c->slots[i], &seen, slot, 0, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) return 0;
         if (entry_of(c, seen, s, n, h)) return 0; /* another thread added it first */
     }
