@@ -448,14 +448,15 @@ static PyTypeObject VocabType = {
 #define MAX_ENTRY (4 + MAX_CACHED + 1 + 4 * MAX_CACHED) /* so an empty cache takes any entry */
 #define ARENA_MAX (4u << 24) /* entries lie at multiples of 4 below it: 24 bits of a slot */
 
-/* A cache of pre-tokens' ids: open addressing over 4-byte slots (few, so they stay in the
+/* A cache of pre-tokens' ids: open addressing over 4-byte slots (small, so they stay in the
  * processor's cache), each the top 8 bits of the pre-token's hash over the offset / 4 of its
- * entry in an arena that never moves; 0: a free slot. An entry (EntryHead, the bytes, then the ids from the next multiple of 4) is written
- * whole before its slot is published by a compare-and-swap with release order; readers load
- * slots with acquire order and check the entry's bytes. Entries are only added, so encoder
- * threads share a cache with no lock (SharedCache); a full one takes no more, or is emptied
- * by its only user. The arena and slots are allocated whole up front and touched as they
- * fill, so an empty cache costs address space, not memory. */
+ * entry in an arena that never moves; 0: a free slot. An entry (EntryHead, the bytes, then
+ * the ids from the next multiple of 4) is written whole before its slot is published by a
+ * compare-and-swap with release order; readers load slots with acquire order and check the
+ * entry's bytes. Entries are only added, so encoder threads share a cache with no lock
+ * (SharedCache); a full one takes no more, or is emptied by its only user. The arena and
+ * slots are allocated whole up front and touched as they fill, so an empty cache costs
+ * address space, not memory. */
 typedef struct {
     uint32_t *slots;
     uint32_t mask;        /* at most half the slots are ever used */
@@ -492,7 +493,12 @@ static int cache_init(Cache *c, Py_ssize_t capacity) {
     c->arena = PyMem_RawMalloc(c->arena_cap);
     c->count = 0;
     c->arena_used = 8;
-    return c->slots && c->arena ? 0 : -1;
+    if (c->slots && c->arena) return 0;
+    PyMem_RawFree(c->slots);
+    PyMem_RawFree(c->arena);
+    c->slots = NULL;
+    c->arena = NULL;
+    return -1;
 }
 
 static void cache_free(Cache *c) {
@@ -582,7 +588,8 @@ static void SharedCache_dealloc(SharedCache *sc) {
     Py_TYPE(sc)->tp_free((PyObject *)sc);
 }
 
-/* len(cache): the pre-tokens it holds. */
+/* len(cache): the pre-tokens it has taken (one two threads added at once, twice), at most
+ * its capacity. */
 static Py_ssize_t SharedCache_len(SharedCache *sc) {
     size_t count = __atomic_load_n(&sc->cache.count, __ATOMIC_RELAXED);
     return (Py_ssize_t)(count < sc->cache.capacity ? count : sc->cache.capacity);

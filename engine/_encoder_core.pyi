@@ -26,7 +26,8 @@ class SharedCache:
 
     def __init__(self, ranks: MergeRanks, vocab: Vocab, direct: bool, capacity: int, /) -> None: ...
     def __len__(self) -> int:
-        """The pre-tokens it holds."""
+        """The pre-tokens it has taken (one that two threads added at once, twice), at most
+        ``capacity``."""
 
 class Encoder:
     """Encodes text under GPT-2's (``pattern`` 0) or GPT-4's (1) pattern, with a cache of
