@@ -9,7 +9,8 @@ file encoding: loading GPT-2's files is a fixed cost, whatever the size of the c
 CPU is the time of the process and any children (on a busy machine, wall time over CPU time
 shows how much of the cores the run got). Median of ``--rounds`` runs; the worker counts take
 turns round by round (1, 2, 1, 2, ...), so a machine's drift over time touches them all alike.
-The load average is printed before and after.
+The load average is printed before and after, with what two threads of SHA-256 (no GIL, no
+shared data) get over one on the machine at that moment: the most any encoding could.
 
     python benchmarks/bench_dataset.py
     python benchmarks/bench_dataset.py --mb 20 --rounds 3 --workers 1 --workers 2
@@ -18,6 +19,7 @@ The load average is printed before and after.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -25,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -71,7 +74,7 @@ def main() -> None:
         size = corpus.stat().st_size
         counts = args.workers or [1, 2]
         print(f"{corpus.name}: {size / 1e6:.1f} MB ({CORPUS.name} repeated), GPT-2 files, --eot, uint16 out; "
-              f"median of {args.rounds}, worker counts interleaved; load average {_load()}")
+              f"median of {args.rounds}, worker counts interleaved; {_machine()}")
         runs: dict[int, list[dict[str, float]]] = {workers: [] for workers in counts}
         for _ in range(args.rounds):
             for workers in counts:
@@ -90,12 +93,27 @@ def main() -> None:
             print(f"| {workers} | {seconds:.2f} s | {first / seconds:.2f}x | {encoding:.2f} s | {first_encoding / encoding:.2f}x | "
                   f"{size / 1e6 / encoding:.1f} | {runs[workers][0]['tokens'] / encoding:,.0f} | {cpu:.2f} s | "
                   f"{max(r['rss_kb'] for r in runs[workers]) / 1024:.0f} MB |")
-        print(f"load average after: {_load()}")
+        print(f"after: {_machine()}")
 
 
-def _load() -> str:
-    """The 1-, 5- and 15-minute load averages: other work on the machine skews the times."""
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+def _machine() -> str:
+    """The 1-, 5- and 15-minute load averages (other work on the machine skews the times) and
+    the speed-up of two threads hashing over one, median of 5."""
+    data = bytes(16 << 20)
+
+    def hashing(threads: int) -> float:
+        started = time.perf_counter()
+        running = [threading.Thread(target=hashlib.sha256, args=(data,)) for _ in range(threads)]
+        for t in running:
+            t.start()
+        for t in running:
+            t.join()
+        return time.perf_counter() - started
+
+    speedup = statistics.median(2 * hashing(1) / hashing(2) for _ in range(5))
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"load average {load}, 2 threads of SHA-256 {speedup:.2f}x one"
+
 
 if __name__ == "__main__":
     main()
