@@ -7,7 +7,10 @@ does, without the progress bar), timed twice: the whole run, from before the mod
 loaded to the sidecar written, and the encoding alone, the model loaded (the throughput of
 file encoding: loading GPT-2's files is a fixed cost, whatever the size of the corpus).
 CPU is the time of the process and any children (on a busy machine, wall time over CPU time
-shows how much of the cores the run got). Median of ``--rounds`` runs.
+shows how much of the cores the run got). Median of ``--rounds`` runs; the worker counts take
+turns round by round (1, 2, 1, 2, ...), so a machine's drift over time touches them all alike.
+The load average is printed before and after, with what two threads of SHA-256 (no GIL, no
+shared data) get over one on the machine at that moment: the most any encoding could.
 
     python benchmarks/bench_dataset.py
     python benchmarks/bench_dataset.py --mb 20 --rounds 3 --workers 1 --workers 2
@@ -16,12 +19,15 @@ shows how much of the cores the run got). Median of ``--rounds`` runs.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -66,25 +72,47 @@ def main() -> None:
             for _ in range(-(-args.mb * 10**6 // len(text))):
                 f.write(text)
         size = corpus.stat().st_size
-        print(f"{corpus.name}: {size / 1e6:.1f} MB ({CORPUS.name} repeated), GPT-2 files, --eot, uint16 out; median of {args.rounds}")
+        counts = args.workers or [1, 2]
+        print(f"{corpus.name}: {size / 1e6:.1f} MB ({CORPUS.name} repeated), GPT-2 files, --eot, uint16 out; "
+              f"median of {args.rounds}, worker counts interleaved; {_machine()}")
+        runs: dict[int, list[dict[str, float]]] = {workers: [] for workers in counts}
+        for _ in range(args.rounds):
+            for workers in counts:
+                runs[workers].append(json.loads(subprocess.run(
+                    [sys.executable, __file__, "--child", str(corpus), str(Path(tmp) / "ids.bin"), str(workers)],
+                    check=True, capture_output=True, text=True,
+                ).stdout))
         print("| workers | whole run | speed-up | encoding | speed-up | MB/s | tokens/s | CPU | peak RSS |")
         print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         first = first_encoding = None
-        for workers in args.workers or [1, 2]:
-            runs = [
-                json.loads(subprocess.run(
-                    [sys.executable, __file__, "--child", str(corpus), str(Path(tmp) / "ids.bin"), str(workers)],
-                    check=True, capture_output=True, text=True,
-                ).stdout)
-                for _ in range(args.rounds)
-            ]
-            seconds = statistics.median(r["seconds"] for r in runs)
-            encoding = statistics.median(r["encoding"] for r in runs)
+        for workers in counts:
+            seconds = statistics.median(r["seconds"] for r in runs[workers])
+            encoding = statistics.median(r["encoding"] for r in runs[workers])
             first, first_encoding = first or seconds, first_encoding or encoding
-            cpu = statistics.median(r["cpu"] for r in runs)
+            cpu = statistics.median(r["cpu"] for r in runs[workers])
             print(f"| {workers} | {seconds:.2f} s | {first / seconds:.2f}x | {encoding:.2f} s | {first_encoding / encoding:.2f}x | "
-                  f"{size / 1e6 / encoding:.1f} | {runs[0]['tokens'] / encoding:,.0f} | {cpu:.2f} s | "
-                  f"{max(r['rss_kb'] for r in runs) / 1024:.0f} MB |")
+                  f"{size / 1e6 / encoding:.1f} | {runs[workers][0]['tokens'] / encoding:,.0f} | {cpu:.2f} s | "
+                  f"{max(r['rss_kb'] for r in runs[workers]) / 1024:.0f} MB |")
+        print(f"after: {_machine()}")
+
+
+def _machine() -> str:
+    """The 1-, 5- and 15-minute load averages (other work on the machine skews the times) and
+    the speed-up of two threads hashing over one, median of 5."""
+    data = bytes(16 << 20)
+
+    def hashing(threads: int) -> float:
+        started = time.perf_counter()
+        running = [threading.Thread(target=hashlib.sha256, args=(data,)) for _ in range(threads)]
+        for t in running:
+            t.start()
+        for t in running:
+            t.join()
+        return time.perf_counter() - started
+
+    speedup = statistics.median(2 * hashing(1) / hashing(2) for _ in range(5))
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"load average {load}, 2 threads of SHA-256 {speedup:.2f}x one"
 
 
 if __name__ == "__main__":

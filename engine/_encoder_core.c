@@ -12,12 +12,13 @@
  *
  * Encoder runs a whole text without the GIL: special tokens are cut out (leftmost, longest
  * first); the rest is cut into pre-tokens by the GPT-2 or GPT-4 pattern
- * (engine/_pretokenize_core.c); each pre-token's ids are found in the Encoder's own cache,
- * else are its vocabulary entry (when every entry encodes to itself, Tokenizer.direct) or
- * come from the merge loop, and are cached. A full cache is emptied, so memory stays
- * bounded. Only building the list of ids takes the GIL again (or a copy of them packed
- * as 2- or 4-byte integers, for files of ids), so threads with an Encoder each encode in
- * parallel.
+ * (engine/_pretokenize_core.c); each pre-token's ids are found in a cache (a SharedCache
+ * that the Encoders of several threads fill together, then the Encoder's own), else are its
+ * vocabulary entry (when every entry encodes to itself, Tokenizer.direct) or come from the
+ * merge loop, and are cached. A full shared cache takes no more, a full own cache is
+ * emptied, so memory stays bounded. Only building the list of ids takes the GIL again (or
+ * a copy of them packed as 2- or 4-byte integers, for files of ids), so threads with an
+ * Encoder each encode in parallel.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -443,14 +444,170 @@ static PyTypeObject VocabType = {
 /* ---- Encoder: pre-tokenize, look up, merge, all in C -------------------------------------- */
 
 #define MAX_CACHED 255 /* longer pre-tokens are merged every time, not cached */
+#define ARENA_PER_ENTRY 64 /* arena bytes a cache keeps per entry it may hold */
+#define MAX_ENTRY (4 + MAX_CACHED + 1 + 4 * MAX_CACHED) /* so an empty cache takes any entry */
+#define ARENA_MAX (4u << 24) /* entries lie at multiples of 4 below it: 24 bits of a slot */
 
-/* A cached pre-token: its bytes at arena + at, then (from the next multiple of 4) its ids. */
+/* A cache of pre-tokens' ids: open addressing over 4-byte slots (small, so they stay in the
+ * processor's cache), each the top 8 bits of the pre-token's hash over the offset / 4 of its
+ * entry in an arena that never moves; 0: a free slot. An entry (EntryHead, the bytes, then
+ * the ids from the next multiple of 4) is written whole before its slot is published by a
+ * compare-and-swap with release order; readers load slots with acquire order and check the
+ * entry's bytes. Entries are only added, so encoder threads share a cache with no lock
+ * (SharedCache); a full one takes no more, or is emptied by its only user. The arena and
+ * slots are allocated whole up front and touched as they fill, so an empty cache costs
+ * address space, not memory. */
 typedef struct {
-    uint64_t hash;
-    uint32_t at;
-    uint16_t length; /* 0: a free slot */
-    uint16_t nids;
-} CacheSlot;
+    uint32_t *slots;
+    uint32_t mask;        /* at most half the slots are ever used */
+    uint8_t *arena;
+    size_t arena_cap;
+    size_t arena_used;    /* atomic: where the next entry goes; from 8, so no slot is 0 */
+    size_t count;         /* atomic: entries added, or capacity once full */
+    size_t capacity;
+} Cache;
+
+typedef struct {
+    uint16_t length, nids;
+} EntryHead;
+
+static inline size_t ids_offset(size_t n) {
+    return (sizeof(EntryHead) + n + 3) & ~(size_t)3;
+}
+
+static void cache_clear(Cache *c) {
+    memset(c->slots, 0, ((size_t)c->mask + 1) * sizeof(uint32_t));
+    c->count = 0;
+    c->arena_used = 8;
+}
+
+/* A cache of up to capacity entries (as far as 64 MB of arena go); -1 if out of memory. */
+static int cache_init(Cache *c, Py_ssize_t capacity) {
+    size_t most = (ARENA_MAX - MAX_ENTRY - 8) / ARENA_PER_ENTRY;
+    c->capacity = capacity < 1 ? 1 : (size_t)capacity < most ? (size_t)capacity : most;
+    size_t size = 16;
+    while (size < 2 * c->capacity) size *= 2;
+    c->mask = (uint32_t)(size - 1);
+    c->arena_cap = 8 + c->capacity * ARENA_PER_ENTRY + MAX_ENTRY;
+    c->slots = PyMem_RawCalloc(size, sizeof(uint32_t));
+    c->arena = PyMem_RawMalloc(c->arena_cap);
+    c->count = 0;
+    c->arena_used = 8;
+    if (c->slots && c->arena) return 0;
+    PyMem_RawFree(c->slots);
+    PyMem_RawFree(c->arena);
+    c->slots = NULL;
+    c->arena = NULL;
+    return -1;
+}
+
+static void cache_free(Cache *c) {
+    PyMem_RawFree(c->slots);
+    PyMem_RawFree(c->arena);
+}
+
+/* The entry a published slot points at, if it holds the n bytes at s (h: their hash). */
+static inline const EntryHead *entry_of(const Cache *c, uint32_t slot, const uint8_t *s, size_t n, uint64_t h) {
+    if (slot >> 24 != h >> 56) return NULL;
+    const EntryHead *entry = (const EntryHead *)(c->arena + 4 * (size_t)(slot & 0xFFFFFF));
+    return entry->length == n && !memcmp(entry + 1, s, n) ? entry : NULL;
+}
+
+static inline const uint32_t *cache_find(const Cache *c, const uint8_t *s, size_t n, uint64_t h, uint16_t *nids) {
+    for (uint32_t i = (uint32_t)h & c->mask;; i = (i + 1) & c->mask) {
+        uint32_t slot = __atomic_load_n(&c->slots[i], __ATOMIC_ACQUIRE);
+        if (!slot) return NULL;
+        const EntryHead *entry = entry_of(c, slot, s, n, h);
+        if (entry) {
+            *nids = entry->nids;
+            return (const uint32_t *)((const uint8_t *)entry + ids_offset(n));
+        }
+    }
+}
+
+/* Add the n bytes at s (n <= MAX_CACHED) with their ids; 1 if the cache is full. Safe while
+ * other threads find and add. */
+static int cache_put(Cache *c, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids, size_t nids) {
+    if (__atomic_load_n(&c->count, __ATOMIC_RELAXED) >= c->capacity ||
+        __atomic_fetch_add(&c->count, 1, __ATOMIC_RELAXED) >= c->capacity)
+        return 1;
+    size_t size = ids_offset(n) + nids * sizeof(uint32_t);
+    size_t at = __atomic_fetch_add(&c->arena_used, size, __ATOMIC_RELAXED);
+    if (at + size > c->arena_cap) {
+        __atomic_store_n(&c->count, c->capacity, __ATOMIC_RELAXED);
+        return 1;
+    }
+    EntryHead *entry = (EntryHead *)(c->arena + at);
+    *entry = (EntryHead){(uint16_t)n, (uint16_t)nids};
+    memcpy(entry + 1, s, n);
+    memcpy((uint8_t *)entry + ids_offset(n), ids, nids * sizeof(uint32_t));
+    uint32_t slot = (uint32_t)(h >> 56) << 24 | (uint32_t)(at / 4);
+    for (uint32_t i = (uint32_t)h & c->mask;; i = (i + 1) & c->mask) {
+        uint32_t seen = 0;
+        if (__atomic_compare_exchange_n(&c->slots[i], &seen, slot, 0, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) return 0;
+        if (entry_of(c, seen, s, n, h)) return 0; /* another thread added it first */
+    }
+}
+
+/* SharedCache(ranks, vocab, direct, capacity): a cache the Encoders of those ranks,
+ * vocabulary and direct fill and read together, from any threads. */
+typedef struct {
+    PyObject_HEAD
+    MergeRanks *ranks;
+    Vocab *vocab;
+    int direct;
+    Cache cache;
+} SharedCache;
+
+static int SharedCache_init(SharedCache *sc, PyObject *args, PyObject *Py_UNUSED(kw)) {
+    MergeRanks *ranks;
+    Vocab *vocab;
+    int direct;
+    Py_ssize_t capacity;
+    if (!PyArg_ParseTuple(args, "O!O!pn", &MergeRanksType, &ranks, &VocabType, &vocab, &direct, &capacity)) return -1;
+    if (sc->ranks) {
+        PyErr_SetString(PyExc_RuntimeError, "a SharedCache is initialized once");
+        return -1;
+    }
+    if (cache_init(&sc->cache, capacity)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_INCREF(ranks);
+    Py_INCREF(vocab);
+    sc->ranks = ranks;
+    sc->vocab = vocab;
+    sc->direct = direct;
+    return 0;
+}
+
+static void SharedCache_dealloc(SharedCache *sc) {
+    Py_XDECREF(sc->ranks);
+    Py_XDECREF(sc->vocab);
+    cache_free(&sc->cache);
+    Py_TYPE(sc)->tp_free((PyObject *)sc);
+}
+
+/* len(cache): the pre-tokens it has taken (one two threads added at once, twice), at most
+ * its capacity. */
+static Py_ssize_t SharedCache_len(SharedCache *sc) {
+    size_t count = __atomic_load_n(&sc->cache.count, __ATOMIC_RELAXED);
+    return (Py_ssize_t)(count < sc->cache.capacity ? count : sc->cache.capacity);
+}
+
+static PySequenceMethods SharedCache_sequence = {.sq_length = (lenfunc)SharedCache_len};
+
+static PyTypeObject SharedCacheType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine._encoder_core.SharedCache",
+    .tp_basicsize = sizeof(SharedCache),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A pre-token cache that Encoders in several threads fill and read together.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)SharedCache_init,
+    .tp_dealloc = (destructor)SharedCache_dealloc,
+    .tp_as_sequence = &SharedCache_sequence,
+};
 
 typedef struct {
     Py_UCS4 *text;
@@ -464,13 +621,9 @@ typedef struct {
     Vocab *vocab;
     int pattern;
     int direct;         /* a pre-token that is a vocabulary entry is that entry */
-    Py_ssize_t cache_size;
-    PyThread_type_lock lock; /* one encode at a time: the cache and buffers are this object's */
-    CacheSlot *slots;   /* open addressing, at most half full */
-    uint32_t mask;
-    Py_ssize_t cached;
-    uint8_t *arena;
-    size_t arena_used, arena_cap;
+    PyThread_type_lock lock; /* one encode at a time: the buffers and own cache are this object's */
+    SharedCache *shared; /* or NULL; once full, own takes the rest */
+    Cache own;          /* emptied when full, so memory stays bounded */
     uint8_t *utf8;      /* one pre-token's bytes when the text is not ASCII */
     size_t utf8_cap;
     uint32_t *work;     /* the merge loop's ids and ranks */
@@ -503,50 +656,19 @@ static void shrink(void **buf, size_t *cap) {
     }
 }
 
-static void cache_clear(Encoder *e) {
-    memset(e->slots, 0, ((size_t)e->mask + 1) * sizeof(CacheSlot));
-    e->cached = 0;
-    e->arena_used = 0;
+/* The cached ids of a pre-token: in the shared cache, else in the Encoder's own (used only
+ * once the shared one is full). */
+static inline const uint32_t *encoder_find(const Encoder *e, const uint8_t *s, size_t n, uint64_t h, uint16_t *nids) {
+    const uint32_t *ids = e->shared ? cache_find(&e->shared->cache, s, n, h, nids) : NULL;
+    return ids || !e->own.count ? ids : cache_find(&e->own, s, n, h, nids);
 }
 
-static inline const uint32_t *cache_find(const Encoder *e, const uint8_t *s, size_t n, uint64_t h, uint16_t *nids) {
-    for (uint32_t i = (uint32_t)h & e->mask;; i = (i + 1) & e->mask) {
-        const CacheSlot *slot = &e->slots[i];
-        if (!slot->length) return NULL;
-        if (slot->hash == h && slot->length == n && !memcmp(e->arena + slot->at, s, n)) {
-            *nids = slot->nids;
-            return (const uint32_t *)(e->arena + ((slot->at + n + 3) & ~(size_t)3));
-        }
+static void encoder_put(Encoder *e, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids, size_t nids) {
+    if (e->shared && !cache_put(&e->shared->cache, s, n, h, ids, nids)) return;
+    if (cache_put(&e->own, s, n, h, ids, nids)) {
+        cache_clear(&e->own); /* bounded memory on endless streams */
+        cache_put(&e->own, s, n, h, ids, nids);
     }
-}
-
-static int cache_put(Encoder *e, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids, size_t nids) {
-    if (e->cached >= e->cache_size || e->arena_used > UINT32_MAX - 2048)
-        cache_clear(e); /* bounded memory on endless streams */
-    if (2 * (size_t)(e->cached + 1) > (size_t)e->mask + 1) { /* double the table */
-        size_t size = 2 * ((size_t)e->mask + 1);
-        CacheSlot *slots = PyMem_RawCalloc(size, sizeof(CacheSlot));
-        if (!slots) return -1;
-        for (size_t k = 0; k <= e->mask; k++) {
-            if (!e->slots[k].length) continue;
-            size_t i = e->slots[k].hash & (size - 1);
-            while (slots[i].length) i = (i + 1) & (size - 1);
-            slots[i] = e->slots[k];
-        }
-        PyMem_RawFree(e->slots);
-        e->slots = slots;
-        e->mask = (uint32_t)(size - 1);
-    }
-    size_t at = (e->arena_used + 3) & ~(size_t)3, ids_at = (at + n + 3) & ~(size_t)3;
-    if (reserve((void **)&e->arena, &e->arena_cap, ids_at + nids * sizeof(uint32_t), 1)) return -1;
-    memcpy(e->arena + at, s, n);
-    memcpy(e->arena + ids_at, ids, nids * sizeof(uint32_t));
-    e->arena_used = ids_at + nids * sizeof(uint32_t);
-    uint32_t i = (uint32_t)h & e->mask;
-    while (e->slots[i].length) i = (i + 1) & e->mask;
-    e->slots[i] = (CacheSlot){h, (uint32_t)at, (uint16_t)n, (uint16_t)nids};
-    e->cached++;
-    return 0;
 }
 
 #define SURROGATE (-2)
@@ -604,7 +726,7 @@ static int encode_piece(Encoder *e, const Text *t, int ascii) {
         }
         uint64_t h = bytes_hash(s, n);
         uint16_t nids;
-        const uint32_t *ids = n <= MAX_CACHED ? cache_find(e, s, n, h, &nids) : NULL;
+        const uint32_t *ids = n <= MAX_CACHED ? encoder_find(e, s, n, h, &nids) : NULL;
         if (ids) {
             memcpy(out, ids, nids * sizeof(uint32_t));
             e->out_len += nids;
@@ -620,7 +742,7 @@ static int encode_piece(Encoder *e, const Text *t, int ascii) {
             memcpy(out, e->work, k * sizeof(uint32_t));
         }
         e->out_len += k;
-        if (n <= MAX_CACHED && cache_put(e, s, n, h, out, k)) return -1;
+        if (n <= MAX_CACHED) encoder_put(e, s, n, h, out, k);
     }
     return 0;
 }
@@ -662,16 +784,18 @@ static int encode_text(Encoder *e, const Text *t, int ascii) {
     return encode_piece(e, &rest, ascii);
 }
 
-/* Encoder(ranks, vocab, pattern, direct, cache_size, specials): pattern 0 is GPT-2's, 1
- * GPT-4's; specials a list of (text, id), longest text first. */
+/* Encoder(ranks, vocab, pattern, direct, cache_size, specials, shared=None): pattern 0 is
+ * GPT-2's, 1 GPT-4's; specials a list of (text, id), longest text first; shared a
+ * SharedCache of the same ranks, vocab and direct, looked in before the Encoder's own cache
+ * of cache_size entries. */
 static int Encoder_init(Encoder *e, PyObject *args, PyObject *Py_UNUSED(kw)) {
     MergeRanks *ranks;
     Vocab *vocab;
     int pattern, direct;
     Py_ssize_t cache_size;
-    PyObject *specials;
-    if (!PyArg_ParseTuple(args, "O!O!ipnO!", &MergeRanksType, &ranks, &VocabType, &vocab, &pattern, &direct, &cache_size,
-                          &PyList_Type, &specials))
+    PyObject *specials, *shared = Py_None;
+    if (!PyArg_ParseTuple(args, "O!O!ipnO!|O", &MergeRanksType, &ranks, &VocabType, &vocab, &pattern, &direct, &cache_size,
+                          &PyList_Type, &specials, &shared))
         return -1;
     if (e->lock) {
         PyErr_SetString(PyExc_RuntimeError, "an Encoder is initialized once");
@@ -690,6 +814,15 @@ static int Encoder_init(Encoder *e, PyObject *args, PyObject *Py_UNUSED(kw)) {
             PyErr_SetString(PyExc_ValueError, "a byte id is not in the vocabulary");
             return -1;
         }
+    if (shared != Py_None && !PyObject_TypeCheck(shared, &SharedCacheType)) {
+        PyErr_SetString(PyExc_TypeError, "shared must be a SharedCache or None");
+        return -1;
+    }
+    SharedCache *sc = shared != Py_None ? (SharedCache *)shared : NULL;
+    if (sc && (sc->ranks != ranks || sc->vocab != vocab || sc->direct != direct)) {
+        PyErr_SetString(PyExc_ValueError, "a SharedCache serves Encoders of its own ranks, vocab and direct");
+        return -1;
+    }
     e->nspecials = PyList_GET_SIZE(specials);
     if (!(e->specials = PyMem_RawCalloc(e->nspecials + 1, sizeof(Special)))) {
         PyErr_NoMemory();
@@ -709,15 +842,14 @@ static int Encoder_init(Encoder *e, PyObject *args, PyObject *Py_UNUSED(kw)) {
     }
     Py_INCREF(ranks);
     Py_INCREF(vocab);
+    Py_XINCREF(sc);
     e->ranks = ranks;
     e->vocab = vocab;
+    e->shared = sc;
     e->pattern = pattern;
     e->direct = direct;
-    e->cache_size = cache_size > 0 ? cache_size : 1;
-    e->mask = 1023;
-    e->slots = PyMem_RawCalloc((size_t)e->mask + 1, sizeof(CacheSlot));
     e->lock = PyThread_allocate_lock();
-    if (!e->slots || !e->lock) {
+    if (cache_init(&e->own, cache_size) || !e->lock) {
         PyErr_NoMemory();
         return -1;
     }
@@ -727,9 +859,9 @@ static int Encoder_init(Encoder *e, PyObject *args, PyObject *Py_UNUSED(kw)) {
 static void Encoder_dealloc(Encoder *e) {
     Py_XDECREF(e->ranks);
     Py_XDECREF(e->vocab);
+    Py_XDECREF(e->shared);
     if (e->lock) PyThread_free_lock(e->lock);
-    PyMem_RawFree(e->slots);
-    PyMem_RawFree(e->arena);
+    cache_free(&e->own);
     PyMem_RawFree(e->utf8);
     PyMem_RawFree(e->work);
     PyMem_RawFree(e->out);
@@ -828,7 +960,7 @@ static PyTypeObject EncoderType = {
     .tp_name = "engine._encoder_core.Encoder",
     .tp_basicsize = sizeof(Encoder),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Encodes text with special tokens under GPT-2's or GPT-4's pattern, with a cache of its own.",
+    .tp_doc = "Encodes text with special tokens under GPT-2's or GPT-4's pattern, with a cache of its own and maybe a shared one.",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Encoder_init,
     .tp_dealloc = (destructor)Encoder_dealloc,
@@ -885,12 +1017,14 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__encoder_core(void) {
-    if (PyType_Ready(&MergeRanksType) < 0 || PyType_Ready(&VocabType) < 0 || PyType_Ready(&EncoderType) < 0)
+    if (PyType_Ready(&MergeRanksType) < 0 || PyType_Ready(&VocabType) < 0 || PyType_Ready(&SharedCacheType) < 0 ||
+        PyType_Ready(&EncoderType) < 0)
         return NULL;
     pretokenize_tables_init();
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    if (PyModule_AddType(m, &MergeRanksType) || PyModule_AddType(m, &VocabType) || PyModule_AddType(m, &EncoderType)) {
+    if (PyModule_AddType(m, &MergeRanksType) || PyModule_AddType(m, &VocabType) || PyModule_AddType(m, &SharedCacheType) ||
+        PyModule_AddType(m, &EncoderType)) {
         Py_DECREF(m);
         return NULL;
     }

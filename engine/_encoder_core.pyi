@@ -19,9 +19,20 @@ class Vocab:
     def decode(self, ids: Sequence[int], /) -> str:
         """``decode_bytes(ids)`` read as UTF-8, invalid bytes as U+FFFD."""
 
+class SharedCache:
+    """A cache of up to ``capacity`` pre-tokens' ids that the ``Encoder``s of these ranks,
+    vocabulary and ``direct`` fill and read together from any threads, with no lock; once
+    full it takes no more."""
+
+    def __init__(self, ranks: MergeRanks, vocab: Vocab, direct: bool, capacity: int, /) -> None: ...
+    def __len__(self) -> int:
+        """The pre-tokens it has taken (one that two threads added at once, twice), at most
+        ``capacity``."""
+
 class Encoder:
     """Encodes text under GPT-2's (``pattern`` 0) or GPT-4's (1) pattern, with a cache of
-    its own of at most ``cache_size`` pre-tokens."""
+    its own of at most ``cache_size`` pre-tokens (emptied when full), looked in after
+    ``shared``."""
 
     def __init__(
         self,
@@ -31,6 +42,7 @@ class Encoder:
         direct: bool,
         cache_size: int,
         specials: list[tuple[str, int]],
+        shared: SharedCache | None = None,
         /,
     ) -> None: ...
     def encode(self, text: str, /) -> list[int]:

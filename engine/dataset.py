@@ -129,35 +129,36 @@ def encode_dataset(
         bad[0] += n
 
     tokens = documents = 0
-    background = ThreadPoolExecutor(1)
-    # Pure Python, the model's digest is made while the encoders run without the GIL, not after.
-    digest = background.submit(model_digest, tokenizer)
-    try:
-        with background, open(tmp, "xb") as f:
-            f.write(b"\0" * header)
-            for batch, ((data, n, docs), done) in enumerate(
-                _encoded(_batches(sources, settings, count, skip, read), tokenizer, eot, dtype, workers), start=1
-            ):
-                f.write(data)
-                if batch % TRIM_BATCHES == 0:
-                    trim_heap()
-                tokens += n
-                documents += docs
-                if progress is not None:
-                    progress(done, tokens)
-            if header:
-                f.seek(0)
-                f.write(_npy_header(dtype, tokens))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    info = sidecar(
-        tokenizer, sources, path, model=model, digest=digest.result(), dtype=dtype, tokens=tokens, documents=documents,
-        text_field=text_field, eot=eot, bad_records=bad[0],
-    )
+    with ThreadPoolExecutor(1) as background:
+        try:
+            with open(tmp, "xb") as f:
+                f.write(b"\0" * header)
+                for batch, ((data, n, docs), done) in enumerate(
+                    _encoded(_batches(sources, settings, count, skip, read), tokenizer, eot, dtype, workers), start=1
+                ):
+                    f.write(data)
+                    if batch % TRIM_BATCHES == 0:
+                        trim_heap()
+                    tokens += n
+                    documents += docs
+                    if progress is not None:
+                        progress(done, tokens)
+                if header:
+                    f.seek(0)
+                    f.write(_npy_header(dtype, tokens))
+                # Pure Python, the model's digest is made while this thread waits for the disk: beside the
+                # encoder threads it would hold the GIL they take at the end of every text.
+                digest = background.submit(model_digest, tokenizer)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        info = sidecar(
+            tokenizer, sources, path, model=model, digest=digest.result(), dtype=dtype, tokens=tokens,
+            documents=documents, text_field=text_field, eot=eot, bad_records=bad[0],
+        )
     side = atomic_write(sidecar_path(path), json.dumps(info, indent=2, ensure_ascii=False) + "\n")
     return DatasetSummary(path, side, dtype, tokens, documents, read[0], bad[0])
 

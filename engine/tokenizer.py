@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import formats
-from ._encoder_core import Encoder, MergeRanks, Vocab
+from ._encoder_core import Encoder, MergeRanks, SharedCache, Vocab
 from .errors import ModelFileError
 from .pretokenize import PreTokenizer
 from .trainer import Trainer
@@ -122,7 +122,8 @@ class Tokenizer:
         self._ranks = MergeRanks(self._byte_ids, self._rank_of, self._merged)
         self._table = Vocab(self.vocab)
         self.cache_size = cache_size
-        """Entries a cache may hold; a full cache is emptied, so memory stays bounded."""
+        """Entries a cache may hold; a full cache is emptied (a shared one takes no more), so
+        memory stays bounded."""
         self._direct = False
         self._encoder: Encoder | None = None
         """The compiled encoder with its cache (named patterns only; made on first use)."""
@@ -149,13 +150,14 @@ class Tokenizer:
         """Whether encoding runs in C: under a named pattern, with no empty special token."""
         return self.pretokenizer.pattern_name is not None and "" not in self.special_ids
 
-    def _new_encoder(self) -> Encoder | None:
-        """A compiled encoder with an empty cache; None where encoding goes through ``regex``."""
+    def _new_encoder(self, shared: SharedCache | None = None) -> Encoder | None:
+        """A compiled encoder with an empty cache of its own, looking in ``shared`` first;
+        None where encoding goes through ``regex``."""
         if not self._compiled:
             return None
         name = self.pretokenizer.pattern_name
         specials = [(s, self.special_ids[s]) for s in sorted(set(self.special_tokens), key=len, reverse=True)]
-        return Encoder(self._ranks, self._table, _COMPILED[name], self._direct, self.cache_size, specials)
+        return Encoder(self._ranks, self._table, _COMPILED[name], self._direct, self.cache_size, specials, shared)
 
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled as what it is made from: the compiled merge table is rebuilt on load."""
@@ -375,8 +377,9 @@ class Tokenizer:
         (default: one per core), with at most two texts per thread in flight.
 
         The compiled encoder releases the GIL, so threads run in parallel; each has an
-        encoder (and cache) of its own for the whole stream. Reading the texts (in this
-        thread) overlaps with the encoding. Under a custom pattern the regex holds the GIL:
+        encoder of its own for the whole stream, and all share one cache of pre-tokens' ids
+        (what one thread merges, the others find). Reading the texts (in this thread)
+        overlaps with the encoding. Under a custom pattern the regex holds the GIL:
         the texts are encoded one after another.
         """
         return self._in_threads(texts, workers, Encoder.encode, self.encode)
@@ -393,16 +396,18 @@ class Tokenizer:
         self, texts: Iterable[str], workers: int | None, compiled: Callable[[Encoder, str], T], plain: Callable[[str], T]
     ) -> Iterator[T]:
         """``compiled(encoder, text)`` of each text in ``workers`` threads, each with an
-        ``Encoder`` of its own; ``plain(text)`` in this thread when there is one worker or
-        no compiled encoder."""
+        ``Encoder`` of its own over one shared cache; ``plain(text)`` in this thread when
+        there is one worker or no compiled encoder."""
         workers = workers or os.cpu_count() or 1
         if workers <= 1 or not self._compiled:
             yield from map(plain, texts)
             return
         local = threading.local()
+        # Once full it takes no more (the encoders' own caches take the rest): never emptied under a reader.
+        shared = SharedCache(self._ranks, self._table, self._direct, self.cache_size)
 
         def encode(text: str) -> T:
-            encoder = getattr(local, "encoder", None) or self._new_encoder()
+            encoder = getattr(local, "encoder", None) or self._new_encoder(shared)
             local.encoder = encoder
             return compiled(encoder, text)
 

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import Tokenizer, Trainer
+from engine._encoder_core import Encoder, SharedCache
 
 from .test_encode_conformance import gpt2
 from .test_pretokenize_core import piece
@@ -124,6 +125,51 @@ def test_one_tokenizer_shared_by_threads(tok):
     for t in threads:
         t.join()
     assert all(results[k] == expected for k in range(4))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(texts, max_size=12), st.integers(2, 3))
+def test_threads_sharing_a_full_cache_give_encode_of_each(small_caches, batch, workers):
+    """A stream's threads share one cache; a few pre-tokens fill it, the rest go to each
+    encoder's own cache (emptied every few pre-tokens)."""
+    for small in small_caches:
+        expected = [reference_encode(small, text) for text in batch]
+        assert small.encode_batch(batch, workers) == expected
+        assert list(small.encode_packed_stream(batch, "uint32", workers)) == [packed(ids, "I") for ids in expected]
+
+
+@pytest.mark.parametrize("capacity", [1, 40, 1 << 17])
+def test_encoders_in_parallel_over_one_shared_cache(tok, capacity):
+    """Threads fill and read one cache at once (the GIL is released while they encode): every
+    text gets the ids of an encoder alone, and the cache holds no more than its capacity."""
+    lines = [f"{line} {n} {line[::-1]}" for n, line in enumerate(SAMPLE.splitlines() * 3)]
+    texts = ["\n".join(lines[k::4]) * 20 for k in range(4)]
+    alone = fresh(tok, tok.direct)
+    expected = [alone.encode(text) for text in texts]
+    shared = SharedCache(tok._ranks, tok._table, tok.direct, capacity)
+    results: dict[int, list[list[int]]] = {}
+
+    def run(k: int) -> None:
+        encoder = tok._new_encoder(shared)
+        results[k] = [encoder.encode(texts[(k + i) % 4]) for i in range(8)]
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(results[k] == [expected[(k + i) % 4] for i in range(8)] for k in range(4))
+    assert 0 < len(shared) <= capacity
+
+
+def test_a_shared_cache_serves_only_encoders_of_its_model(tok):
+    other = fresh(tok, not tok.direct)
+    with pytest.raises(ValueError, match="SharedCache"):
+        tok._new_encoder(SharedCache(other._ranks, other._table, other.direct, 10))
+    with pytest.raises(ValueError, match="SharedCache"):
+        tok._new_encoder(SharedCache(tok._ranks, tok._table, not tok.direct, 10))
+    with pytest.raises(TypeError):
+        Encoder(tok._ranks, tok._table, 0, tok.direct, 10, [], {})
 
 
 def test_decode_takes_any_sequence_of_ints(tok):
