@@ -35,7 +35,7 @@ def child(counts: str, vocab_size: int) -> None:
     started = time.perf_counter()
     saved = load_counts(counts)
     loaded = time.perf_counter()
-    trainer = Trainer(saved.counts, vocab_size, [SPECIAL])
+    trainer = Trainer(saved.table, vocab_size, [SPECIAL])  # as Trainer.from_counts_file does
     laid_out, cpu = time.perf_counter(), time.process_time()
     trainer.run()
     merged = time.perf_counter()
