@@ -7,10 +7,10 @@
  *   between words. A token at position p covers its bytes' positions, so the next token
  *   starts at p + its length; the positions it has merged away hold MERGED(p) (the last one
  *   is kept current), so the previous token's start is read at p - 1. These are the seed's
- *   prev/next links, without two more int32 per position. The separator after word w holds
- *   SEP_AFTER(w), below every MERGED value: a merge finds the word's count (``weight``, one
- *   per word) by going token by token to the end of the word, rather than keeping the
- *   count at every position (4 bytes a position more).
+ *   prev/next links, without two more int32 per position. The separator after a word holds
+ *   its count, as SEP(count) below every MERGED value (a count too large for that is kept
+ *   aside, in ``big``): a merge reads it by going token by token to the end of the word,
+ *   rather than keeping the count at every position (4 or 8 bytes a position more).
  * - pairs: one record per pair ever seen, holding its pair_counter count and its
  *   pair_positions list (append-only; a position is checked when used). Records never
  *   move or disappear (ids into ``pairs`` stay valid); a pair whose count falls to 0 is dead
@@ -36,8 +36,9 @@
 #include "_pair_hash.h"
 
 #define MERGED(start) (-2 - (start))  /* a position merged away into the token at ``start`` */
-/* The separator before the first word is SEP_AFTER(-1); all of them lie below MERGED(npos). */
-#define SEP_AFTER(w) (c->sep_top - 1 - (w))
+/* A separator: SEP(code) for code >= 0 (the count, or big_from + its index in ``big``); the
+ * one before the first word is sep_top. All of them lie below MERGED(npos). */
+#define SEP(code) (c->sep_top - 1 - (code))
 #define IS_SEP(t) ((t) <= c->sep_top)
 
 /* A pair_positions list. Most pairs occur in a few words only: up to INLINE positions are
@@ -84,9 +85,11 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     int32_t *tokens;
-    int64_t *weight;      /* each word's count */
     int32_t *starts;      /* each word's first position */
     int32_t sep_top;      /* the greatest separator value: MERGED(npos) */
+    int32_t big_from;     /* separator codes from here index ``big``: counts too large to be codes */
+    int64_t *big;
+    int32_t nbig, bigcap;
     int32_t nwords, npos;
     Token *vocab;         /* each token id's bytes */
     int32_t ntok, tokcap;
@@ -378,7 +381,7 @@ static int append_new(PyObject *list, PyObject *item) {
 
 static void Core_dealloc(Core *c) {
     free(c->tokens);
-    free(c->weight);
+    free(c->big);
     free(c->starts);
     for (int32_t t = 0; t < c->ntok; t++) free(c->vocab[t].data);
     free(c->vocab);
@@ -400,16 +403,16 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
     c->nwords = (int32_t)nw;
     c->npos = (int32_t)n;
     c->sep_top = MERGED((int32_t)n);
+    c->big_from = (int32_t)(INT32_MAX - 2 - n - nw);  /* so that SEP(big_from + nw - 1) fits int32 */
     c->tokens = malloc((size_t)n * sizeof(int32_t));
-    c->weight = malloc((size_t)(nw ? nw : 1) * sizeof(int64_t));
     c->starts = malloc((size_t)(nw ? nw : 1) * sizeof(int32_t));
-    if (!c->tokens || !c->weight || !c->starts) {
+    if (!c->tokens || !c->starts) {
         PyErr_NoMemory();
         return -1;
     }
     if (rehash(c, 1 << 8)) return -1;  /* small: grows as it fills, which the tests then reach */
     int32_t pos = 0;
-    c->tokens[pos++] = SEP_AFTER(-1);
+    c->tokens[pos++] = c->sep_top;
     for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
         int64_t k = counts[w], len = ends[w] - from;
         if (k < 0) {
@@ -417,7 +420,6 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
             return -1;
         }
         c->starts[w] = pos;
-        c->weight[w] = k;
         c->corpus_bytes += len * k;
         for (int64_t i = from; i < ends[w]; i++) {
             if (i > from) {
@@ -427,7 +429,12 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
             }
             c->tokens[pos++] = s[i];
         }
-        c->tokens[pos++] = SEP_AFTER(w);
+        if (k >= c->big_from) {
+            if (grow((void **)&c->big, &c->bigcap, c->nbig + 1, sizeof(int64_t))) return -1;
+            c->big[c->nbig] = k;
+            k = c->big_from + c->nbig++;
+        }
+        c->tokens[pos++] = SEP(k);
     }
     return 0;
 }
@@ -499,6 +506,12 @@ static inline int32_t word_end(const Core *c, int32_t pos) {
     return pos;
 }
 
+/* The count a word's separator holds. */
+static inline int64_t count_at(const Core *c, int32_t sep) {
+    int64_t code = (int64_t)c->sep_top - 1 - sep;
+    return code < c->big_from ? code : c->big[code - c->big_from];
+}
+
 /* Change the count of (x, y) by delta, noting its count before the step on first change;
  * ``at`` >= 0 is a new position of the pair. */
 static int change(Core *c, int32_t merged, int32_t x, int32_t y, int64_t delta, int side, int32_t at) {
@@ -553,7 +566,7 @@ static int merge(Core *c, int32_t m, int queue) {
         if ((x >= 0 || y >= 0) && (pos < seen || pos > end)) {  /* no neighbour: no count to change */
             seen = pos;
             end = word_end(c, after);
-            w = c->weight[c->sep_top - 1 - tokens[end]];
+            w = count_at(c, tokens[end]);
         }
         if (x >= 0 && (change(c, m, x, a, -w, 0, -1) || change(c, m, x, tok, w, 0, prv))) goto fail;
         if (y >= 0 && (change(c, m, b, y, -w, 1, -1) || change(c, m, tok, y, w, 1, pos))) goto fail;
@@ -748,7 +761,7 @@ static int64_t word_len(const Core *c, Py_ssize_t w) {
 }
 
 static int64_t word_count(const Core *c, Py_ssize_t w) {
-    return c->weight[w];
+    return count_at(c, c->tokens[word_end(c, c->starts[w])]);
 }
 
 /* Write word w's bytes to ``out``: its tokens' bytes, whatever the merges so far. */
@@ -911,7 +924,7 @@ static PyObject *Core_memory(Core *c, PyObject *Py_UNUSED(ignored)) {
     return Py_BuildValue(
         "{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}",
         "tokens", (Py_ssize_t)c->npos * (Py_ssize_t)sizeof(int32_t),
-        "word counts", (Py_ssize_t)c->nwords * (Py_ssize_t)sizeof(int64_t),
+        "large word counts", (Py_ssize_t)c->bigcap * (Py_ssize_t)sizeof(int64_t),
         "word starts", (Py_ssize_t)c->nwords * (Py_ssize_t)sizeof(int32_t),
         "vocabulary", (Py_ssize_t)(c->tokcap * sizeof(Token) + tokens),
         "pair records", (Py_ssize_t)(c->paircap * sizeof(PairRec) + NOTED_WORDS(c->paircap) * sizeof(uint64_t)),
