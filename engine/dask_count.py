@@ -6,10 +6,12 @@ worker processes (one thread each: counting holds the interpreter lock most of t
 127.0.0.1; anything else is a scheduler's address (``tcp://HOST:8786``). From Python, an
 existing ``distributed.Client`` may be passed instead (a threaded cluster, for instance).
 
-Each shard is a task, ``count_shard`` run on a worker, which opens the file itself (through
-``fsspec`` for URLs, so the workers must see the paths). As tasks finish, their results are
-merged ``FAN_IN`` at a time by merge tasks on the cluster, the finished first: a tree whose
-root is the count table of the corpus, sent to the trainer packed (``engine.word_table``).
+A task is a run of consecutive shards, each counted by ``count_shard`` on a worker, which
+opens the file itself (through ``fsspec`` for URLs, so the workers must see the paths), into
+one tally for the task (a part seen in one of its shards is not resolved again), packed and
+sorted (``engine.word_table``). As tasks finish, their tables are merged ``FAN_IN`` at a time
+by merge tasks on the cluster, the finished first: a tree whose root is the count table of
+the corpus, sent to the trainer.
 Each partial table carries the per-shard digests, bytes and bad records, put back in plan
 order at the end, so the digest of the inputs is the one local counting gives. A worker
 that dies is replaced and its tasks rerun by Dask.
@@ -23,7 +25,6 @@ import logging
 import os
 import re
 import warnings
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,14 +32,17 @@ from importlib.util import find_spec
 from typing import Any
 
 from .errors import CorpusError, SettingsError
-from .pretokenize import merge_counts
-from .shards import CountSettings, Shard, ShardCount, count_shard
+from .shards import CountSettings, PartTally, Shard, ShardCount, count_shard
 from .sources import optional
 from .word_table import WordTable
 
 FAN_IN = 4
-"""Tables one merge task adds up: a tree of depth log4(shards), each merge small enough to
+"""Tables one merge task adds up: a tree of depth log4(tasks), each merge small enough to
 start as soon as a few tasks are done."""
+
+TASKS_PER_THREAD = 2
+"""Counting tasks per worker thread: few, so that each tallies several shards together (as a
+local worker tallies all of its own), and more than one, so that the threads even out."""
 
 CONNECT_TIMEOUT = 5.0
 """Seconds to reach a scheduler before giving up."""
@@ -46,7 +50,8 @@ CONNECT_TIMEOUT = 5.0
 _LOCAL = re.compile(r"local(?::(\d+))?")
 _SCHEDULER = re.compile(r"(?:[a-z]+://)?(?:\[[0-9a-fA-F:.]+\]|[^\s:/\[\]]+):\d+")
 
-Counting = Callable[[Shard, CountSettings], ShardCount]
+Counting = Callable[[Shard, CountSettings, None, PartTally], ShardCount]
+"""``count_shard``'s shape: a shard counted into a tally."""
 
 
 def check_target(spec: str) -> None:
@@ -70,27 +75,26 @@ def _installed(module: str) -> bool:
 
 @dataclass(slots=True)
 class _Partial:
-    """Counts of some shards, with each one's ``ShardCount`` (its table emptied) by plan index."""
+    """Counts of some shards, sorted by pre-token, with each one's ``ShardCount`` (its own
+    counts empty) by plan index."""
 
-    counts: Counter[bytes]
+    table: WordTable
     shards: list[tuple[int, ShardCount]]
 
 
-def _count(index: int, shard: Shard, settings: CountSettings, count: Counting) -> _Partial:
-    """A worker's task: one shard counted."""
-    result = count(shard, settings)
-    counts, result.counts = result.counts, Counter()
-    return _Partial(counts, [(index, result)])
+def _count(first: int, shards: list[Shard], settings: CountSettings, count: Counting) -> _Partial:
+    """A worker's task: consecutive shards (plan indices from ``first``) counted together."""
+    tally = PartTally(settings.pretokenizer)
+    done = [(first + i, count(shard, settings, None, tally)) for i, shard in enumerate(shards)]
+    return _Partial(WordTable.sorted(tally.total()), done)
 
 
 def _merge(*parts: _Partial) -> _Partial:
     """A worker's task: several partial tables added up."""
-    return _Partial(merge_counts(p.counts for p in parts), [s for p in parts for s in p.shards])
-
-
-def _pack(part: _Partial) -> tuple[WordTable, list[tuple[int, ShardCount]]]:
-    """A worker's task: the final counts packed for the trip to the trainer."""
-    return WordTable.sorted(part.counts), part.shards
+    table = parts[0].table
+    for part in parts[1:]:
+        table = table.merged(part.table)
+    return _Partial(table, [s for p in parts for s in p.shards])
 
 
 def count_on_dask(
@@ -102,10 +106,10 @@ def count_on_dask(
     count: Counting = count_shard,
 ) -> tuple[WordTable, list[ShardCount]]:
     """Count ``shards`` on the cluster ``dask`` names (or is): the corpus's counts (sorted)
-    and each shard's ``ShardCount`` in plan order. ``read`` is told each shard's bytes as its task ends.
+    and each shard's ``ShardCount`` in plan order. ``read`` is told a task's bytes as it ends.
 
-    ``count`` is what a task runs on its shard (``count_shard``); it must be importable on the
-    workers.
+    ``count`` is what a task runs on each of its shards (``count_shard``); it must be
+    importable on the workers.
     """
     if not shards:  # Parquet files without row groups: nothing to send anywhere
         return WordTable.sorted({}), []
@@ -123,10 +127,14 @@ def count_on_dask(
 def _tree_count(
     client: Any, shards: Sequence[Shard], settings: CountSettings, read: Callable[[int], None], count: Counting, distributed: Any
 ) -> tuple[WordTable, list[tuple[int, ShardCount]]]:
-    """Submit the shard tasks, and merge tasks over whatever has finished, until one is left;
-    it comes back packed."""
-    futures = client.map(_count, range(len(shards)), shards, settings=settings, count=count, pure=False)
-    sizes = {f.key: shard.size for f, shard in zip(futures, shards)}
+    """Submit the counting tasks, and merge tasks over whatever has finished, until one is
+    left, which comes back."""
+    threads = max(1, sum(client.nthreads().values()))
+    size = -(-len(shards) // (TASKS_PER_THREAD * threads))  # shards a task
+    starts = range(0, len(shards), size)
+    groups = [list(shards[i : i + size]) for i in starts]
+    futures = client.map(_count, starts, groups, settings=settings, count=count, pure=False)
+    sizes = {f.key: sum(shard.size for shard in group) for f, group in zip(futures, groups)}
     done = distributed.as_completed(futures, loop=client.loop)
     del futures  # each table is let go once merged, not kept until the end
     ready: list[Any] = []
@@ -139,7 +147,8 @@ def _tree_count(
         if len(ready) == FAN_IN or (len(ready) > 1 and done.count() == 0):
             done.add(client.submit(_merge, *ready, pure=False))
             ready = []
-    return client.submit(_pack, ready[0], pure=False).result()
+    root = ready[0].result()
+    return root.table, root.shards
 
 
 @contextmanager

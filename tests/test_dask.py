@@ -17,7 +17,7 @@ import pytest
 from engine import CorpusError, SettingsError, train_bpe
 from engine.corpus import count_inputs
 from engine.dask_count import check_target, count_on_dask
-from engine.shards import CountSettings, Shard, ShardCount, count_shard, plan_shards
+from engine.shards import CountSettings, PartTally, Shard, ShardCount, count_shard, plan_shards
 from engine.sources import expand_inputs
 
 from .conftest import CLI_ENV, ROOT, refused, run_cli
@@ -104,12 +104,12 @@ def test_a_scheduler_address_is_reached_over_tcp(corpus, alone, process_cluster)
     assert count_inputs([corpus], SETTINGS, shard_bytes=SHARD_BYTES, dask=address) == alone
 
 
-def dies_once(shard: Shard, settings: CountSettings, marker: str) -> ShardCount:
+def dies_once(shard: Shard, settings: CountSettings, progress: None, tally: PartTally, marker: str) -> ShardCount:
     """Count the shard, but the first task to get here kills its worker process."""
     try:
         os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
     except FileExistsError:
-        return count_shard(shard, settings)
+        return count_shard(shard, settings, progress, tally)
     os._exit(1)
 
 
@@ -125,7 +125,7 @@ def test_a_worker_that_dies_is_replaced_and_its_task_rerun(corpus, alone, proces
     assert [r.digest for r in results] == [count_shard(s, SETTINGS).digest for s in shards]
 
 
-def always_dies(shard: Shard, settings: CountSettings) -> ShardCount:
+def always_dies(shard: Shard, settings: CountSettings, progress: None, tally: PartTally) -> ShardCount:
     os._exit(1)
 
 
