@@ -15,9 +15,10 @@ Reported: wall time of the process; peak RSS of the trainer process alone (its o
 mark) and of it with all its descendants (sampled every 0.1 s); and for bpe-tui the final count
 table: distinct pre-tokens, its size packed (as training holds it) and as a dict of bytes to
 int, the usual in-memory table (its keys and counts; made after the peak is read), the
-trainer's peak after its imports, after counting and once its core is built, its peak as a
-multiple of the dict, whole and above the imports (the interpreter alone is larger than the
-table), and what each structure of the merge loop has allocated at the end.
+trainer's peak after its imports (with ``--dask``, ``distributed``'s too), after counting
+and once its core is built, its peak as a multiple of the dict, whole and above the imports
+(the interpreter alone is larger than the table), and what each structure of the merge loop
+has allocated at the end.
 
     python benchmarks/bench_scale.py                     # 2 GB, vocab 32,000
     python benchmarks/bench_scale.py --gb 0.5 --gb 2     # memory at two corpus sizes
@@ -103,6 +104,8 @@ def child(name: str, folder: Path, vocab_size: int) -> None:
         from engine.corpus import count_table
         from engine.shards import CountSettings
 
+        if name == "bpe-tui-dask":
+            import distributed  # noqa: F401  (43 MB of code the trainer needs before any count)
         info["rss_imports_mb"] = peak_rss_mb()
         where = {"dask": "local:2"} if name == "bpe-tui-dask" else {"workers": 2}
         words, summary = count_table([str(folder / "*.jsonl.gz")], CountSettings("gpt2", (SPECIAL,)), **where)  # as Trainer.from_files does
