@@ -250,11 +250,14 @@ def test_npy_without_numpy_names_the_extra(gpt2_dir, tmp_path):
 def test_interrupt_leaves_nothing_under_the_final_name(gpt2_dir, tmp_path, signum):
     """Ctrl-C (SIGINT to the process group, as a terminal sends it) or kill while encoding:
     exit 130, one line, neither the ids file nor its temporary file left."""
-    big = tmp_path / "big.txt"  # 66 MB: encoding takes a while after its first batch is written
-    big.write_bytes(shared_file("corpora", "en-mix-6m.txt").read_bytes() * 10)
+    texts = tmp_path / "texts"  # 660 MB in 10 links to one file: seconds of encoding after the first batch lands
+    texts.mkdir()
+    (texts / "0.txt").write_bytes(shared_file("corpora", "en-mix-6m.txt").read_bytes() * 10)
+    for i in range(1, 10):
+        os.link(texts / "0.txt", texts / f"{i}.txt")
     out = tmp_path / "ids.bin"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bpe_tui.cli", "encode", "--model", str(gpt2_dir), "--file", str(big), "--out", str(out), "--workers", "2"],
+        [sys.executable, "-m", "bpe_tui.cli", "encode", "--model", str(gpt2_dir), "--file", str(texts), "--out", str(out), "--workers", "2"],
         cwd=ROOT, env=CLI_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
     deadline = time.monotonic() + 60
@@ -268,7 +271,7 @@ def test_interrupt_leaves_nothing_under_the_final_name(gpt2_dir, tmp_path, signu
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     assert stderr.strip().splitlines() == [f"bpe-tui: interrupted: nothing written to {out}"] and stdout == ""
-    nothing_written(tmp_path, {"big.txt"})
+    nothing_written(tmp_path, {"texts"})
 
 
 def test_parquet_rows_are_documents(gpt2, tmp_path):
