@@ -256,10 +256,15 @@ def test_interrupt_leaves_nothing_under_the_final_name(gpt2_dir, tmp_path, signu
     for i in range(1, 10):
         os.link(texts / "0.txt", texts / f"{i}.txt")
     out = tmp_path / "ids.bin"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bpe_tui.cli", "encode", "--model", str(gpt2_dir), "--file", str(texts), "--out", str(out), "--workers", "2"],
-        cwd=ROOT, env=CLI_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )
+    # A shell's background job ignores SIGINT, and so would the child: a handled signal is reset to default by exec.
+    ours = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bpe_tui.cli", "encode", "--model", str(gpt2_dir), "--file", str(texts), "--out", str(out), "--workers", "2"],
+            cwd=ROOT, env=CLI_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, ours)
     deadline = time.monotonic() + 60
     while not any(p.name.endswith(".tmp") and p.stat().st_size > 0 for p in tmp_path.iterdir()):  # encoding has begun
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
