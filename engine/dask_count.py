@@ -11,7 +11,8 @@ opens the file itself (through ``fsspec`` for URLs, so the workers must see the 
 one tally for the task (a part seen in one of its shards is not resolved again), packed and
 sorted (``engine.word_table``). As tasks finish, their tables are merged ``FAN_IN`` at a time
 by merge tasks on the cluster, the finished first: a tree whose root is the count table of
-the corpus, sent to the trainer.
+the corpus, sent to the trainer. As a worker finishes a shard it tells the client (a Dask
+event on a topic of the run's own), so progress moves a shard at a time, not a task.
 Each partial table carries the per-shard digests, bytes and bad records, put back in plan
 order at the end, so the digest of the inputs is the one local counting gives. A worker
 that dies is replaced and its tasks rerun by Dask.
@@ -24,6 +25,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
+import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -82,10 +85,17 @@ class _Partial:
     shards: list[tuple[int, ShardCount]]
 
 
-def _count(first: int, shards: list[Shard], settings: CountSettings, count: Counting) -> _Partial:
-    """A worker's task: consecutive shards (plan indices from ``first``) counted together."""
+def _count(first: int, shards: list[Shard], settings: CountSettings, count: Counting, topic: str) -> _Partial:
+    """A worker's task: consecutive shards (plan indices from ``first``) counted together,
+    each one's plan index logged under ``topic`` once it is counted."""
+    from distributed import get_worker
+
+    worker = get_worker()
     tally = PartTally(settings.pretokenizer)
-    done = [(first + i, count(shard, settings, None, tally)) for i, shard in enumerate(shards)]
+    done = []
+    for index, shard in enumerate(shards, start=first):
+        done.append((index, count(shard, settings, None, tally)))
+        worker.log_event(topic, index)
     return _Partial(WordTable.sorted(tally.total()), done)
 
 
@@ -106,7 +116,8 @@ def count_on_dask(
     count: Counting = count_shard,
 ) -> tuple[WordTable, list[ShardCount]]:
     """Count ``shards`` on the cluster ``dask`` names (or is): the corpus's counts (sorted)
-    and each shard's ``ShardCount`` in plan order. ``read`` is told a task's bytes as it ends.
+    and each shard's ``ShardCount`` in plan order. ``read`` is told each shard's bytes once,
+    as a worker finishes it (from the client's thread) or at the latest when its task ends.
 
     ``count`` is what a task runs on each of its shards (``count_shard``); it must be
     importable on the workers.
@@ -133,21 +144,39 @@ def _tree_count(
     size = -(-len(shards) // (TASKS_PER_THREAD * threads))  # shards a task
     starts = range(0, len(shards), size)
     groups = [list(shards[i : i + size]) for i in starts]
-    futures = client.map(_count, starts, groups, settings=settings, count=count, pure=False)
-    sizes = {f.key: sum(shard.size for shard in group) for f, group in zip(futures, groups)}
-    done = distributed.as_completed(futures, loop=client.loop)
-    del futures  # each table is let go once merged, not kept until the end
-    ready: list[Any] = []
-    for future in done:
-        if future.status != "finished":
-            future.result()  # raises what the task raised (bad input names its file)
-        if future.key in sizes:
-            read(sizes.pop(future.key))
-        ready.append(future)
-        if len(ready) == FAN_IN or (len(ready) > 1 and done.count() == 0):
-            done.add(client.submit(_merge, *ready, pure=False))
-            ready = []
-    root = ready[0].result()
+    credited: set[int] = set()
+    lock = threading.Lock()
+
+    def credit(indices: range) -> None:
+        """Tell ``read`` the bytes of the shards not told yet: a rerun task counts its
+        shards again, and an event may come after its task is seen to end."""
+        with lock:
+            for i in indices:
+                if i not in credited:
+                    credited.add(i)
+                    read(shards[i].size)
+
+    topic = f"bpe-tui-counted-{uuid.uuid4().hex}"
+    client.subscribe_topic(topic, lambda event: credit(range(event[1], event[1] + 1)))
+    try:
+        futures = client.map(_count, starts, groups, settings=settings, count=count, topic=topic, pure=False)
+        tasks = {f.key: range(start, start + len(group)) for f, start, group in zip(futures, starts, groups)}
+        done = distributed.as_completed(futures, loop=client.loop)
+        del futures  # each table is let go once merged, not kept until the end
+        ready: list[Any] = []
+        for future in done:
+            if future.status != "finished":
+                future.result()  # raises what the task raised (bad input names its file)
+            if future.key in tasks:
+                credit(tasks.pop(future.key))
+            ready.append(future)
+            if len(ready) == FAN_IN or (len(ready) > 1 and done.count() == 0):
+                done.add(client.submit(_merge, *ready, pure=False))
+                ready = []
+        root = ready[0].result()
+    finally:
+        if client.status == "running":  # a client that lost its scheduler can send nothing
+            client.unsubscribe_topic(topic)
     return root.table, root.shards
 
 

@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -123,6 +124,43 @@ def test_a_worker_that_dies_is_replaced_and_its_task_rerun(corpus, alone, proces
     assert marker.exists()  # a worker did die
     assert counts.counter() == alone[0]
     assert [r.digest for r in results] == [count_shard(s, SETTINGS).digest for s in shards]
+
+
+def waits_to_be_seen(shard: Shard, settings: CountSettings, progress: None, tally: PartTally, begun: str, seen: str) -> ShardCount:
+    """Count the shard once the client has been told of every shard this worker counted
+    before it: were progress told only as tasks end, a task's second shard would wait in vain."""
+    before = os.path.getsize(begun)
+    deadline = time.monotonic() + 30
+    while os.path.getsize(seen) < before:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the client heard of {os.path.getsize(seen)} shards, not {before}")
+        time.sleep(0.005)
+    with open(begun, "ab") as f:
+        f.write(b".")
+    return count_shard(shard, settings, progress, tally)
+
+
+@needs_dask
+def test_progress_moves_a_shard_at_a_time_while_tasks_run(corpus, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    begun, seen = tmp_path / "begun", tmp_path / "seen"
+    begun.touch()
+    seen.touch()
+    told: list[int] = []
+
+    def read(n: int) -> None:
+        told.append(n)
+        with open(seen, "ab") as f:
+            f.write(b".")
+
+    shards = plan_shards(expand_inputs([corpus]), SETTINGS, SHARD_BYTES)
+    count = functools.partial(waits_to_be_seen, begun=str(begun), seen=str(seen))
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as cluster, distributed.Client(cluster, set_as_default=False) as c:
+        counts, _ = count_on_dask(shards, SETTINGS, c, read, "corpus", count)  # two tasks of many shards each
+    assert sorted(told) == sorted(s.size for s in shards)  # each shard once
+    assert os.path.getsize(begun) == len(shards)
 
 
 def always_dies(shard: Shard, settings: CountSettings, progress: None, tally: PartTally) -> ShardCount:
