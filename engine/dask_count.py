@@ -28,7 +28,7 @@ import re
 import threading
 import uuid
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.util import find_spec
@@ -147,7 +147,7 @@ def _tree_count(
     credited: set[int] = set()
     lock = threading.Lock()
 
-    def credit(indices: range) -> None:
+    def credit(indices: Iterable[int]) -> None:
         """Tell ``read`` the bytes of the shards not told yet: a rerun task counts its
         shards again, and an event may come after its task is seen to end."""
         with lock:
@@ -157,7 +157,7 @@ def _tree_count(
                     read(shards[i].size)
 
     topic = f"bpe-tui-counted-{uuid.uuid4().hex}"
-    client.subscribe_topic(topic, lambda event: credit(range(event[1], event[1] + 1)))
+    client.subscribe_topic(topic, lambda event: credit((event[1],)))  # event: (time, plan index)
     try:
         futures = client.map(_count, starts, groups, settings=settings, count=count, topic=topic, pure=False)
         tasks = {f.key: range(start, start + len(group)) for f, start, group in zip(futures, starts, groups)}

@@ -141,7 +141,7 @@ def waits_to_be_seen(shard: Shard, settings: CountSettings, progress: None, tall
 
 
 @needs_dask
-def test_progress_moves_a_shard_at_a_time_while_tasks_run(corpus, tmp_path):
+def test_progress_moves_a_shard_at_a_time_while_tasks_run(corpus, alone, tmp_path):
     distributed = pytest.importorskip("distributed")
     begun, seen = tmp_path / "begun", tmp_path / "seen"
     begun.touch()
@@ -160,6 +160,7 @@ def test_progress_moves_a_shard_at_a_time_while_tasks_run(corpus, tmp_path):
     ) as cluster, distributed.Client(cluster, set_as_default=False) as c:
         counts, _ = count_on_dask(shards, SETTINGS, c, read, "corpus", count)  # two tasks of many shards each
     assert sorted(told) == sorted(s.size for s in shards)  # each shard once
+    assert counts.counter() == alone[0]
     assert os.path.getsize(begun) == len(shards)
 
 
