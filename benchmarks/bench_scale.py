@@ -177,6 +177,8 @@ def main() -> None:
         raise SystemExit(f"{SOURCE}: not found")
     names = [n for n in args.trainer or TRAINERS if TRAINERS[n] is None or importlib.util.find_spec(TRAINERS[n])]
     print(f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; vocab {args.vocab_size:,}; trainers: {', '.join(names)}")
+    if args.dir:
+        Path(args.dir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.dir, prefix="bench-scale-") as tmp:
         for gb in args.gb or [2.0]:
             folder = (Path(args.dir) if args.keep and args.dir else Path(tmp)) / f"corpus-{gb:g}gb"
