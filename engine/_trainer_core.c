@@ -183,7 +183,8 @@ static int add_token(Core *c, const Token *a, const Token *b) {
 /* Merges free pair_positions arrays of every size, scattered through the heap: glibc keeps
  * such memory, and the process would grow by what the lists once held. Once a few MB are
  * free, they go back to the system. Large arrays never land there: they get mappings of
- * their own (the mmap threshold is fixed at Core init), which realloc grows in place. */
+ * their own (engine.shards.keep_mmap_threshold, before a Core is made), which realloc grows in
+ * place. */
 #define GIVE_BACK (2 << 20)
 static void give_back(Core *c) {
     if (c->freed < GIVE_BACK) return;
@@ -475,9 +476,6 @@ static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
         Token tok = {(uint8_t *)PyBytes_AS_STRING(b), (int32_t)PyBytes_GET_SIZE(b)};
         if (add_token(c, &tok, NULL)) goto done;
     }
-#ifdef __GLIBC__
-    mallopt(M_MMAP_THRESHOLD, 256 * 1024);  /* glibc's start value, kept: it would rise as big blocks are freed */
-#endif
     if (lay_out(c, words.buf, end, counts.buf, nw, words.len + nw + 1)) goto done;
     for (int32_t p = 0; p < c->npairs; p++) {
         if (c->pairs[p].count > 0) c->live++;

@@ -25,7 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import BpeError, CorpusError
 from .pretokenize import PreTokenizer
-from .shards import MAX_BLOCK, SHARD_BYTES, CountSettings, PartTally, Shard, ShardCount, count_shard, count_texts, inputs_digest, plan_shards, trim_heap
+from .shards import (
+    MAX_BLOCK, SHARD_BYTES, CountSettings, PartTally, Shard, ShardCount, count_shard, count_texts, inputs_digest, keep_mmap_threshold,
+    plan_shards, trim_heap,
+)
 from .sources import Source, expand_inputs, label
 from .word_table import WordTable
 
@@ -89,6 +92,7 @@ def count_table(
     scheduler address or a ``distributed.Client``: see ``engine.dask_count``); ``CorpusError``
     if one cannot be read. Counted in this process, the pre-tokens come in the order they
     were first seen (the text's order, for the screens); otherwise sorted."""
+    keep_mmap_threshold()  # before the first block is read: see MMAP_THRESHOLD
     sources = expand_inputs(as_inputs(inputs))
     shards = plan_shards(sources, settings, shard_bytes)
     total = sum(s.size for s in shards)

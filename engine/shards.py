@@ -492,7 +492,23 @@ def _parquet_documents(raw: BinaryIO, shard: Shard, settings: CountSettings, dig
 # -- counting ---------------------------------------------------------------------------------
 
 
-def _heap_trimmer() -> Callable[[], object]:
+def _glibc(name: str) -> Callable[..., object] | None:
+    try:
+        return getattr(ctypes.CDLL(None), name)
+    except (OSError, AttributeError):
+        return None
+
+
+_malloc_trim = _glibc("malloc_trim")
+_mallopt = _glibc("mallopt")
+M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD = 128 * 1024
+"""glibc's start value. Left alone, glibc raises it as large blocks are freed (counting
+frees many), and later large arrays then come from the heap, where growing one copies it
+and what it leaves behind stays resident: the peak would vary run to run by MBs."""
+
+
+def trim_heap() -> None:
     """glibc's ``malloc_trim(0)``, or nothing where there is none.
 
     Counting frees a block's text, its split parts and a result table for every block;
@@ -500,14 +516,16 @@ def _heap_trimmer() -> Callable[[], object]:
     a trim the processes' resident size grows with the file, not with the distinct
     pre-tokens.
     """
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        return lambda: None
-    return lambda: trim(0)
+    if _malloc_trim is not None:
+        _malloc_trim(0)
 
 
-trim_heap = _heap_trimmer()
+def keep_mmap_threshold() -> None:
+    """Keep glibc's mmap threshold at ``MMAP_THRESHOLD`` in this process (and the workers it
+    forks), from before counting to the end of training: large arrays get mappings of their
+    own, which realloc grows in place and free gives back whole. Nothing where glibc is not."""
+    if _mallopt is not None:
+        _mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
 
 
 class PartTally:

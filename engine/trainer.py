@@ -44,7 +44,7 @@ from .errors import CorpusError, SettingsError
 from .events import MergeStep, Pair, Token
 from .occurrences import Cell, Occurrence, PairOccurrences, WordCells
 from .pretokenize import PreTokenizer
-from .shards import CountSettings
+from .shards import CountSettings, keep_mmap_threshold
 from .word_table import WordTable
 
 
@@ -269,6 +269,7 @@ class Trainer:
         pairs: the state before any merge."""
         base = [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in self.special_tokens]
         table = self._core.table() if words is None else (words.words, words.ends, words.counts)
+        keep_mmap_threshold()  # the core's large arrays get mappings of their own (counts from a file skip count_table)
         self._core = Core(*table, base)
         self._first_merge_id = first_merge_id(self.special_tokens)
         self.merge_pairs = MergePairs()
