@@ -30,10 +30,10 @@ sys.path.insert(0, str(ROOT))
 from bench_tui import Painted, send  # noqa: E402
 
 from bpe_tui.app import BpeApp  # noqa: E402
-from bpe_tui.compare_screen import CompareScreen  # noqa: E402
+from bpe_tui.compare.screen import CompareScreen  # noqa: E402
 from engine import Tokenizer  # noqa: E402
-from engine.baselines import SpanTokenizer  # noqa: E402
-from engine.compare import BpeSpans, compare, corpus_tokenizers, load_span_tokenizer  # noqa: E402
+from engine.compare.baselines import SpanTokenizer  # noqa: E402
+from engine.compare.comparison import BpeSpans, compare, corpus_tokenizers, load_span_tokenizer  # noqa: E402
 
 SAMPLE = ROOT / "sample_corpora" / "sample.txt"
 FIXTURES = ROOT.parent / "shared" / "fixtures"

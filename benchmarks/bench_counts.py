@@ -30,7 +30,7 @@ def child(counts: str, vocab_size: int) -> None:
     """Train once from ``counts`` and print the phases' times as JSON."""
     sys.path.insert(0, str(ROOT))
     from engine import Trainer
-    from engine.counts_file import load_counts
+    from engine.corpus.counts_file import load_counts
 
     started = time.perf_counter()
     saved = load_counts(counts)

@@ -40,8 +40,8 @@ def child(corpus: str, out: str, workers: int) -> None:
     """Encode ``corpus`` into ``out`` once and print the time, counts and peak RSS as JSON."""
     sys.path.insert(0, str(ROOT))
     from engine import Tokenizer
-    from engine.dataset import encode_dataset
-    from engine.sources import expand_inputs
+    from engine.encode.dataset import encode_dataset
+    from engine.corpus.sources import expand_inputs
 
     started = time.perf_counter()
     tokenizer = Tokenizer.from_files(SHARED / "fixtures" / "gpt2_vocab.json", SHARED / "fixtures" / "gpt2_merges.txt")

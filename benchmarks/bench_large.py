@@ -61,7 +61,7 @@ def child(name: str, corpus: str, vocab_size: int) -> None:
     if name == "bpe-tui":
         sys.path.insert(0, str(ROOT))
         from engine import PreTokenizer, Trainer
-        from engine.corpus import count_file
+        from engine.corpus.counting import count_file
 
         counts = count_file(corpus, PreTokenizer("gpt2", [SPECIAL]))
         info["distinct_pretokens"] = len(counts)

@@ -101,8 +101,8 @@ def child(name: str, folder: Path, vocab_size: int) -> None:
     if name.startswith("bpe-tui"):
         sys.path.insert(0, str(ROOT))
         from engine import Trainer
-        from engine.corpus import count_table
-        from engine.shards import CountSettings
+        from engine.corpus.counting import count_table
+        from engine.corpus.shards import CountSettings
 
         if name == "bpe-tui-dask":
             import distributed  # noqa: F401  (43 MB of code the trainer needs before any count)

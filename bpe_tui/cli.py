@@ -118,6 +118,19 @@ def _corpus_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
+def prepare(args: argparse.Namespace) -> None:
+    """Check what a command names before its screen opens: ``serve`` checks once what each
+    browser tab would open."""
+    if args.command == "train":
+        from bpe_tui.train.command import prepare as prepare_train
+
+        prepare_train(args)
+    elif args.command == "encode":
+        from bpe_tui.encode.command import prepare as prepare_encode
+
+        prepare_encode(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
@@ -125,30 +138,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         if args.command == "serve":
-            from .serve_cmd import run_serve
+            from bpe_tui.serve.command import run_serve
 
-            return run_serve(args, rest, parser)
+            return run_serve(args, rest, parser, prepare)
         if args.command == "explain":
-            from .explain_cmd import run_explain
+            from bpe_tui.help.command import run_explain
 
             return run_explain(args)
         if args.command == "train":
-            from .train_cmd import run_train
+            from bpe_tui.train.command import run_train
 
             return run_train(args)
         if args.command == "race":
-            from .race_cmd import run_race
+            from bpe_tui.race.command import run_race
 
             return run_race(args)
         if args.command == "compare":
-            from .compare_cmd import run_compare
+            from bpe_tui.compare.command import run_compare
 
             return run_compare(args)
         if args.command == "decode":
-            from .decode_cmd import run_decode
+            from bpe_tui.encode.decode_command import run_decode
 
             return run_decode(args)
-        from .encode_cmd import run_encode
+        from bpe_tui.encode.command import run_encode
 
         return run_encode(args)
     except BpeError as e:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, shared_file
+from tests.conftest import ROOT, shared_file
 
 SAMPLE = ROOT / "sample_corpora" / "sample.txt"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.byte_unicode import token_string_to_bytes
+from engine.formats.byte_unicode import token_string_to_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from textual.pilot import Pilot
 
 from bpe_tui.app import BpeApp
-from bpe_tui.race_process import OPTIMIZED, REFERENCE, Merge, Racer, optimized_merges
-from bpe_tui.race_screen import RaceScreen
-from bpe_tui.train_options import TrainOptions, sample_corpus
+from bpe_tui.race.process import OPTIMIZED, REFERENCE, optimized_merges
+from bpe_tui.race.state import Merge, Racer
+from bpe_tui.race.screen import RaceScreen
+from bpe_tui.train.options import TrainOptions, sample_corpus
 from engine import reference_merges
 
-from .train_app import wait_until
+from tests.train_app import wait_until
 
 VOCAB = 400
 MERGES = VOCAB - 256 - 1

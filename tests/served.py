@@ -32,7 +32,7 @@ from typing import Any
 
 import aiohttp
 
-from .conftest import CLI_ENV, ROOT
+from tests.conftest import CLI_ENV, ROOT
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 CHROMIUM_FLAGS = (

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from bpe_tui.app import MIN_SIZE, BpeApp, TooSmallScreen
-from bpe_tui.encode_screen import EncodeScreen
-from bpe_tui.train_options import TrainOptions
-from bpe_tui.train_screen import TrainScreen
+from bpe_tui.encode.screen import EncodeScreen
+from bpe_tui.train.options import TrainOptions
+from bpe_tui.train.screen import TrainScreen
 from engine import CorpusError, Tokenizer, Trainer
 
-from .conftest import refused, run_cli
-from .train_app import wait_until
+from tests.conftest import refused, run_cli
+from tests.train_app import wait_until
 
 SPECIAL = "<|endoftext|>"
 

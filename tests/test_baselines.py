@@ -12,11 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine import CorpusError, ModelFileError, PreTokenizer, Tokenizer, Trainer
-from engine.baselines import ByteTokenizer, CharacterTokenizer, Token, WordTokenizer, byte_offsets
-from engine.compare import BpeSpans, compare, corpus_tokenizers, load_span_tokenizer
+from engine.compare.baselines import ByteTokenizer, CharacterTokenizer, Token, WordTokenizer, byte_offsets
+from engine.compare.comparison import BpeSpans, compare, corpus_tokenizers, load_span_tokenizer
 
-from .compare_models import gpt2_dir, models  # noqa: F401  (models: a fixture)
-from .conftest import ROOT
+from tests.compare_models import gpt2_dir, models  # noqa: F401  (models: a fixture)
+from tests.conftest import ROOT
 
 CORPUS = "the cat sat on the mat. the cat ate 12 fish!<|endoftext|>你好 world 🌍"
 SPECIAL = ["<|endoftext|>"]
@@ -204,7 +204,7 @@ def test_without_the_tokenizers_package(models: Path, monkeypatch: pytest.Monkey
 def test_engine_imports_without_tokenizers(tmp_path: Path) -> None:
     """A ``tokenizers`` that cannot be imported stands in for a missing package."""
     (tmp_path / "tokenizers.py").write_text("raise ImportError('not installed')\n")
-    code = "import engine, engine.compare, engine.baselines, engine.hf_models; print('ok')"
+    code = "import engine, engine.compare.comparison, engine.compare.baselines, engine.compare.hf_models; print('ok')"
     done = subprocess.run(
         [sys.executable, "-c", code], env={"PYTHONPATH": f"{tmp_path}:{ROOT}"}, capture_output=True, text=True
     )

@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import CorpusError, SettingsError
-from engine.classic import ClassicModel, ClassicTrainer, alphabet, count_file_words, count_words, merge_symbols, symbols
-from engine.classic_reference import train_classic_reference
-from engine.trainer import TIE_LIMIT
+from engine.train.classic import ClassicModel, ClassicTrainer, alphabet, count_file_words, count_words, merge_symbols, symbols
+from engine.train.classic_reference import train_classic_reference
+from engine.train.trainer import TIE_LIMIT
 
-from .conftest import ROOT, shared_file
+from tests.conftest import ROOT, shared_file
 
 
 def merged(trainer: ClassicTrainer) -> list[str]:

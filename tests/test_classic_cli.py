@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from .conftest import ROOT, refused, run_cli
-from .test_classic import deepseek_counts, seed_002
+from tests.conftest import ROOT, refused, run_cli
+from tests.test_classic import deepseek_counts, seed_002
 
 TOY = str(ROOT / "sample_corpora" / "toy-low-lower.txt")
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 
-from bpe_tui.train_screen import TrainScreen
-from bpe_tui.widgets.train.corpus_words import CorpusWords
-from bpe_tui.widgets.train.merge_changes import MergeChanges
-from bpe_tui.widgets.train.pair_table import PairTable
+from bpe_tui.train.screen import TrainScreen
+from bpe_tui.train.widgets.corpus_words import CorpusWords
+from bpe_tui.train.widgets.merge_changes import MergeChanges
+from bpe_tui.train.widgets.pair_table import PairTable
 
-from .test_train_screen import status
-from .train_app import TOY_MERGES, at_merge, classic_app, train_app, wait_until
+from tests.test_train_screen import status
+from tests.train_app import TOY_MERGES, at_merge, classic_app, train_app, wait_until
 
 
 def shown(widget) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .train_app import after, classic_app
+from tests.train_app import after, classic_app
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])

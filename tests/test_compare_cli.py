@@ -11,8 +11,8 @@ import pytest
 
 from engine import PreTokenizer
 
-from .compare_models import SAMPLE, gpt2_dir, models  # noqa: F401  (models: a fixture)
-from .conftest import CLI_ENV, ROOT, refused, run_cli
+from tests.compare_models import SAMPLE, gpt2_dir, models  # noqa: F401  (models: a fixture)
+from tests.conftest import CLI_ENV, ROOT, refused, run_cli
 
 TEXT = "Hello, 🌍! 你好! The keeper's cat watched 1234 waves."
 

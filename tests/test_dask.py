@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from engine import CorpusError, SettingsError, train_bpe
-from engine.corpus import count_inputs
-from engine.dask_count import check_target, count_on_dask
-from engine.shards import CountSettings, PartTally, Shard, ShardCount, count_shard, plan_shards
-from engine.sources import expand_inputs
+from engine.corpus.counting import count_inputs
+from engine.corpus.dask_count import check_target, count_on_dask
+from engine.corpus.shards import CountSettings, PartTally, Shard, ShardCount, count_shard, plan_shards
+from engine.corpus.sources import expand_inputs
 
-from .conftest import CLI_ENV, ROOT, refused, run_cli
-from .test_inputs import DOCS, SPECIAL, write
+from tests.conftest import CLI_ENV, ROOT, refused, run_cli
+from tests.test_inputs import DOCS, SPECIAL, write
 
 pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use")  # the clusters' status pages
 needs_dask = pytest.mark.skipif(
@@ -83,7 +83,7 @@ def test_a_cluster_counts_like_one_process_and_local_workers(corpus, alone, clie
     assert summary.bad_records == 3 and len(plan_shards(expand_inputs([corpus]), SETTINGS, SHARD_BYTES)) > 16
     seen: list[tuple[int, int]] = []
     on_cluster = count_inputs([corpus], SETTINGS, shard_bytes=SHARD_BYTES, dask=client, progress=lambda _, d, t: seen.append((d, t)))
-    monkeypatch.setattr("engine.corpus.IN_PROCESS", 0)  # local workers even for small files
+    monkeypatch.setattr("engine.corpus.counting.IN_PROCESS", 0)  # local workers even for small files
     local_workers = count_inputs([corpus], SETTINGS, workers=2, shard_bytes=SHARD_BYTES)
     assert on_cluster == (counts, summary) == local_workers  # the digest and bad records included
     # Progress: bytes across the cluster, a shard at a time, ending at the total.
@@ -233,7 +233,7 @@ def test_dask_with_options_it_cannot_go_with_is_refused(corpus, extra, message):
 
 
 def test_the_engine_imports_dask_only_when_a_cluster_is_asked_for():
-    code = "import sys, engine, engine.corpus, engine.trainer, engine.dask_count; print(sorted({'dask', 'distributed'} & set(sys.modules)))"
+    code = "import sys, engine, engine.corpus.counting, engine.train.trainer, engine.corpus.dask_count; print(sorted({'dask', 'distributed'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=CLI_ENV, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
 

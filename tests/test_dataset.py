@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import Tokenizer
-from engine import dataset
-from engine.dataset import encode_dataset, id_dtype, model_digest
-from engine.sources import expand_inputs
+from engine.encode import dataset
+from engine.encode.dataset import encode_dataset, id_dtype, model_digest
+from engine.corpus.sources import expand_inputs
 
-from .conftest import CLI_ENV, ROOT, refused, run_cli, shared_file
+from tests.conftest import CLI_ENV, ROOT, refused, run_cli, shared_file
 
 DOCS = [
     "Once upon a time there was a tiny robot.\n\nIt   liked  naps, and it's happy!",

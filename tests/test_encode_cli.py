@@ -11,7 +11,7 @@ import pytest
 
 from engine import Tokenizer, Trainer
 
-from .conftest import refused, run_cli, shared_file
+from tests.conftest import refused, run_cli, shared_file
 
 TEXT = "the tech tests: lowest 你好<|endoftext|> newer"
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from engine import Tokenizer
 
-from .conftest import shared_file
+from tests.conftest import shared_file
 
 EOT = "<|endoftext|>"
 

@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import Tokenizer, Trainer
-from engine._encoder_core import Encoder, SharedCache
+from engine.encode._encoder_core import Encoder, SharedCache
 
-from .test_encode_conformance import gpt2
-from .test_pretokenize_core import piece
-from .test_tokenizer import SAMPLE, SPECIALS, train
+from tests.test_encode_conformance import gpt2
+from tests.test_pretokenize_core import piece
+from tests.test_tokenizer import SAMPLE, SPECIALS, train
 
 texts = st.lists(st.one_of(piece, st.sampled_from(SPECIALS), st.sampled_from(SAMPLE.split(" ")[:100])), max_size=30).map("".join)
 

@@ -6,11 +6,11 @@ import shutil
 from pathlib import Path
 
 from bpe_tui.app import BpeApp
-from bpe_tui.encode_screen import EncodeScreen
+from bpe_tui.encode.screen import EncodeScreen
 from engine import Tokenizer
 
-from .conftest import shared_file
-from .test_encode_screen import TEXT, tokenizer  # noqa: F401  (the fixture)
+from tests.conftest import shared_file
+from tests.test_encode_screen import TEXT, tokenizer  # noqa: F401  (the fixture)
 
 
 def test_raw_bytes_80x24(snap_compare, tokenizer: Tokenizer) -> None:  # noqa: F811

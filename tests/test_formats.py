@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import ModelFileError, Tokenizer, Trainer, atomic_write
-from engine.byte_unicode import bytes_to_token_string, token_string_to_bytes, token_strings_to_bytes
+from engine.formats.byte_unicode import bytes_to_token_string, token_string_to_bytes, token_strings_to_bytes
 
-from .conftest import shared_file
-from .test_encode_conformance import gpt2, tiktoken_encoding
+from tests.conftest import shared_file
+from tests.test_encode_conformance import gpt2, tiktoken_encoding
 
 SAMPLE = (Path(__file__).resolve().parent.parent / "sample_corpora" / "sample.txt").read_text(encoding="utf-8")
 SPECIALS = ["<|endoftext|>", "<|im_start|>"]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from bpe_tui.cli import main
 from engine import CorpusError, ModelFileError, PreTokenizer, Tokenizer, Trainer
-from engine.corpus import count_file
+from engine.corpus.counting import count_file
 
 SPECIAL = "<|endoftext|>"
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

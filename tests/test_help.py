@@ -6,20 +6,20 @@ from textual.binding import Binding
 from textual.widgets import TextArea
 
 from bpe_tui.app import BpeApp
-from bpe_tui.compare_screen import CompareScreen
-from bpe_tui.encode_screen import EncodeScreen
-from bpe_tui.help_screen import HelpScreen, HelpText
-from bpe_tui.race_screen import RaceScreen
-from bpe_tui.screen_help import SCREEN_HELP
-from bpe_tui.train_screen import TrainScreen
-from bpe_tui.widgets.train.pair_in_corpus import PairInCorpus
+from bpe_tui.compare.screen import CompareScreen
+from bpe_tui.encode.screen import EncodeScreen
+from bpe_tui.help.screen import HelpScreen, HelpText
+from bpe_tui.race.screen import RaceScreen
+from bpe_tui.help.text import SCREEN_HELP
+from bpe_tui.train.screen import TrainScreen
+from bpe_tui.train.widgets.pair_in_corpus import PairInCorpus
 from engine import Tokenizer
 
-from .conftest import refused, run_cli
-from .race_app import TICKING, frozen, race_app, race_over
-from .test_compare_screen import rows  # noqa: F401  (the fixture)
-from .test_encode_screen import TEXT, on_screen, tokenizer  # noqa: F401  (the fixture)
-from .train_app import at_merge, classic_app, train_app
+from tests.conftest import refused, run_cli
+from tests.race_app import TICKING, frozen, race_app, race_over
+from tests.test_compare_screen import rows  # noqa: F401  (the fixture)
+from tests.test_encode_screen import TEXT, on_screen, tokenizer  # noqa: F401  (the fixture)
+from tests.train_app import at_merge, classic_app, train_app
 
 
 def help_lines(app: BpeApp) -> list[str]:

@@ -10,14 +10,14 @@ from __future__ import annotations
 import pytest
 
 from bpe_tui.app import BpeApp
-from bpe_tui.compare_screen import CompareScreen
-from bpe_tui.encode_screen import EncodeScreen
+from bpe_tui.compare.screen import CompareScreen
+from bpe_tui.encode.screen import EncodeScreen
 from engine import Tokenizer
 
-from .race_app import TICKING, frozen, race_app, race_over
-from .test_compare_snapshots import ladder, steady
-from .test_encode_screen import TEXT, tokenizer  # noqa: F401  (the fixture)
-from .train_app import at_merge, train_app
+from tests.race_app import TICKING, frozen, race_app, race_over
+from tests.test_compare_snapshots import ladder, steady
+from tests.test_encode_screen import TEXT, tokenizer  # noqa: F401  (the fixture)
+from tests.train_app import at_merge, train_app
 
 
 async def help_at_merge_0(pilot) -> None:

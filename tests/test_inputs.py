@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import CorpusError, SettingsError, Tokenizer, Trainer, train_bpe, train_from_iterator
-from engine.corpus import count_inputs
-from engine.counts_file import load_counts
-from engine.shards import CountSettings
+from engine.corpus.counting import count_inputs
+from engine.corpus.counts_file import load_counts
+from engine.corpus.shards import CountSettings
 
-from .conftest import CLI_ENV, refused, run_cli, shared_file
+from tests.conftest import CLI_ENV, refused, run_cli, shared_file
 
 SPECIAL = "<|endoftext|>"
 DOCS = [
@@ -89,7 +89,7 @@ def test_the_merges_do_not_depend_on_how_the_files_are_listed(tmp_path, plain_me
 
 
 def test_workers_and_shard_size_do_not_change_the_merges(monkeypatch, tmp_path, plain_merges):
-    monkeypatch.setattr("engine.corpus.IN_PROCESS", 0)
+    monkeypatch.setattr("engine.corpus.counting.IN_PROCESS", 0)
     paths = [write(tmp_path / f"part{i}.jsonl", DOCS[i::2]) for i in range(2)]
     counts, summary = count_inputs(paths, CountSettings(special_tokens=(SPECIAL,)), workers=2, shard_bytes=64)
     trainer = Trainer(counts, 320, [SPECIAL])
@@ -249,11 +249,11 @@ def test_a_url_is_read_through_fsspec(tmp_path, plain_merges):
 
 async def test_the_screen_trains_on_jsonl_shards_and_tells_of_skipped_records(tmp_path, plain_merges):
     from bpe_tui.app import BpeApp
-    from bpe_tui.encode_screen import EncodeScreen
-    from bpe_tui.train_options import TrainOptions
-    from bpe_tui.train_screen import TrainScreen
+    from bpe_tui.encode.screen import EncodeScreen
+    from bpe_tui.train.options import TrainOptions
+    from bpe_tui.train.screen import TrainScreen
 
-    from .train_app import wait_until
+    from tests.train_app import wait_until
 
     for i in range(2):
         write(tmp_path / f"part{i}.jsonl.gz", DOCS[i::2])

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from bpe_tui.cli import main
-from bpe_tui.train_options import sample_corpus
-from bpe_tui.train_screen import TRAINER_PROCESS
+from bpe_tui.train.options import sample_corpus
+from bpe_tui.train.screen import TRAINER_PROCESS
 from engine import ResumeError, Tokenizer
-from engine.formats import MERGES_TXT, TOKENIZER_JSON, VOCAB_JSON
+from engine.formats.tokenizer_files import MERGES_TXT, TOKENIZER_JSON, VOCAB_JSON
 
-from .conftest import CLI_ENV as ENV, run_cli, shared_file
-from .train_app import at_merge, train_app, wait_until
+from tests.conftest import CLI_ENV as ENV, run_cli, shared_file
+from tests.train_app import at_merge, train_app, wait_until
 
 FILES = (TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT)
 BIG_VOCAB = "40000"
@@ -55,7 +55,7 @@ def interrupt_while_merging(args: list[str], cwd: Path, signum: int) -> tuple[in
     script = textwrap.dedent(
         f"""
         import os, sys
-        from engine.trainer import Trainer
+        from engine.train.trainer import Trainer
         from bpe_tui.cli import main
 
         record = Trainer._record
@@ -114,16 +114,16 @@ def test_signal_saves_a_prefix_and_resume_finishes_it_exactly(tmp_path, big_corp
 
 
 def test_interrupted_while_pre_tokenizing_saves_nothing(tmp_path, monkeypatch, capsys):
-    import engine.trainer
+    import engine.train.trainer
 
-    counted = engine.trainer.count_table
+    counted = engine.train.trainer.count_table
 
     def count_then_interrupt(*args, **kwargs):  # Ctrl-C arrives before the first merge
         counts = counted(*args, **kwargs)
         signal.raise_signal(signal.SIGINT)
         return counts
 
-    monkeypatch.setattr(engine.trainer, "count_table", count_then_interrupt)
+    monkeypatch.setattr(engine.train.trainer, "count_table", count_then_interrupt)
     before = signal.getsignal(signal.SIGINT)  # SIG_IGN when pytest was started in the background
     with sample_corpus() as corpus:
         assert main(["train", str(corpus), "--headless", "--out", str(tmp_path / "out")]) == 130
@@ -198,14 +198,14 @@ def test_a_counting_worker_that_dies_ends_the_run_with_a_message(tmp_path):
     script = textwrap.dedent(
         f"""
         import os, signal, sys
-        import engine.corpus, engine.shards
+        import engine.corpus.counting, engine.corpus.shards
         from bpe_tui.cli import main
 
         def die(*args):
             os.kill(os.getpid(), signal.SIGKILL)
 
-        engine.shards.PartTally.add = die
-        engine.corpus.IN_PROCESS = 0  # small files, counted by workers all the same
+        engine.corpus.shards.PartTally.add = die
+        engine.corpus.counting.IN_PROCESS = 0  # small files, counted by workers all the same
         sys.exit(main(["train", {str(corpus)!r}, {str(other)!r}, "--headless", "--workers", "2"]))
         """
     )

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from engine import PreTokenizer, Trainer
 
-from .test_trainer import corpora
+from tests.test_trainer import corpora
 
 
 def _trainer(text: str, merges: int) -> tuple[Trainer, list[bytes]]:

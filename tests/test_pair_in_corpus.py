@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bpe_tui.widgets.train import vocab_growth
-from bpe_tui.widgets.train.growth_plot import GrowthPlot, per_token, nice_ticks, short_number
-from bpe_tui.widgets.train.pair_in_corpus import PairInCorpus
+from bpe_tui.train.widgets import vocab_growth
+from bpe_tui.train.widgets.growth_plot import GrowthPlot, per_token, nice_ticks, short_number
+from bpe_tui.train.widgets.pair_in_corpus import PairInCorpus
 
-from .train_app import SAMPLE_MERGES, after, at_merge, train_app, wait_until
+from tests.train_app import SAMPLE_MERGES, after, at_merge, train_app, wait_until
 
 
 def shown(screen) -> str:
@@ -65,8 +65,8 @@ async def test_shown_after_merges_it_replays_the_last_one_and_marks_stale_positi
 
 async def test_a_a_a_is_merged_once_and_the_second_position_skipped(tmp_path):
     from bpe_tui.app import BpeApp
-    from bpe_tui.train_options import TrainOptions
-    from bpe_tui.train_screen import TrainScreen
+    from bpe_tui.train.options import TrainOptions
+    from bpe_tui.train.screen import TrainScreen
 
     corpus = tmp_path / "aaa.txt"
     corpus.write_text("aaa", encoding="utf-8")

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import PATTERNS, PreTokenizer
-from engine._space_parts import count_space_parts
-from engine.corpus import count_file
+from engine.corpus._space_parts import count_space_parts
+from engine.corpus.counting import count_file
 
 SPECIALS = ["<|endoftext|>", "<|endoftext|><|endoftext|>", "<|pad|>"]
 PIECES = [
@@ -43,8 +43,8 @@ def test_count_equals_plain_regex_count(pattern, text):
 def test_streamed_count_equals_whole_count(monkeypatch, tmp_path, pattern, text, block, workers, max_parts):
     """Blocks cut by safe_cut, counted apart (in parallel, or here with the distinct parts
     folded into counts every ``max_parts``), add up to the whole."""
-    monkeypatch.setattr("engine.corpus.IN_PROCESS", 0)  # workers even for a small file
-    monkeypatch.setattr("engine.shards.MAX_PARTS", max_parts)
+    monkeypatch.setattr("engine.corpus.counting.IN_PROCESS", 0)  # workers even for a small file
+    monkeypatch.setattr("engine.corpus.shards.MAX_PARTS", max_parts)
     path = tmp_path / "corpus.txt"
     path.write_text(text, encoding="utf-8", newline="")
     pretok = PreTokenizer(pattern, SPECIALS)
@@ -75,7 +75,7 @@ def test_named_patterns_are_known_by_their_text(name):
 @pytest.mark.parametrize("workers", [1, 2])
 def test_read_progress_only_goes_forward(monkeypatch, tmp_path, workers):
     """The bytes-read progress only grows, in this process and with workers."""
-    monkeypatch.setattr("engine.corpus.IN_PROCESS", 0)
+    monkeypatch.setattr("engine.corpus.counting.IN_PROCESS", 0)
     path = tmp_path / "corpus.txt"
     path.write_text("some words here, and 12 more\n" * 4000, encoding="utf-8")
     seen: list[int] = []

@@ -9,9 +9,9 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import gen_unicode_tables
-from engine._encoder_core import pretoken_count, pretokens
-from engine.pretokenize import PATTERNS
+from engine.corpus import gen_unicode_tables
+from engine.encode._encoder_core import pretoken_count, pretokens
+from engine.corpus.pretokenize import PATTERNS
 
 COMPILED = {"gpt2": 0, "gpt4": 1}
 EVERY_CODE_POINT = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)

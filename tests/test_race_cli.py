@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from engine import PreTokenizer
 
-from bpe_tui.race_cmd import run_headless
-from bpe_tui.train_options import TrainOptions, sample_corpus
+from bpe_tui.race.command import run_headless
+from bpe_tui.train.options import TrainOptions, sample_corpus
 
-from .conftest import refused, run_cli
-from .race_app import SWAPPED
+from tests.conftest import refused, run_cli
+from tests.race_app import SWAPPED
 
 
 def test_headless_race_on_the_sample():

@@ -9,14 +9,14 @@ import signal
 
 from rich.console import Console
 
-from bpe_tui.race_process import RACER_PROCESS
-from bpe_tui.race_screen import RaceScreen
-from bpe_tui.race_state import FAILED, FINISHED, STOPPED
-from bpe_tui.widgets.race.race_verdict import RaceVerdict
-from bpe_tui.widgets.race.racer_progress import RacerProgress
+from bpe_tui.race.process import RACER_PROCESS
+from bpe_tui.race.screen import RaceScreen
+from bpe_tui.race.state import FAILED, FINISHED, STOPPED
+from bpe_tui.race.widgets.race_verdict import RaceVerdict
+from bpe_tui.race.widgets.racer_progress import RacerProgress
 
-from .race_app import DAWDLING, MERGES, SWAPPED, frozen, race_app, race_over
-from .train_app import at_merge, train_app, wait_until
+from tests.race_app import DAWDLING, MERGES, SWAPPED, frozen, race_app, race_over
+from tests.train_app import at_merge, train_app, wait_until
 
 
 def text_of(screen, selector) -> str:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from bpe_tui.race_state import FINISHED
+from bpe_tui.race.state import FINISHED
 
-from .race_app import HALT, HALTING, SWAPPED, TICKING, frozen, race_app, race_over
-from .train_app import wait_until
+from tests.race_app import HALT, HALTING, SWAPPED, TICKING, frozen, race_app, race_over
+from tests.train_app import wait_until
 
 SIZES = pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from engine import PreTokenizer, SettingsError, Trainer, reference_merges, train_reference
 
-from .test_trainer import corpora
+from tests.test_trainer import corpora
 
 SPECIAL = "<|endoftext|>"
 

@@ -15,9 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bpe_tui.cli import main
-from bpe_tui.serve_cmd import banner, public_url, served_command
+from bpe_tui.serve.command import banner, public_url, served_command
 
-from .conftest import refused, run_cli
+from tests.conftest import refused, run_cli
 
 needs_textual_serve = pytest.mark.skipif(
     importlib.util.find_spec("textual_serve") is None, reason="textual-serve is not installed (pip install 'bpe-tui[web]')"
@@ -97,7 +97,7 @@ async def test_the_served_app_over_its_websocket(tmp_path: Path) -> None:
     training screen from the terminal stream, send ``n``, read merge 1."""
     import aiohttp
 
-    from .served import serve
+    from tests.served import serve
 
     log = tmp_path / "serve.log"
     async with aiohttp.ClientSession() as session:
@@ -147,7 +147,7 @@ async def test_the_served_text_reaches_the_app_as_typed(tmp_path: Path) -> None:
 
     from engine import Tokenizer, Trainer
 
-    from .served import serve
+    from tests.served import serve
 
     trainer = Trainer.from_text("it is what it is; it's ok " * 20, 270, [])
     trainer.run()

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("textual_serve", reason="textual-serve is not installed (pip install 'bpe-tui[web]')")
 
-from .served import browser, chromium, serve  # noqa: E402  (needs aiohttp, from textual-serve)
+from tests.served import browser, chromium, serve  # noqa: E402  (needs aiohttp, from textual-serve)
 
 pytestmark = pytest.mark.skipif(
     chromium() is None, reason="no Chromium on PATH (Debian: apt-get install chromium): the browser check needs one"

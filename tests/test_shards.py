@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import CorpusError, PreTokenizer
-from engine.corpus import count_inputs
-from engine.shards import CountSettings, Shard, count_shard, line_cut, plan_shards, text_cut
-from engine.sources import JSONL, TEXT, expand_inputs
+from engine.corpus.counting import count_inputs
+from engine.corpus.shards import CountSettings, Shard, count_shard, line_cut, plan_shards, text_cut
+from engine.corpus.sources import JSONL, TEXT, expand_inputs
 
-from .test_fuzz import corpus_bytes
-from .test_pretokenize import SPECIALS, texts
+from tests.test_fuzz import corpus_bytes
+from tests.test_pretokenize import SPECIALS, texts
 
 SPLITS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 OVERLAPPING = ["aa", "aaa", "<s>", " <s>", "a b", "b\nb", "a a a"]
@@ -125,7 +125,7 @@ def test_planned_shards_cover_the_file_and_pickle(tmp_path):
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_many_shards_here_or_in_workers_count_the_same_with_the_same_digest(monkeypatch, tmp_path, workers):
-    monkeypatch.setattr("engine.corpus.IN_PROCESS", 0)  # workers even for small files
+    monkeypatch.setattr("engine.corpus.counting.IN_PROCESS", 0)  # workers even for small files
     for i in range(3):
         (tmp_path / f"part{i}.txt").write_text(f"file {i}: some words here, and 12 more\n" * 300)
     (tmp_path / "docs.jsonl").write_text("".join(json.dumps({"text": f"doc {i} text"}) + "\n" for i in range(200)))

@@ -8,7 +8,7 @@ import pytest
 
 from engine import Tokenizer
 
-from .conftest import refused, run_cli
+from tests.conftest import refused, run_cli
 
 
 def test_headless_on_the_bundled_sample_writes_a_loadable_tokenizer(tmp_path):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from bpe_tui.widgets.train.status_line import StatusLine
+from bpe_tui.train.widgets.status_line import StatusLine
 
-from .train_app import SAMPLE_MERGES, at_merge, train_app, wait_until
+from tests.train_app import SAMPLE_MERGES, at_merge, train_app, wait_until
 
 
 def status(screen) -> str:

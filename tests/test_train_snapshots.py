@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from .train_app import after, train_app
+from tests.train_app import after, train_app
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])

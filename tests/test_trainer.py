@@ -7,9 +7,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import PreTokenizer, SettingsError, Trainer, train_bpe, train_reference
-from engine.corpus import count_file
+from engine.corpus.counting import count_file
 
-from .conftest import shared_file
+from tests.conftest import shared_file
 
 SPECIAL = "<|endoftext|>"
 
@@ -25,7 +25,7 @@ def test_reference_fixture_merges_and_vocab(reference_merges, reference_vocab):
 @pytest.mark.parametrize("workers", [1, 2, 3])
 def test_same_result_for_any_number_of_workers(monkeypatch, workers, reference_merges):
     """Small blocks, so every worker gets some and the counts are put together from many."""
-    monkeypatch.setattr("engine.corpus.IN_PROCESS", 0)  # workers even for a small file
+    monkeypatch.setattr("engine.corpus.counting.IN_PROCESS", 0)  # workers even for a small file
     corpus = shared_file("fixtures", "corpus.en")
     counts = count_file(corpus, PreTokenizer("gpt2", [SPECIAL]), workers=workers, block_size=8192)
     trainer = Trainer(counts, 500, [SPECIAL])

@@ -8,9 +8,9 @@ from collections.abc import Awaitable, Callable
 from textual.pilot import Pilot
 
 from bpe_tui.app import BpeApp
-from bpe_tui.train_options import sample_corpus
-from bpe_tui.train_options import TrainOptions
-from bpe_tui.train_screen import TrainScreen
+from bpe_tui.train.options import sample_corpus
+from bpe_tui.train.options import TrainOptions
+from bpe_tui.train.screen import TrainScreen
 
 SAMPLE_MERGES = 1000 - 256 - 1
 

@@ -1,0 +1,2 @@
+"""``bpe-tui compare``: one text cut by many tokenizers, side by side.
+"""

@@ -1,0 +1,165 @@
+"""The compare view: one text, many tokenizers, one row each (seed lecture 003).
+
+Every row re-tokenizes shortly after typing stops, in a thread so that typing goes on. One
+row is the reference: tokens of the other rows that it does not also have are coloured
+apart. The token under the text cursor is underlined in every row, and every row scrolls to
+it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Static, TextArea
+from textual.worker import get_current_worker
+
+from engine.compare.baselines import SpanTokenizer
+from engine.compare.comparison import Row, against, compare, corpus_tokenizers
+
+from bpe_tui.common.navigation import over_another
+from bpe_tui.train.options import SAMPLE, sample_corpus
+from bpe_tui.compare.widgets.tokenizer_row import ComparedRows, RowStyles, RowTokens, TokenizerRow, count_widths
+
+COMPARE_TEXT = "Hello, 🌍! 你好! The keeper's cat watched 1234 unbelievable waves.<|endoftext|>"
+"""Shown when the view is opened without a text: the lecture's example and words the
+bundled sample's vocabulary lacks."""
+RETOKENIZE_AFTER = 0.15
+"""Seconds without typing before the rows re-tokenize."""
+
+
+class CompareScreen(Screen[None]):
+    """``tokenizers`` side by side on one editable text, marked against ``reference``."""
+
+    CSS_PATH = ["../encode/screen.tcss", "screen.tcss"]
+    AUTO_FOCUS = "#text"
+
+    BINDINGS = [
+        Binding("escape", "leave_text", "Rows", tooltip="Leave the text for the rows (tab moves between them)", id="compare.leave"),
+        Binding("slash", "edit_text", "Edit", tooltip="Move into the text box", id="compare.edit"),
+        Binding("r", "reference", "Reference", tooltip="Mark differences against the focused row", id="compare.reference"),
+        Binding("q", "back", "Back", tooltip="Back to the screen below", id="compare.back"),
+        Binding("q", "quit_app", "Quit", tooltip="Quit bpe-tui", id="compare.quit"),
+    ]
+
+    def __init__(self, tokenizers: Sequence[SpanTokenizer], text: str | None = None, reference: int = 0) -> None:
+        super().__init__()
+        self.tokenizers = list(tokenizers)
+        self.text = COMPARE_TEXT if text is None else text
+        self.reference = reference
+        self.rows: list[Row] = []
+        """The rows on screen: the text as it was when they were tokenized."""
+        self._timer: Timer | None = None
+
+    @classmethod
+    def on_sample(cls, text: str | None = None, *more: SpanTokenizer) -> CompareScreen:
+        """Character, byte, word and BPE built from the bundled sample corpus, then ``more``
+        (the reference when given: the tokenizer the user came with)."""
+        with sample_corpus() as path:
+            tokenizers = corpus_tokenizers(path, name=SAMPLE)
+        return cls([*tokenizers, *more], text, reference=len(tokenizers) if more else len(tokenizers) - 1)
+
+    def compose(self) -> ComposeResult:
+        text = TextArea(self.text, soft_wrap=True, id="text")
+        text.border_title = "text  (type to re-tokenize · esc: rows)"
+        yield text
+        yield Static(id="legend")
+        with ComparedRows(id="rows"):
+            for _ in self.tokenizers:
+                yield TokenizerRow()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#legend", Static).update(self._legend())
+        self.rows = compare(self.text, self.tokenizers, self.reference)
+        self.show_rows()
+
+    # -- the rows ------------------------------------------------------------------------------
+
+    def show_rows(self) -> None:
+        cursor = self._cursor()
+        widths = count_widths(self.rows, self.reference)
+        for n, (widget, row) in enumerate(zip(self.query(TokenizerRow), self.rows)):
+            widget.show(row, n == self.reference, widths, cursor)
+
+    @work(thread=True, exclusive=True, group="tokenize")
+    def retokenize(self, text: str, reference: int) -> None:
+        """Tokenize ``text`` with every tokenizer in a thread, so that typing goes on meanwhile;
+        the rows show it unless the text has changed again."""
+        rows = compare(text, self.tokenizers, reference)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._tokenized, text, reference, rows)
+
+    def _tokenized(self, text: str, reference: int, rows: list[Row]) -> None:
+        if text == self.text:
+            self.rows = rows if reference == self.reference else against(rows, self.reference)
+            self.show_rows()
+
+    def _legend(self) -> Text:
+        """What the colours mean, in the colours."""
+        styles: RowStyles = self.query_one(RowTokens).row_styles()
+        return Text.assemble(
+            ("cut", styles.differs_even), (" ", ""), ("differently", styles.differs_odd),
+            (": the reference has no token with this span · ", ""),
+            ("same", styles.spans.even), (" · ", ""), ("unknown", styles.unknown),
+            no_wrap=True, overflow="ellipsis",
+        )
+
+    def _cursor(self) -> int:
+        """The byte offset of the text cursor."""
+        area = self.query_one("#text", TextArea)
+        index = area.document.get_index_from_location(area.selection.end)
+        return len(self.text[:index].encode("utf-8"))
+
+    @on(TextArea.Changed, "#text")
+    def _text_edited(self, event: TextArea.Changed) -> None:
+        self.text = event.text_area.text
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(RETOKENIZE_AFTER, self._typing_paused)
+
+    def _typing_paused(self) -> None:
+        self._timer = None
+        self.retokenize(self.text, self.reference)
+
+    @on(TextArea.SelectionChanged, "#text")
+    def _cursor_moved(self) -> None:
+        if self._timer is None:  # else the rows are about to be redrawn anyway
+            cursor = self._cursor()
+            for tokens in self.query(RowTokens):
+                tokens.follow(cursor)
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def action_leave_text(self) -> None:
+        self.query(RowTokens)[self.reference].focus()
+
+    def action_edit_text(self) -> None:
+        self.query_one("#text", TextArea).focus()
+
+    def action_reference(self) -> None:
+        if isinstance(self.focused, RowTokens):
+            self.reference = list(self.query(RowTokens)).index(self.focused)
+            self.rows = against(self.rows, self.reference)
+            self.show_rows()
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def action_quit_app(self) -> None:
+        self.app.exit()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        editing = self.focused is not None and self.focused.id == "text"
+        if action in ("edit_text", "leave_text"):
+            return editing == (action == "leave_text")
+        if action == "reference":
+            return isinstance(self.focused, RowTokens) or None
+        if action in ("back", "quit_app"):
+            return over_another(self) == (action == "back")
+        return True

@@ -1,0 +1,2 @@
+"""``?`` on any screen and ``bpe-tui explain``: each screen's own help text, rendered.
+"""

@@ -1,0 +1,3 @@
+"""``bpe-tui race``: the recount-everything trainer against the optimized one, each in its
+own process.
+"""

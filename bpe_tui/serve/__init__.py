@@ -1,0 +1,2 @@
+"""``bpe-tui serve``: the app in web browsers, one process per tab.
+"""

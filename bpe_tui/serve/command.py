@@ -1,0 +1,143 @@
+"""``bpe-tui serve``: the app in a web browser, through ``textual-serve``.
+
+``bpe-tui serve train corpus.txt --vocab-size 500`` serves ``bpe-tui train corpus.txt
+--vocab-size 500``: whatever follows ``serve`` (other than its own ``--host``, ``--port`` and
+``--public-url``) is the served command, checked by the same parser as on the command line.
+Every browser tab that opens the page starts that command in a process of its own, with
+the Python running this one. The server listens on 127.0.0.1 unless told otherwise, so only
+this machine can connect.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import shlex
+import socket
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from engine import BpeError, SettingsError
+
+DEFAULT_SERVED = ["train"]
+WILDCARD_HOSTS = {"0.0.0.0", "::", ""}
+
+
+def served_command(served: list[str]) -> str:
+    """The shell command textual-serve runs per tab: this interpreter, the same CLI."""
+    return shlex.join([sys.executable, "-m", "bpe_tui.cli", *served])
+
+
+Prepare = Callable[[argparse.Namespace], object]
+"""Checks what a command names (the corpus, the model), as the command itself does first."""
+
+
+def check_served(served: list[str], parser: argparse.ArgumentParser, prepare: Prepare) -> None:
+    """Refuse, before serving, a command the CLI would refuse or that opens no screen; what it
+    names is checked now by ``prepare``, rather than in each browser tab."""
+    args = parser.parse_args(served)  # a typo is the parser's one line, exit 2
+    if not getattr(args, "has_screen", True) or getattr(args, "headless", False) or getattr(args, "json", False):
+        raise SettingsError(f"serve {shlex.join(served)}: that command prints and exits, it has no screen to serve")
+    prepare(args)
+
+
+def public_url(host: str, port: int) -> str:
+    """Where a browser finds the server: the page tells it to open its websocket there."""
+    if host in WILDCARD_HOSTS:
+        host = _lan_address()
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _lan_address() -> str:
+    """This machine's address on its network (connecting a UDP socket sends nothing)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: only picks the outgoing interface
+            return probe.getsockname()[0]
+        except OSError:
+            return socket.gethostname()
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Refuse a host or port the server could not listen on, before saying it serves."""
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as e:
+        raise SettingsError(f"--host {host}: {e.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server sets it
+        try:
+            sock.bind(address)
+        except OSError as e:
+            raise SettingsError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+
+
+def banner(title: str, host: str, url: str) -> str:
+    """What the server says when it starts: where it listens, and who can connect."""
+    if host in WILDCARD_HOSTS:
+        where = f"on every network interface: anyone who can reach {url} can open it"
+    else:
+        where = f"on {host} only" + (": no other machine can connect" if _loopback(host) else "")
+    return (
+        f"bpe-tui: serving `{title}` at {url}\n"
+        f"  listening {where}\n"
+        "  each browser tab runs its own app process; Ctrl+C stops the server"
+    )
+
+
+def run_serve(args: argparse.Namespace, served: list[str], parser: argparse.ArgumentParser, prepare: Prepare) -> int:
+    try:
+        from textual_serve.server import Server
+    except ImportError:
+        raise BpeError("serve needs textual-serve: pip install 'bpe-tui[web]'") from None
+    served = served or DEFAULT_SERVED
+    check_served(served, parser, prepare)
+    if not 1 <= args.port <= 65535:
+        raise SettingsError(f"--port {args.port}: not a port number (1-65535)")
+    _check_port_free(args.host, args.port)
+    url = args.public_url or public_url(args.host, args.port)
+    title = shlex.join(["bpe-tui", *served])
+    lines = banner(title, args.host, url)
+
+    class BpeServer(Server):  # here, as textual-serve is imported only to serve
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.tabs: set[asyncio.Task] = set()
+            """The handlers of the open tabs: stopping the server ends their apps at once."""
+
+        async def handle_websocket(self, request: Any) -> Any:
+            tab = asyncio.current_task()
+            assert tab is not None
+            self.tabs.add(tab)
+            try:
+                return await super().handle_websocket(request)
+            finally:
+                self.tabs.discard(tab)
+
+        async def on_shutdown(self, app: object) -> None:
+            # Cancelled, a tab's handler tells its app to quit and waits for it (textual-serve's
+            # own shutdown would first wait for the browser to hang up).
+            tabs = list(self.tabs)
+            for tab in tabs:
+                tab.cancel()
+            await asyncio.gather(*tabs, return_exceptions=True)
+
+        def initialize_logging(self) -> None:
+            super().initialize_logging()
+            logging.getLogger("aiohttp.access").setLevel(logging.WARNING)  # not a line per request
+
+        async def on_startup(self, app: object) -> None:  # instead of textual-serve's banner
+            print(lines, flush=True)
+
+    BpeServer(served_command(served), host=args.host, port=args.port, title=title, public_url=url).serve()
+    return 0
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return all(ip.startswith("127.") or ip == "::1" for *_, (ip, *_) in socket.getaddrinfo(host, None))
+    except socket.gaierror:
+        return False

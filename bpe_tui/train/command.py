@@ -1,0 +1,237 @@
+"""``bpe-tui train``: the training screen, or with ``--headless`` progress bars and files.
+
+Without a FILE it trains on the bundled sample corpus (``sample_corpora/sample.txt``:
+short English stories, a Chinese story and a few emoji).
+
+Headless, SIGINT (Ctrl-C) or SIGTERM stops at the next merge boundary, saves what is trained
+so far and exits 130; ``--resume DIR`` continues such a run to the very tokenizer an
+uninterrupted run gives.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
+from engine.train.classic import ClassicTrainer
+from engine.formats.atomic import check_writable_file
+from engine.corpus.sources import expand_inputs
+
+from bpe_tui.common.durations import show_seconds
+from bpe_tui.common.progress_bars import progress_bars
+from bpe_tui.train.options import Merges, TrainOptions, chosen_corpus, replay_saved
+from bpe_tui.train.snapshot import SteppableTrainer
+
+DEFAULT_OUT = "out"
+
+
+CLASSIC_REFUSES = {
+    "pattern": "--pattern does not apply to --classic: it cuts words at whitespace (or --words punct)",
+    "special_tokens": "--special-token does not apply to --classic: its vocabulary is strings, with no special tokens",
+    "workers": "--workers does not apply to --classic: it counts its words in one process",
+    "resume": "--resume does not apply to --classic: train it again (it starts from scratch)",
+    "counts": "--counts does not apply to --classic: it reads its words from one plain-text file",
+    "save_counts": "--save-counts does not apply to --classic: it reads its words from one plain-text file",
+    "skip_bad_records": "--skip-bad-records does not apply to --classic: it reads one plain-text file",
+    "dask": "--dask does not apply to --classic: it counts its words in one process",
+}
+"""Options of byte-level training that classic BPE has no use for, and the line refusing each."""
+
+
+def run_train(args: argparse.Namespace) -> int:
+    options, resume = prepare(args)
+    with chosen_corpus(args.inputs, args.counts) as (inputs, name):
+        if args.headless:
+            return _headless(args, options, inputs, name, resume)
+        return _interactive(args, options, inputs, name, resume)
+
+
+def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
+    """Check the settings and every path named, before a screen opens (or a server starts)."""
+    if args.classic:
+        given = next((name for name in CLASSIC_REFUSES if getattr(args, name)), None)
+        if given is not None:
+            raise SettingsError(CLASSIC_REFUSES[given])
+        if len(args.inputs) > 1:
+            raise SettingsError("--classic trains on one plain-text file")
+        options = TrainOptions(args.vocab_size, (), errors=args.errors, classic=args.words or "whitespace")
+    else:
+        if args.words is not None:
+            raise SettingsError("--words goes with --classic: byte-level training cuts pre-tokens with --pattern")
+        if args.dask is not None:
+            _check_dask(args)
+        options = TrainOptions.from_args(args)
+    resume = _saved_merges(args, options) if args.resume else None
+    if args.resume and args.out is None:  # a resumed run goes on in its own directory
+        args.out = args.resume if Path(args.resume).is_dir() else str(Path(args.resume).parent)
+    if args.out is not None or args.headless:
+        _check_out(Path(args.out or DEFAULT_OUT))
+    if args.save_counts:
+        check_writable_file(Path(args.save_counts), "--save-counts")
+    if args.inputs:  # missing files, globs that match nothing, unknown extensions: one line now
+        expand_inputs(args.inputs)
+    return options, resume
+
+
+def _check_dask(args: argparse.Namespace) -> None:
+    """Refuse --dask with options it cannot go with, or a value that cannot work, up front."""
+    if args.counts:
+        raise SettingsError("--dask counts a corpus: it does not go with --counts")
+    if args.workers is not None:
+        raise SettingsError("--workers sets the processes counting on this machine: with --dask the cluster counts")
+    from engine.corpus.dask_count import check_target
+
+    check_target(args.dask)
+
+
+def _check_out(out: Path) -> None:
+    """Refuse an output directory that cannot be written now, not after the training."""
+    if out.exists() and not out.is_dir():
+        raise SettingsError(f"--out {out}: exists and is not a directory")
+    existing = next(p for p in (out, *out.parents) if p.exists())
+    if not existing.is_dir():
+        raise SettingsError(f"--out {out}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise SettingsError(f"--out {out}: {existing} is not writable")
+
+
+def _saved_merges(args: argparse.Namespace, options: TrainOptions) -> Merges:
+    """The merges saved in ``--resume``, once its settings are found to match these."""
+    saved = Tokenizer.load(args.resume)
+    where = args.resume
+    if saved.pattern != options.pattern:
+        raise ResumeError(f"{where}: trained with --pattern {saved.pattern}, not {options.pattern}: resume with the same settings")
+    special_tokens = list(options.special_tokens)
+    if saved.special_tokens != special_tokens:
+        raise ResumeError(
+            f"{where}: trained with special tokens {saved.special_tokens}, not {special_tokens}: resume with the same settings"
+        )
+    if len(saved.merges) > options.merges_planned:
+        raise ResumeError(f"{where}: has {len(saved.merges):,} merges already, more than --vocab-size {args.vocab_size} leaves room for")
+    return saved.merges
+
+
+def _interactive(args: argparse.Namespace, options: TrainOptions, inputs: list[str], label: str, resume: Merges | None) -> int:
+    from bpe_tui.app import BpeApp
+    from bpe_tui.train.screen import TrainScreen
+
+    screen = TrainScreen(inputs, options, out=args.out, label=label, resume=None if resume is None else (args.resume, resume))
+    app = BpeApp(screen)
+    app.run()
+    if app.failure is not None:
+        raise app.failure
+    return app.return_code or 0
+
+
+@contextmanager
+def _stop_on_signals(trainer: list[SteppableTrainer]) -> Iterator[None]:
+    """SIGINT and SIGTERM ask the trainer in ``trainer`` (once there is one) to stop at the
+    next merge boundary; before that there is nothing to save, so they interrupt at once."""
+
+    def stop(signum: int, frame: object) -> None:
+        if not trainer:
+            raise KeyboardInterrupt
+        trainer[0].stop_requested = True
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str], label: str, resume: Merges | None) -> int:
+    console = Console(stderr=True)
+    progress = progress_bars(console)
+    read = progress.add_task("pre-tokenizing", total=None, unit="bytes")
+    merge = progress.add_task("merging", total=None, unit="merges", start=False)
+
+    def report(phase: str, done: int, total: int) -> None:
+        if phase == "read":
+            progress.update(read, completed=done, total=total)
+            return
+        if not progress.tasks[merge].started:
+            progress.update(read, completed=progress.tasks[read].total)
+            progress.start_task(merge)
+        progress.update(merge, completed=done, total=total)
+
+    started = time.perf_counter()
+    holder: list[SteppableTrainer] = []
+    try:
+        with _stop_on_signals(holder), progress:
+            trainer = options.load(inputs, report)
+            holder.append(trainer)
+            if resume is not None:
+                assert isinstance(trainer, Trainer)  # the command refuses --resume with --classic
+                replay_saved(trainer, resume, args.resume, label)
+            counted = time.perf_counter()
+            trainer.run()
+            merged = time.perf_counter()
+            out = Path(args.out or DEFAULT_OUT)
+            try:
+                paths = options.save(trainer, out)
+            except OSError as e:
+                raise BpeError(f"{out}: cannot write the tokenizer ({e.strerror or e})") from None
+    except KeyboardInterrupt:
+        print(f"bpe-tui: interrupted while pre-tokenizing {label}: nothing trained, nothing saved", file=sys.stderr)
+        return 130
+    _summary(Console(), trainer, label, paths, counted - started, merged - counted, options)
+    bad = trainer.summary.bad_records if trainer.summary else 0
+    if options.skip_bad_records and not options.counts:
+        print(f"bpe-tui: skipped {bad:,} bad record{'' if bad == 1 else 's'} (--skip-bad-records)", file=sys.stderr)
+    if trainer.stop_requested and not trainer.finished:
+        resume_hint = "" if options.classic else f"; continue with --resume {out}"
+        print(
+            f"bpe-tui: interrupted at merge {trainer.merges_done:,} of {trainer.merges_planned:,}: saved to {out}{resume_hint}",
+            file=sys.stderr,
+        )
+        return 130
+    return 0
+
+
+def _vocabulary(trainer: SteppableTrainer) -> str:
+    """What the vocabulary is made of."""
+    done = trainer.merges_done
+    if isinstance(trainer, ClassicTrainer):
+        start, size = trainer.alphabet_size, len(trainer.vocab)
+        return f"{size:,} strings ({start:,} starting symbols: the characters and </w>; {size - start:,} merged)"
+    assert isinstance(trainer, Trainer)
+    return f"{len(trainer.vocab):,} tokens (256 bytes + {len(trainer.special_tokens)} special + {done:,} merges)"
+
+
+def _summary(
+    console: Console, trainer: SteppableTrainer, label: str, paths: list[Path], read_s: float, merge_s: float, options: TrainOptions
+) -> None:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    done = trainer.merges_done
+    note = " (stopped early: no pairs left)" if trainer.stopped_early else ""
+    size, unit, tokens = trainer.corpus_size, trainer.size_unit, trainer.tokens_in_corpus
+    table.add_row("corpus", f"{label}: {size:,} {unit}")
+    counted = trainer.summary
+    if counted is not None:
+        files = len(counted.inputs)
+        table.add_row("inputs", f"{files:,} file{'' if files == 1 else 's'}, {counted.bytes_read:,} bytes, digest {counted.digest[:16]}")
+        if options.skip_bad_records or counted.bad_records:
+            table.add_row("bad records", f"{counted.bad_records:,} skipped")
+    if options.save_counts:
+        table.add_row("counts", f"saved to {options.save_counts} (train again with --counts)")
+    table.add_row("merges", f"{done:,} of {trainer.merges_planned:,}{note}")
+    table.add_row("vocabulary", _vocabulary(trainer))
+    table.add_row("compression", f"{size / max(1, tokens):.2f} {unit}/token ({size:,} {unit} → {tokens:,} tokens)")
+    first = "loading the counts" if options.counts else "pre-tokenizing"
+    table.add_row("time", f"{show_seconds(read_s + merge_s)} ({first} {show_seconds(read_s)}, merging {show_seconds(merge_s)})")
+    table.add_row("written", "\n".join(str(p) for p in paths))
+    console.print(table)

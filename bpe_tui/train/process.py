@@ -1,0 +1,195 @@
+"""The trainer's own process: it loads the corpus, then obeys the training screen's commands.
+
+Around the compiled merge loop, the trainer runs Python (events, samples, replays). In a
+thread it would share the interpreter lock with the interface, and each would slow the other; in a process of its own it runs at full speed on
+another core while the screen stays live. Between slices of merges it reads the commands
+the screen sent, in order (so three quick presses of ``n`` are three merges), and it sends
+back a ``TrainSnapshot`` at most every ``FRAME`` seconds, and always where a motion stops.
+
+Commands are ``(seq, name, arg)``: ``("by", n)`` merges from where the last step was
+heading, ``("to", k)``, ``("play", merges_per_second or None)``, ``("pause", None)``,
+``("save", directory)``, ``("tokenizer", None)``, ``("watch", shown)`` (the
+pair-in-the-corpus panel was shown or hidden), ``("quit", None)``. Reports are tuples
+whose first item names them: ``reading``, ``sampled``, ``idle``, ``notice``,
+``tokenizer``, ``failed`` (bad input) and ``crashed`` (a bug: the traceback).
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+
+from engine import BpeError, MergeStep, Tokenizer, Trainer
+from engine.corpus.sources import label
+
+from bpe_tui.train.options import Inputs, TrainOptions, replay_saved
+from bpe_tui.train.snapshot import MergeInCorpus, SteppableTrainer, sample, watched_step
+
+SLICE = 0.04
+"""Seconds of merging at full speed between two looks at the commands."""
+FRAME = 0.1
+"""Shortest time between two snapshots: the panels' frame rate at full speed."""
+CHUNK = 16
+"""Merges per ``Trainer.run`` call inside a slice: the granularity of the time check."""
+IDLE_POLL = 0.5
+"""How long an idle trainer waits for a command before checking its parent is alive."""
+
+
+@dataclass
+class Motion:
+    """Where the trainer is heading: merge ``target``, at ``rate`` merges/s (None: full speed)."""
+
+    target: int
+    rate: int | None = None
+    playing: bool = False
+    """A play (paused by the next key), rather than a step, go to or fast-forward."""
+    seq: int = 0
+    """The command that started it, so the screen knows which motion went idle."""
+    started: float = 0.0
+    start: int = 0
+
+    def goal(self, now: float) -> int:
+        """The merge to reach by ``now``."""
+        if self.rate is None:
+            return self.target
+        return min(self.target, self.start + 1 + int((now - self.started) * self.rate))
+
+    def wait(self, now: float, done: int) -> float:
+        """Seconds until the next merge is due."""
+        if self.rate is None or done < self.goal(now):
+            return 0.0
+        return max(0.0, self.started + (done - self.start) / self.rate - now)
+
+
+def serve(
+    commands: Connection,
+    reports: Connection,
+    inputs: Inputs,
+    options: TrainOptions,
+    resume: tuple[str, list[tuple[bytes, bytes]]] | None = None,
+) -> None:
+    """The process's main: load (and redo the merges of a ``resume``: its directory and
+    merges), then obey until told to quit or the screen goes away."""
+    try:
+        _Server(commands, reports, options).run(inputs, resume)
+    except (BrokenPipeError, EOFError):
+        pass  # the screen has gone: nothing left to report to
+    except BaseException:
+        reports.send(("crashed", traceback.format_exc()))
+
+
+class _Server:
+    def __init__(self, commands: Connection, reports: Connection, options: TrainOptions) -> None:
+        self.commands, self.reports, self.options = commands, reports, options
+        self.posted_at = 0.0
+        self.watching = False
+        """The pair-in-the-corpus panel is shown: sample where pairs lie, before and after merges."""
+        self.last: MergeStep | None = None
+        """The newest recorded step, so a sample taken between motions still shows it."""
+
+    def run(self, inputs: Inputs, resume: tuple[str, list[tuple[bytes, bytes]]] | None) -> None:
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase == "read":
+                self.reports.send(("reading", done, total))
+
+        try:
+            trainer = self.options.load(inputs, progress)
+            if resume is not None:
+                assert isinstance(trainer, Trainer)  # the command refuses --resume with --classic
+                replay_saved(trainer, resume[1], resume[0], self.options.counts or label([str(i) for i in inputs]))
+        except BpeError as e:
+            self.reports.send(("failed", e))
+            return
+        bad = trainer.summary.bad_records if trainer.summary else 0
+        if bad:
+            self.reports.send(("notice", f"skipped {bad:,} bad record{'' if bad == 1 else 's'} (--skip-bad-records)", "warning"))
+        trainer.progress = None
+        self.reports.send(("sampled", sample(trainer, None)))
+        motion: Motion | None = None
+        while True:
+            wait = IDLE_POLL if motion is None else motion.wait(time.monotonic(), trainer.merges_done)
+            if self.commands.poll(wait):
+                while True:  # obey everything sent so far before merging on
+                    seq, name, arg = self.commands.recv()
+                    if name == "quit":
+                        return
+                    motion = self.obey(trainer, motion, seq, name, arg)
+                    if not self.commands.poll(0):
+                        break
+            if motion is not None and self.move(trainer, motion):
+                self.reports.send(("idle", motion.seq))
+                motion = None
+
+    def obey(self, trainer: SteppableTrainer, motion: Motion | None, seq: int, name: str, arg: object) -> Motion | None:
+        """The motion after command ``name``; saving and handing out the tokenizer happen here."""
+        # Steps add up: "n n n" goes three past where the previous step was heading.
+        base = trainer.merges_done if motion is None or motion.playing else motion.target
+        clamp = lambda k: max(0, min(k, trainer.merges_planned))  # noqa: E731
+        if name == "by":
+            return Motion(clamp(base + arg), seq=seq)  # type: ignore[operator]
+        if name == "to":
+            return Motion(clamp(arg), seq=seq)  # type: ignore[arg-type]
+        if name == "play":
+            return Motion(trainer.merges_planned, arg, True, seq, time.monotonic(), trainer.merges_done)  # type: ignore[arg-type]
+        if name == "pause":
+            return None
+        if name == "save":
+            self.save(trainer, str(arg))
+        elif name == "tokenizer":
+            assert isinstance(trainer, Trainer)  # the screen offers the encode view only then
+            self.reports.send(("tokenizer", Tokenizer.from_trainer(trainer)))
+        elif name == "watch":
+            self.watch(trainer, bool(arg))
+        return motion
+
+    def watch(self, trainer: SteppableTrainer, shown: bool) -> None:
+        """Start or stop sampling where pairs lie. Shown after a merge, redo that merge
+        (back one, rebuilt, and a watched step) so the panel has it at once."""
+        self.watching = shown and isinstance(trainer, Trainer)  # positions are the byte-level core's
+        merged = None
+        if shown and trainer.merges_done and not trainer.stopped_early:
+            trainer.goto(trainer.merges_done - 1)
+            self.last, merged = watched_step(trainer)
+        self.reports.send(("sampled", sample(trainer, self.last, merged, self.watching)))
+
+    def move(self, trainer: SteppableTrainer, motion: Motion) -> bool:
+        """One slice of ``motion``; True once it has arrived."""
+        if motion.target < trainer.merges_done:
+            # Back: the engine redoes the known merges up to just before the target; the
+            # last one is then a recorded step, so the screen can show what it changed.
+            trainer.goto(max(0, motion.target - 1))
+            motion.start, motion.started = trainer.merges_done, time.monotonic()
+        goal = motion.goal(time.monotonic())
+        last, merged = None, None
+        if goal > trainer.merges_done:
+            deadline = time.monotonic() + SLICE if motion.rate is None else None
+            last, merged = self.advance(trainer, goal, deadline)
+            self.last = last
+        arrived = trainer.merges_done >= motion.target or trainer.finished
+        now = time.monotonic()
+        if arrived or (last is not None and now - self.posted_at >= FRAME):
+            self.posted_at = now
+            self.reports.send(("sampled", sample(trainer, last, merged, self.watching)))
+        return arrived
+
+    def advance(
+        self, trainer: SteppableTrainer, goal: int, deadline: float | None
+    ) -> tuple[MergeStep | None, MergeInCorpus | None]:
+        """Merge towards ``goal`` (until ``deadline``); the last merge is a recorded step,
+        watched in the corpus words while the panel is shown."""
+        if deadline is None:
+            trainer.run(until=goal - 1)
+        while trainer.merges_done < goal - 1 and time.monotonic() < deadline:  # type: ignore[operator]
+            trainer.run(until=min(goal - 1, trainer.merges_done + CHUNK))
+        return watched_step(trainer) if self.watching else (trainer.step(), None)
+
+    def save(self, trainer: SteppableTrainer, directory: str) -> None:
+        try:
+            paths = self.options.save(trainer, directory)
+        except (BpeError, OSError) as e:
+            self.reports.send(("notice", f"not saved: {e}", "error"))
+            return
+        names = ", ".join(p.name for p in paths)
+        self.reports.send(("notice", f"saved merge {trainer.merges_done:,} to {directory}: {names}", "information"))

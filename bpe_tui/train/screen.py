@@ -1,0 +1,401 @@
+"""The training screen: watch BPE learn, one merge at a time or at full speed.
+
+Byte-level BPE, or classic BPE with ``</w>`` (``TrainOptions.classic``): the panels read
+only ``TrainSnapshot``, which either trainer fills.
+
+The trainer runs in a process of its own (``train.process``), so the interface never waits
+for it. Keys become commands sent to that process; a reader thread turns its reports into
+messages. A burst of snapshots collapses to the newest, so the panels repaint at their own
+pace however fast the merges come.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Label, ProgressBar
+from textual.worker import get_current_worker
+
+from engine import BpeError, Tokenizer
+from engine.compare.comparison import BpeSpans
+
+from bpe_tui.common.child_process import ChildProcess, ensure_running, listen
+from bpe_tui.compare.screen import CompareScreen
+from bpe_tui.encode.screen import EncodeScreen
+from bpe_tui.common.navigation import over_another
+from bpe_tui.common.prompt import PromptScreen
+from bpe_tui.train.options import Inputs, TrainOptions
+from bpe_tui.train.process import serve
+from bpe_tui.train.snapshot import TrainSnapshot
+from bpe_tui.train.widgets.corpus_words import CorpusWords
+from bpe_tui.train.widgets.heap_stats import HeapStats
+from bpe_tui.train.widgets.merge_changes import MergeChanges
+from bpe_tui.train.widgets.pair_in_corpus import PairInCorpus
+from bpe_tui.train.widgets.pair_table import PairTable
+from bpe_tui.train.widgets.status_line import StatusLine
+from bpe_tui.train.widgets.vocab_growth import VocabGrowth
+
+SPEEDS: tuple[int | None, ...] = (1, 2, 5, 10, 30, 100, 1000, None)
+"""Play speeds in merges per second; None: as fast as the trainer goes."""
+SPEED = Binding.Group("speed", compact=True)
+"""+ and - share one footer entry: with ? the keys still fit in 80 columns."""
+TRAINER_PROCESS = "bpe-tui trainer"
+"""The name of the trainer's process among ``multiprocessing.active_children()``."""
+
+
+class TrainScreen(Screen[None]):
+    """Every panel answers one question about the merge that just happened or comes next."""
+
+    CSS_PATH = "screen.tcss"
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    BINDINGS = [
+        Binding("n", "step", "step", tooltip="Do one merge", id="train.step"),
+        Binding("space", "play", "play", key_display="␣", tooltip="Play or pause the merges", id="train.play"),
+        Binding("plus,equals_sign", "faster", "faster", key_display="+", tooltip="Play faster", id="train.faster", group=SPEED),
+        Binding("minus", "slower", "slower", key_display="-", tooltip="Play slower", id="train.slower", group=SPEED),
+        Binding("f", "fast_forward", "end", tooltip="Fast-forward to the last merge", id="train.fast_forward"),
+        Binding("g", "goto", "go", tooltip="Go to merge k, forwards or backwards", id="train.goto"),
+        Binding("b", "back", "back", tooltip="Undo the last merge (rebuild and replay)", id="train.back"),
+        Binding("s", "save", "save", tooltip="Save the tokenizer as it is now", id="train.save"),
+        Binding("e", "encode", "encode", tooltip="Encode text with the tokenizer as it is now", id="train.encode"),
+        Binding(
+            "c",
+            "compare",
+            "compare",
+            tooltip="Compare character, byte, word and this BPE on the corpus's opening",
+            show=False,  # the footer is full at 80 columns; the palette and ? list it
+            id="train.compare",
+        ),
+        Binding(
+            "o",
+            "occurrences",
+            "pair",
+            tooltip="Show or hide where the next pair lies (pair_positions, prev/next)",
+            id="train.occurrences",
+        ),
+        Binding("q", "quit", "quit", tooltip="Quit bpe-tui (back, when opened over another screen)", id="train.quit"),
+    ]
+
+    class Sampled(Message):
+        """The trainer's state after a slice of merges."""
+
+        def __init__(self, snapshot: TrainSnapshot) -> None:
+            super().__init__()
+            self.snapshot = snapshot
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, TrainScreen.Sampled)
+
+    class Reading(Message):
+        """Pre-tokenization progress in bytes."""
+
+        def __init__(self, done: int, total: int) -> None:
+            super().__init__()
+            self.done, self.total = done, total
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, TrainScreen.Reading)
+
+    class Idle(Message):
+        """The trainer reached the target of command ``seq``, or has nothing left to merge."""
+
+        def __init__(self, seq: int) -> None:
+            super().__init__()
+            self.seq = seq
+
+    def __init__(
+        self,
+        inputs: Inputs | Path,
+        options: TrainOptions,
+        out: str | None = None,
+        label: str | None = None,
+        resume: tuple[str, list[tuple[bytes, bytes]]] | None = None,
+    ) -> None:
+        super().__init__()
+        self.inputs = [str(inputs)] if isinstance(inputs, (str, Path)) else [str(i) for i in inputs]
+        """Corpus files, directories and glob patterns (none when training from saved counts)."""
+        self.label = label or (Path(self.inputs[0]).name if self.inputs else str(options.counts))
+        self.out = out
+        self._options = options
+        self._resume = resume
+        """A saved run to continue: its directory and merges, redone once the corpus is read."""
+        # The trainer's process (and a large corpus's counting pool) come from a fork server,
+        # which starts now, before the app captures stderr.
+        ensure_running()
+        self.snapshot: TrainSnapshot | None = None
+        """The newest state the trainer's process sent."""
+        self._trainer: ChildProcess | None = None
+        self._seq = 0
+        self._speed = SPEEDS.index(10)
+        self.playing = False
+        self._quitting = False
+        """``q`` was pressed: the app ends once the trainer has obeyed every earlier key."""
+        self._views: deque[Callable[[Tokenizer, str | None], None]] = deque()
+        """What opens on each tokenizer asked of the trainer (``e``, ``c``), in the order asked."""
+
+    @property
+    def options(self) -> TrainOptions:
+        return self._options
+
+    @property
+    def merges_planned(self) -> int:
+        """Known once the trainer has sent its first snapshot (the keys wait for it)."""
+        return 0 if self.snapshot is None else self.snapshot.merges_planned
+
+    def offers(self, action: str) -> bool:
+        """Whether this screen has ``action`` at all (its help lists only those): the encode
+        view, the comparison with this tokenizer and the pair in the corpus are byte-level only."""
+        return self._options.byte_level or action not in ("encode", "compare", "occurrences")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.offers(action)
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status")
+        with Vertical(id="loading"):
+            yield Label(f"Pre-tokenizing {self.label}…", id="loading-label")
+            yield ProgressBar(id="loading-bar", show_eta=True)
+        with Vertical(id="panels"):
+            with Horizontal(classes="row"):
+                yield PairTable(id="pairs")
+                yield MergeChanges(id="changes")
+            yield HeapStats(id="heap")
+            with Horizontal(classes="row", id="corpus-row"):
+                yield CorpusWords(id="words")
+                yield VocabGrowth(id="vocab")
+            yield PairInCorpus(id="occurrences")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.add_class("-loading")
+        status = self.query_one(StatusLine)
+        status.merges_planned = self._options.merges_planned
+        status.activity = "pre-tokenizing"
+        status.detail = self.label
+        self._run_trainer()
+
+    # -- the trainer's process -----------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="trainer")
+    def _run_trainer(self) -> None:
+        """Start the trainer's process and pass its reports on as messages until it ends."""
+        trainer = self._trainer = ChildProcess(serve, (self.inputs, self._options, self._resume), TRAINER_PROCESS)
+        worker = get_current_worker()
+        try:
+            for report in listen([trainer], lambda: worker.is_cancelled):
+                if report is not None:
+                    self._report(report[1])
+        finally:
+            trainer.close(terminate=worker.is_cancelled)  # the app is closing: end a load or motion still running
+        if self._quitting:
+            self.app.call_from_thread(self._leave)
+        elif (how := trainer.death()) and not worker.is_cancelled:
+            error = BpeError(f"{self.label}: the training process died ({how}: out of memory, or killed)")
+            self.app.call_from_thread(self.app.fail, error)
+
+    def _report(self, report: tuple) -> None:
+        kind, *rest = report
+        if kind == "reading":
+            self.post_message(self.Reading(*rest))
+        elif kind == "sampled":
+            self.post_message(self.Sampled(*rest))
+        elif kind == "idle":
+            self.post_message(self.Idle(*rest))
+        elif kind == "notice":
+            text, severity = rest
+            self.app.call_from_thread(self.notify, text, severity=severity)
+        elif kind == "tokenizer":
+            self.app.call_from_thread(self._views.popleft(), *rest, self._opening_text())
+        elif kind == "failed":
+            self.app.call_from_thread(self.app.fail, *rest)
+        else:  # "crashed"
+            self.app.call_from_thread(self.app.panic, f"the trainer failed:\n{rest[0]}")
+
+    def _opening_text(self) -> str | None:
+        """The start of the corpus: something to encode (None: the encode view's own sample)."""
+        try:
+            return self._options.opening_text(self.inputs)
+        except BpeError:  # unreadable since it was counted
+            return None
+
+    def _push_encode(self, tokenizer: Tokenizer, text: str | None) -> None:
+        self.app.push_screen(EncodeScreen(tokenizer, text))
+
+    def _push_compare(self, tokenizer: Tokenizer, text: str | None) -> None:
+        self.app.push_screen(CompareScreen.on_sample(text, BpeSpans(tokenizer, f"this tokenizer ({self.label})")))
+
+    # -- what the thread reports ----------------------------------------------------------
+
+    def on_train_screen_reading(self, message: Reading) -> None:
+        bar = self.query_one("#loading-bar", ProgressBar)
+        done = message.done
+        bar.update(total=message.total, progress=done)
+        label = self.query_one("#loading-label", Label)
+        if done >= message.total:
+            label.update(f"Pre-tokenized {self.label}: laying out the words and counting pairs…")
+        else:
+            label.update(f"Pre-tokenizing {self.label}: {done / 1e6:,.1f} of {message.total / 1e6:,.1f} MB")
+
+    def on_train_screen_sampled(self, message: Sampled) -> None:
+        snapshot = self.snapshot = message.snapshot
+        if self.has_class("-loading"):
+            self.remove_class("-loading")
+            self._show_activity()
+        for panel in self.query("#panels > .row > *, #heap, #occurrences").results():
+            panel.show(snapshot)  # type: ignore[attr-defined]
+        status = self.query_one(StatusLine)
+        status.merges_done = snapshot.merges_done
+        status.merges_planned = snapshot.merges_planned
+        status.detail = self._detail()
+
+    def on_train_screen_idle(self, message: Idle) -> None:
+        if message.seq == self._seq:  # not an older motion that a newer key replaced
+            self.playing = False
+            self._show_activity()
+
+    # -- keys ------------------------------------------------------------------------------
+
+    def _send(self, command: str, arg: object = None, activity: str | None = None) -> bool:
+        """Queue a command for the trainer's thread (refused while the corpus loads)."""
+        if self.snapshot is None:
+            self.notify("still pre-tokenizing the corpus")
+            return False
+        assert self._trainer is not None
+        self._seq += 1
+        self._trainer.send((self._seq, command, arg))
+        if activity is not None:
+            self.query_one(StatusLine).activity = activity
+        return True
+
+    def action_step(self) -> None:
+        self.playing = False
+        self._send("by", 1, "one merge")
+
+    def action_back(self) -> None:
+        self.playing = False
+        self._send("by", -1, "one back: rebuild and replay")
+
+    def action_play(self) -> None:
+        if self.playing:
+            self._pause()
+        else:
+            self._play()
+
+    def _play(self) -> None:
+        self.playing = self._send("play", SPEEDS[self._speed], self._play_label())
+
+    def _play_label(self) -> str:
+        speed = SPEEDS[self._speed]
+        return "▶ playing at full speed" if speed is None else f"▶ playing {speed:,} merges/s"
+
+    def _pause(self) -> None:
+        self.playing = False
+        self._send("pause")
+        self._show_activity()
+
+    def action_faster(self) -> None:
+        self._change_speed(+1)
+
+    def action_slower(self) -> None:
+        self._change_speed(-1)
+
+    def _change_speed(self, step: int) -> None:
+        self._speed = max(0, min(len(SPEEDS) - 1, self._speed + step))
+        if self.playing:
+            self._play()
+        else:
+            self.query_one(StatusLine).detail = self._detail()
+
+    def action_fast_forward(self) -> None:
+        self.playing = False
+        self._send("to", self.merges_planned, "⏩ fast-forward to the end")
+
+    def action_goto(self) -> None:
+        def chosen(answer: str | None) -> None:
+            if answer is not None:
+                self._send("to", int(answer), f"going to merge {int(answer):,}")
+
+        if self.snapshot is not None:
+            self._pause()
+            question = f"Go to merge (0 to {self.merges_planned:,}):"
+            self.app.push_screen(PromptScreen(question, placeholder="k", integer=True), chosen)
+
+    def action_save(self) -> None:
+        def chosen(answer: str | None) -> None:
+            if answer is not None:
+                self.out = answer
+                self._send("save", answer)
+
+        if self.out is not None:
+            self._send("save", self.out)
+        elif self.snapshot is not None:
+            question = f"Save {self._options.saves} to directory:"
+            self.app.push_screen(PromptScreen(question, "out"), chosen)
+
+    def action_encode(self) -> None:
+        self._open_on_tokenizer(self._push_encode)
+
+    def action_compare(self) -> None:
+        self._open_on_tokenizer(self._push_compare)
+
+    def _open_on_tokenizer(self, view: Callable[[Tokenizer, str | None], None]) -> None:
+        """Pause, ask the trainer for the tokenizer as it is now, and open ``view`` on it."""
+        if self.playing:
+            self._pause()
+        self._views.append(view)  # before asking: the answer comes from another thread
+        if not self._send("tokenizer"):
+            self._views.pop()
+
+    def action_occurrences(self) -> None:
+        """Show or hide the pair in the corpus; the trainer samples it only while shown."""
+        shown = not self.has_class("-occurrences")
+        if self._send("watch", shown):
+            self.set_class(shown, "-occurrences")
+
+    def action_quit(self) -> None:
+        if self.snapshot is None:  # still loading: nothing to save, and the load is stopped
+            self._leave()
+        elif not self._quitting:  # a save sent before is written before the trainer quits
+            self._quitting = True
+            self._send("quit", activity="quitting…")
+
+    def _leave(self) -> None:
+        """Back to the screen below when opened over another (its trainer process ends with
+        this screen's worker), else quit."""
+        if over_another(self):
+            self.app.pop_screen()
+        else:
+            self.app.exit(0)
+
+    # -- status ----------------------------------------------------------------------------
+
+    def _show_activity(self) -> None:
+        snapshot = self.snapshot
+        status = self.query_one(StatusLine)
+        if self.has_class("-loading"):
+            status.activity = "pre-tokenizing"
+        elif snapshot is not None and snapshot.stopped_early:
+            status.activity = "■ stopped early: no pairs left to merge"
+        elif snapshot is not None and snapshot.finished:
+            status.activity = "■ done"
+        elif self.playing:
+            status.activity = self._play_label()
+        else:
+            status.activity = "⏸ paused"
+        status.detail = self._detail()
+
+    def _detail(self) -> str:
+        speed = SPEEDS[self._speed]
+        pace = "full speed" if speed is None else f"{speed:,}/s"
+        snapshot = self.snapshot
+        ratio = f"{snapshot.per_token:.2f} {snapshot.size_unit}/token · " if snapshot else ""
+        return f"{ratio}play {pace} · {self.label}"

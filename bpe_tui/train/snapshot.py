@@ -1,0 +1,177 @@
+"""What the training screen shows, sampled from the trainer between merges.
+
+The trainer's state changes under a running merge, and it lives in another process. So the
+process that runs the merges (``train.process``) takes these samples between merges and
+sends them; the widgets read only them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from engine import MergeStep, PairOccurrences, Trainer, Word, WordCells
+from engine.corpus.counting import Progress
+from engine.train.events import Token
+
+Pair = tuple[int, int]
+
+
+class SteppableTrainer(Protocol):
+    """What the screen and its process use of a trainer: byte-level ``engine.Trainer`` and
+    ``engine.train.classic.ClassicTrainer`` both are one."""
+
+    size_unit: str
+    """What ``corpus_size`` counts: "bytes", or "chars" of the words."""
+    tie_break: str
+    """How ties go, in a few words ("greater bytes win", "first seen wins")."""
+    merge_counts: list[int]
+    stopped_early: bool
+    stop_requested: bool
+    progress: Progress | None
+    tokens_in_corpus: int
+
+    @property
+    def corpus_size(self) -> int: ...
+    @property
+    def merges_done(self) -> int: ...
+    @property
+    def merges_planned(self) -> int: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def merge_ids(self) -> Sequence[int]: ...
+    @property
+    def heap_size(self) -> int: ...
+    @property
+    def pair_count(self) -> int: ...
+    @property
+    def stored_positions(self) -> int: ...
+    def token(self, token_id: int) -> Token: ...
+    def top_pairs(self, k: int) -> list[tuple[Pair, int]]: ...
+    def words(self, k: int) -> list[Word]: ...
+    def step(self) -> MergeStep | None: ...
+    def run(self, until: int | None = None) -> None: ...
+    def goto(self, k: int) -> None: ...
+
+
+ROWS = 40
+"""Rows sampled for each list: more than the tallest panel shows."""
+OCCURRENCES = 12
+"""Recorded positions of a pair sampled for the pair-in-the-corpus panel."""
+
+
+@dataclass(frozen=True, slots=True)
+class MergeInCorpus:
+    """A merge seen in the corpus words: its pair's pair_positions just before it, and the
+    words they lie in just after (merged cells, links rewired)."""
+
+    before: PairOccurrences
+    after: dict[int, WordCells]
+
+
+@dataclass(frozen=True, slots=True)
+class TrainSnapshot:
+    """The trainer's state after ``merges_done`` merges, and the record of the last one."""
+
+    merges_done: int
+    merges_planned: int
+    finished: bool
+    stopped_early: bool
+    last: MergeStep | None
+    """The merge that led here (None at merge 0)."""
+    top_pairs: list[tuple[Pair, int]]
+    """The pairs that would win next, in tie-break order, with their counts."""
+    words: list[Word]
+    merge_counts: list[int]
+    """The winning count of every merge so far."""
+    newest: list[tuple[int, Token, int]]
+    """The newest tokens, newest first: (id, token, count at merge)."""
+    heap_size: int
+    pair_counter_size: int
+    stored_positions: int
+    """Positions held in the pair_positions lists of live pairs."""
+    corpus_size: int
+    size_unit: str
+    """What ``corpus_size`` counts: "bytes", or "chars" (classic BPE's words)."""
+    tokens_in_corpus: int
+    tie_break: str
+    names: dict[int, Token]
+    """The token (bytes, or a classic string) of every id the fields above mention."""
+    upcoming: PairOccurrences | None = None
+    """Where the pair about to merge lies now (sampled only while its panel is shown)."""
+    merged: MergeInCorpus | None = None
+    """The last merge in the corpus words (likewise)."""
+
+    def token(self, token_id: int) -> Token:
+        return self.names[token_id]
+
+    def pair(self, pair: Pair) -> list[Token]:
+        return [self.names[pair[0]], self.names[pair[1]]]
+
+    @property
+    def per_token(self) -> float:
+        """Compression: ``size_unit`` per token on the whole corpus."""
+        return self.corpus_size / max(1, self.tokens_in_corpus)
+
+
+def watched_step(trainer: Trainer) -> tuple[MergeStep | None, MergeInCorpus | None]:
+    """One recorded merge, with its pair's occurrences just before it and their words after."""
+    top = trainer.top_pairs(1)
+    before = trainer.pair_occurrences(top[0][0], OCCURRENCES) if top and not trainer.finished else None
+    step = trainer.step()
+    if step is None or before is None:
+        return step, None
+    return step, MergeInCorpus(before, {i: trainer.word_cells(i) for i in before.words})
+
+
+def sample(
+    trainer: SteppableTrainer, last: MergeStep | None, merged: MergeInCorpus | None = None, watching: bool = False
+) -> TrainSnapshot:
+    """Read what the screen needs; call only from the thread that runs the merges.
+
+    ``watching``: the pair-in-the-corpus panel is shown, so sample where the next pair lies.
+    """
+    done = trainer.merges_done
+    if last is not None and last.index != done:
+        last = None  # a record of some other state
+    if last is None or not watching:
+        merged = None
+    top = trainer.top_pairs(ROWS)
+    counts = list(trainer.merge_counts)
+    made = trainer.merge_ids
+    newest = [(made[i], trainer.token(made[i]), counts[i]) for i in range(done - 1, max(-1, done - 1 - ROWS), -1)]
+    ids = {i for pair, _ in top for i in pair}
+    if last is not None:
+        ids.update(last.pair)
+        ids.update(i for change in last.changes for i in change.pair)
+        ids.update(i for pair in last.ties for i in pair)
+        ids.update(i for stale in last.stale for i in stale.pair)
+    upcoming = trainer.pair_occurrences(top[0][0], OCCURRENCES) if watching and top and not trainer.finished and isinstance(trainer, Trainer) else None
+    shown_words = [*(upcoming.words.values() if upcoming else ()), *(merged.before.words.values() if merged else ())]
+    shown_words += merged.after.values() if merged else ()
+    ids.update(cell.token for word in shown_words for cell in word.cells)
+    names = {i: trainer.token(i) for i in ids}
+    names.update((i, token) for i, token, _ in newest)
+    return TrainSnapshot(
+        merges_done=done,
+        merges_planned=trainer.merges_planned,
+        finished=trainer.finished,
+        stopped_early=trainer.stopped_early,
+        last=last,
+        top_pairs=top,
+        words=trainer.words(ROWS),
+        merge_counts=counts,
+        newest=newest,
+        heap_size=trainer.heap_size,
+        pair_counter_size=trainer.pair_count,
+        stored_positions=trainer.stored_positions,
+        corpus_size=trainer.corpus_size,
+        size_unit=trainer.size_unit,
+        tokens_in_corpus=trainer.tokens_in_corpus,
+        tie_break=trainer.tie_break,
+        names=names,
+        upcoming=upcoming,
+        merged=merged,
+    )

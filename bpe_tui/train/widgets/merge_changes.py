@@ -1,0 +1,96 @@
+"""What the last merge changed: every pair count it moved, grouped by neighbour.
+
+Each place ``a b`` became ``ab`` has a token before it (prev_token ``x``) and after it
+(next_token ``y``): the pair ``x a`` loses a count and ``x ab`` gains one, and likewise
+``b y`` and ``ab y``.
+"""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.text import Text
+
+from engine import PairChange
+from engine.train.trainer import TIE_LIMIT
+
+from bpe_tui.common.tokens import parts_text, token_text
+from bpe_tui.train.snapshot import TrainSnapshot
+from bpe_tui.train.widgets.pair_table import change_text
+from bpe_tui.common.panel import SnapshotPanel, columns
+
+
+class MergeChanges(SnapshotPanel):
+    """The last merge, the ties it won, and its pair-count changes (before→after)."""
+
+    BORDER_TITLE = "last merge: what changed"
+
+    def draw(self, snapshot: TrainSnapshot) -> RenderableType:
+        dim, label, newest = self.style_of("panel--dim"), self.style_of("panel--label"), self.style_of("panel--newest")
+        step = snapshot.last
+        if step is None and snapshot.stopped_early and snapshot.merges_done:  # ran out before the step it headed for
+            return Text(
+                f"no pairs left after merge {snapshot.merges_done:,}: every word is one token. "
+                "Press b then n to see what the last merge changed.",
+                dim,
+            )
+        if step is None:
+            return Text(
+                "no merge yet. Press n to merge the top pair: every place it occurs becomes one new token.",
+                dim,
+            )
+        left, right = snapshot.pair(step.pair)
+        head = Text(no_wrap=True, overflow="ellipsis")
+        head.append(f"#{step.index} ", label)
+        head.append_text(token_text(left, escape_style=dim))
+        head.append(" + ", dim)
+        head.append_text(token_text(right, escape_style=dim))
+        head.append(" → ", dim)
+        head.append_text(token_text(step.token, newest, dim))
+        head.append(f"  id {step.new_id}, count {step.count:,}", dim)
+        lines = [head]
+        if step.ties:
+            more = "+" if len(step.ties) >= TIE_LIMIT else ""
+            ties = Text(f"won a tie with {len(step.ties)}{more} at {step.count:,}: ", dim)
+            for i, pair in enumerate(step.ties):
+                ties.append(", " if i else "", dim)
+                ties.append_text(parts_text(snapshot.pair(pair), escape_style=dim))
+            lines.append(ties)
+        if step.changes:
+            lines.append(self._changes_table(snapshot, max(1, self.content_size.height - len(lines))))
+        else:
+            lines.append(Text("no neighbours: every occurrence was a whole word, no pair count changed", dim))
+        return Text("\n").join(lines)
+
+    def _changes_table(self, snapshot: TrainSnapshot, rows_left: int) -> Text:
+        """One row per neighbour token: the pair it lost and the pair it gained, the
+        biggest changes first."""
+        dim, up, down = self.style_of("panel--dim"), self.style_of("panel--up"), self.style_of("panel--down")
+        step = snapshot.last
+        assert step is not None
+        groups: dict[tuple[str, int], list[PairChange]] = {}
+        for change in step.changes:
+            neighbour = change.pair[0] if change.side == "prev" else change.pair[1]
+            groups.setdefault((change.side, neighbour), []).append(change)
+        rows: list[list[Text | str]] = [["prev/next token", "pair lost", "pair gained"]]
+        # The neighbours that moved the most count first: prev before next on a draw.
+        shown = sorted(groups.items(), key=lambda g: (-max(abs(c.after - c.before) for c in g[1]), g[0][0] == "next"))
+        if len(shown) > rows_left - 1:
+            shown = shown[: max(0, rows_left - 2)]
+        for (side, neighbour), changes in shown:
+            lost = [c for c in changes if c.after < c.before]
+            gained = [c for c in changes if c.after > c.before]
+            name = Text("prev " if side == "prev" else "next ", dim)
+            name.append_text(token_text(snapshot.token(neighbour), escape_style=dim))
+            rows.append([name, self._cell(snapshot, lost, down), self._cell(snapshot, gained, up)])
+        table = columns(rows, styles=[dim])
+        if len(shown) < len(groups):
+            table.append(f"\n… {len(groups) - len(shown)} more neighbours", dim)
+        return table
+
+    @staticmethod
+    def _cell(snapshot: TrainSnapshot, changes: list[PairChange], style) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for change in changes:
+            text.append_text(parts_text(snapshot.pair(change.pair)))
+            text.append(" " + change_text(change.before, change.after), style)
+        return text

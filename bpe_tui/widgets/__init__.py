@@ -1,1 +1,0 @@
-"""Widgets grouped by the screen they belong to."""

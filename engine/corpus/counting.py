@@ -1,0 +1,261 @@
+"""Counting a corpus: its inputs planned as shards (``engine.corpus.shards``), counted here or by
+parallel worker processes.
+
+Each shard is counted by ``count_shard``, which streams its part of a file in blocks cut where
+a pre-token boundary is certain, so memory grows with the number of distinct pre-tokens rather
+than the file size. A corpus above ``IN_PROCESS`` bytes is counted by workers, each taking
+shards from one queue as it is free and opening the files itself; the parent only adds up
+their tables and reports the bytes read across all inputs.
+
+``count_table`` gives the counts packed (``WordTable``), as training uses them: counted by
+workers, the counts never exist here as a dict of Python objects, which would take several
+times their size. ``count_inputs`` gives them as a ``Counter``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence, Sized
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from engine.errors import BpeError, CorpusError
+from engine.corpus.pretokenize import PreTokenizer
+from engine.corpus.shards import (
+    MAX_BLOCK, SHARD_BYTES, CountSettings, PartTally, Shard, ShardCount, count_shard, count_texts, inputs_digest, keep_mmap_threshold,
+    plan_shards, trim_heap,
+)
+from engine.corpus.sources import Source, expand_inputs, label
+from engine.corpus.word_table import WordTable
+
+if TYPE_CHECKING:
+    from multiprocessing import Queue
+
+Progress = Callable[[str, int, int], None]
+"""Progress callback: ``(phase, done, total)``; phase is "read" (bytes) or "merge" (merges)."""
+
+IN_PROCESS = 16 << 20
+"""Corpora up to this size are counted in this process: below it, starting workers and
+merging their results costs more than they save."""
+
+@dataclass(frozen=True, slots=True)
+class CountSummary:
+    """What was counted, besides the counts: kept with saved counts and shown in summaries."""
+
+    inputs: tuple[tuple[str, int], ...]
+    """Every input file, in order, with its size in bytes as stored."""
+    bytes_read: int
+    bad_records: int
+    """JSONL lines or Parquet rows skipped as bad (with ``skip_bad_records``)."""
+    digest: str
+    """BLAKE2b of the inputs' bytes as stored (Parquet: their text values), shard by shard
+    in plan order; the same files give the same digest however many processes count them."""
+
+    @property
+    def label(self) -> str:
+        return label([path for path, _ in self.inputs])
+
+
+def as_inputs(inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[str | os.PathLike[str]]:
+    """One path or several, as a list."""
+    return [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+
+
+def count_inputs(
+    inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    settings: CountSettings,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    shard_bytes: int = SHARD_BYTES,
+    dask: Any = None,
+) -> tuple[Counter[bytes], CountSummary]:
+    """Pre-token counts of files, directories and glob patterns, as ``count_table`` makes
+    them, in a ``Counter``."""
+    table, summary = count_table(inputs, settings, workers, progress, shard_bytes, dask)
+    return table.counter(), summary
+
+
+def count_table(
+    inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    settings: CountSettings,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    shard_bytes: int = SHARD_BYTES,
+    dask: Any = None,
+) -> tuple[WordTable, CountSummary]:
+    """Pre-token counts of files, directories and glob patterns, counted by ``workers``
+    processes (default: all cores), or on the Dask cluster ``dask`` names (``local[:N]``, a
+    scheduler address or a ``distributed.Client``: see ``engine.corpus.dask_count``); ``CorpusError``
+    if one cannot be read. Counted in this process, the pre-tokens come in the order they
+    were first seen (the text's order, for the screens); otherwise sorted."""
+    keep_mmap_threshold()  # before the first block is read: see MMAP_THRESHOLD
+    sources = expand_inputs(as_inputs(inputs))
+    shards = plan_shards(sources, settings, shard_bytes)
+    total = sum(s.size for s in shards)
+    workers = min(workers or os.cpu_count() or 1, len(shards))
+    report = progress or (lambda phase, done, total: None)
+    done = 0
+
+    def read(n: int) -> None:
+        nonlocal done
+        done += n
+        report("read", done, total)
+
+    report("read", 0, total)
+    if dask is not None:
+        from engine.corpus.dask_count import count_on_dask  # imports dask: only when a cluster is asked for
+
+        table, results = count_on_dask(shards, settings, dask, read, label([s.path for s in sources]))
+    elif workers == 1 or total <= IN_PROCESS:
+        tally = PartTally(settings.pretokenizer)
+        results = [count_shard(shard, settings, read, tally) for shard in shards]
+        table = WordTable.from_counts(tally.total())
+        del tally
+    else:
+        table, results = _count_parallel(shards, settings, workers, read, label([s.path for s in sources]))
+    trim_heap()  # what counting freed goes back now: the trainer built next would sit above it
+    return table, summarize(sources, results)
+
+
+def summarize(sources: Sequence[Source], results: Sequence[ShardCount]) -> CountSummary:
+    """The summary of counting ``sources`` from their shards' results, in plan order."""
+    return CountSummary(
+        tuple((s.path, s.size) for s in sources),
+        sum(r.bytes_read for r in results),
+        sum(r.bad_records for r in results),
+        inputs_digest(r.digest for r in results),
+    )
+
+
+def check_counted(counts: Sized, summary: CountSummary) -> None:
+    """``CorpusError`` saying why, if counting found no pre-tokens to train on."""
+    if not counts:
+        raise CorpusError(f"{summary.label}: {_nothing(summary)}: no text to train on")
+
+
+def _nothing(summary: CountSummary) -> str:
+    if summary.bad_records:
+        return f"every record is bad ({summary.bad_records:,} skipped)"
+    if all(size == 0 for _, size in summary.inputs):
+        return "the file is empty" if len(summary.inputs) == 1 else "the files are empty"
+    return "it holds nothing but special tokens"
+
+
+def count_file(
+    path: str | os.PathLike[str],
+    pretok: PreTokenizer,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    errors: str = "strict",
+    block_size: int | None = None,
+) -> Counter[bytes]:
+    """Pre-token counts of one file; ``block_size`` (tests) sets both the shards' length and
+    the blocks they are read in."""
+    settings = CountSettings(pretok.pattern, pretok.special_tokens, errors=errors, block_bytes=block_size or MAX_BLOCK)
+    return count_inputs([path], settings, workers, progress, shard_bytes=block_size or SHARD_BYTES)[0]
+
+
+def count_iterable(texts: Iterable[str], pretok: PreTokenizer) -> Counter[bytes]:
+    """Pre-token counts of an iterable of strings, each a document of its own."""
+
+    def checked() -> Iterable[str]:
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise CorpusError(f"item {i:,} of the texts is {type(text).__name__}, not str")
+            yield text
+
+    counts = count_texts(checked(), pretok)
+    if not counts:
+        raise CorpusError("the texts hold nothing but special tokens or nothing at all: no text to train on")
+    return counts
+
+
+def _count_parallel(
+    shards: list[Shard],
+    settings: CountSettings,
+    workers: int,
+    read: Callable[[int], None],
+    name: str,
+) -> tuple[WordTable, list[ShardCount]]:
+    """Hand the shards to ``workers`` processes through one queue; each counts what it gets
+    with ``count_shard``, reports bytes as it reads and each shard's digest as it ends, and
+    sends back one sorted ``WordTable`` at the end, merged into the total as it arrives."""
+    # Imported here: a small corpus, counted in this process, need not pay for them.
+    import multiprocessing
+    import queue
+
+    # fork is fastest, but forking a process that runs other threads (the app) is unsafe.
+    context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
+    tasks = context.Queue()  # the shards are small plain data: all of them go in at once
+    results = context.Queue()
+    procs = [
+        context.Process(target=_worker, args=(settings, tasks, results), daemon=True)  # type: ignore[attr-defined]
+        for _ in range(workers)
+    ]
+
+    def check() -> None:
+        if any(p.exitcode for p in procs):
+            raise CorpusError(
+                f"{name}: a worker process died while counting pre-tokens (out of memory or killed); try fewer --workers"
+            )
+
+    finished = 0
+    per_shard: list[ShardCount | None] = [None] * len(shards)
+    total = WordTable.sorted({})
+    try:
+        for p in procs:
+            p.start()
+        for task in enumerate(shards):
+            tasks.put(task)
+        for _ in procs:
+            tasks.put(None)
+        while finished < workers:
+            try:
+                kind, *rest = results.get(timeout=0.1)
+            except queue.Empty:
+                check()
+                continue
+            if kind == "read":
+                read(rest[0])
+            elif kind == "shard":
+                per_shard[rest[0]] = rest[1]
+            elif kind == "counts":
+                total = total.merged(rest[0])
+                rest.clear()  # the worker's table goes now, not when the next message replaces it
+                finished += 1
+            elif kind == "failed":
+                raise rest[0]
+            else:  # "crashed": a bug, not bad input
+                raise RuntimeError(f"a counting worker failed:\n{rest[0]}")
+        return total, [r for r in per_shard if r is not None]
+    finally:
+        for p in procs:
+            if p.pid is not None:
+                p.terminate()  # a no-op for one that has finished
+                p.join()
+        if finished < workers:
+            tasks.cancel_join_thread()  # shards no worker will take must not hold up exit
+        for q in (tasks, results):
+            q.close()
+            q.join_thread()  # no queue thread left behind: a later fork would copy it
+
+
+def _worker(settings: CountSettings, tasks: Queue[tuple[int, Shard] | None], results: Queue[tuple]) -> None:
+    # Ctrl-C reaches the whole process group: the parent decides what it means, not workers.
+    # SIGTERM (the parent cleaning up) just ends a worker, whatever handler it was forked with.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    tally = PartTally(settings.pretokenizer)  # one for every shard: a part seen in one is not resolved again
+    try:
+        for index, shard in iter(tasks.get, None):  # type: ignore[misc]
+            result = count_shard(shard, settings, lambda n: results.put(("read", n)), tally)
+            results.put(("shard", index, result))
+        results.put(("counts", WordTable.sorted(tally.total())))
+    except BpeError as e:
+        results.put(("failed", e))
+    except Exception:
+        results.put(("crashed", traceback.format_exc()))

@@ -1,0 +1,193 @@
+"""Pre-tokenization: cut text into the pieces that merges never cross.
+
+Special tokens split the text first (longest match first where they overlap) and never
+take part in merges. Each remaining piece is split by a regex: GPT-2's by default, GPT-4's
+(cl100k) as ``"gpt4"``, or any pattern string.
+
+Counting speed-up: under the two named patterns some cuts are always pre-token boundaries:
+a space that follows a non-space, and a newline that follows a non-space (GPT-2) or an
+ASCII letter or digit (GPT-4, whose punctuation tokens run on into newlines). The text is
+cut there first and the parts counted (in C, ``engine.corpus._space_parts``: a str only per
+distinct part), then the regex runs once per *distinct* part, and not at all for a run of
+ASCII letters, which is one pre-token.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+import regex
+
+from engine.corpus._space_parts import count_space_parts
+
+GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+GPT4_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*"""
+    r"""|\s*[\r\n]|\s+(?!\S)|\s+"""
+)
+PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
+
+
+class PreTokenizer:
+    """Splits text at special tokens, then into regex pre-tokens."""
+
+    def __init__(self, pattern: str = "gpt2", special_tokens: Sequence[str] = ()) -> None:
+        self.pattern = PATTERNS.get(pattern, pattern)
+        # Known by name or by its text (a worker process or a loaded file gives the text).
+        self.pattern_name = next((name for name, text in PATTERNS.items() if text == self.pattern), None)
+        self.regex = regex.compile(self.pattern)
+        self.special_tokens = tuple(special_tokens)
+        # Longest first, so "<|a|><|a|>" wins over "<|a|>" where both match.
+        ordered = sorted(set(self.special_tokens), key=len, reverse=True)
+        self.special_regex = (
+            regex.compile("|".join(regex.escape(s) for s in ordered)) if ordered else None
+        )
+        self.chunked = self.pattern_name is not None
+
+    def split_special(self, text: str) -> Iterator[tuple[str, bool]]:
+        """Yield ``(piece, is_special)`` in order; empty ordinary pieces are skipped."""
+        if self.special_regex is None:
+            if text:
+                yield text, False
+            return
+        start = 0
+        for m in self.special_regex.finditer(text):
+            if m.start() > start:
+                yield text[start : m.start()], False
+            yield m.group(), True
+            start = m.end()
+        if start < len(text):
+            yield text[start:], False
+
+    def pieces(self, text: str) -> list[str]:
+        """The ordinary (non-special) pieces of ``text``."""
+        return [p for p, special in self.split_special(text) if not special]
+
+    def safe_cut(self, text: str) -> int:
+        """The last index at which ``text`` can be cut without changing its pre-tokens.
+
+        Used to stream: the text before the cut is final, the rest waits for more input.
+        ``text`` must start at a boundary (the start of the stream or an earlier cut).
+        Candidates: the end of a special token; under the named patterns also a space after
+        a non-space, or a newline after a non-space (GPT-2) or after a letter or digit (GPT-4,
+        whose punctuation tokens run on into newlines). The last ``longest special token``
+        characters are never cut: more input could still make them part of a longer special
+        token. 0 when there is no candidate.
+        """
+        width = max(map(len, self.special_tokens), default=1)
+        limit = len(text) - width + 1
+        if limit <= 0:
+            return 0
+        # Matched from the start: overlapping special tokens pair up differently elsewhere.
+        specials = [m.span() for m in self.special_regex.finditer(text)] if self.special_regex else []
+        cut = max((end for _, end in specials if end <= limit), default=0)
+        for char, bad_before in self.cut_rules:
+            cut = max(cut, _last_cut(text, char, bad_before, cut, limit, specials))
+        return cut
+
+    @property
+    def cut_rules(self) -> tuple[tuple[str, Callable[[str], bool]], ...]:
+        """The characters before which a pre-token always starts (outside special tokens),
+        each with the test of the character before it that rules the cut out: a space after a
+        non-space; a newline after a non-space (GPT-2) or a letter or digit (GPT-4). None
+        under a custom pattern."""
+        if not self.chunked:
+            return ()
+        return ((" ", str.isspace), ("\n", str.isspace if self.pattern_name == "gpt2" else _not_alnum))
+
+    def pretokens(self, piece: str) -> list[str]:
+        """Regex pre-tokens of one ordinary piece.
+
+        The named patterns match every character. A custom pattern may not: the text
+        between its matches is kept as pre-tokens too, as Hugging Face's ``Split`` with
+        ``behavior: Isolated`` does, so no text is ever dropped.
+        """
+        if self.chunked:
+            return self.regex.findall(piece)
+        out = []
+        end = 0
+        for m in self.regex.finditer(piece):
+            if m.start() > end:
+                out.append(piece[end : m.start()])
+            if m.end() > m.start():
+                out.append(m.group())
+            end = m.end()
+        if end < len(piece):
+            out.append(piece[end:])
+        return out
+
+    def count(self, text: str) -> Counter[bytes]:
+        """Pre-token counts of ``text`` (special tokens excluded), as UTF-8 bytes."""
+        bare: dict[str, int] = {}
+        spaced: dict[str, int] = {}
+        self.count_parts(text, bare, spaced)
+        return self.resolve(bare, spaced)
+
+    def count_parts(self, text: str, bare: dict[str, int], spaced: dict[str, int]) -> None:
+        """Add the parts of ``text`` (see the module docstring) to the counts in ``bare``
+        and ``spaced`` (parts after a dropped space: each stands for " " + part). A custom
+        pattern keeps each piece whole."""
+        if self.chunked:
+            newline_after = 1 if self.pattern_name == "gpt2" else 2
+            for piece in self.pieces(text):
+                count_space_parts(piece, bare, spaced, newline_after)
+        else:
+            for piece in self.pieces(text):
+                bare[piece] = bare.get(piece, 0) + 1
+
+    def resolve(self, bare: dict[str, int], spaced: dict[str, int]) -> Counter[bytes]:
+        """The pre-token counts of counted parts: the regex runs once per distinct part, and
+        most of a text is parts seen before."""
+        counts: dict[str, int] = {}
+        get = counts.get
+        split = self.regex.findall if self.chunked else self.pretokens
+        letters = self.chunked
+        for lead, part_counts in (("", bare), (" ", spaced)):
+            for part, n in part_counts.items():
+                if letters and part.isascii() and part.isalpha():  # one pre-token: skip the regex
+                    tok = lead + part
+                    counts[tok] = get(tok, 0) + n
+                    continue
+                for tok in split(lead + part):
+                    counts[tok] = get(tok, 0) + n
+        return Counter({tok.encode("utf-8"): n for tok, n in counts.items()})
+
+
+def _not_alnum(ch: str) -> bool:
+    return not ch.isalnum()
+
+
+def _last_cut(
+    text: str,
+    char: str,
+    bad_before: Callable[[str], bool],
+    floor: int,
+    limit: int,
+    specials: list[tuple[int, int]],
+) -> int:
+    """The last ``char`` in ``(floor, limit]`` whose predecessor is not ``bad_before`` and
+    that no special token spans (0 if none)."""
+    starts = [start for start, _ in specials]
+    i = limit + 1
+    while True:
+        i = text.rfind(char, floor + 1, i)
+        if i < 0:
+            return 0
+        if bad_before(text[i - 1]):
+            continue
+        k = bisect_right(starts, i - 1) - 1  # the last special token starting before i
+        if k < 0 or specials[k][1] <= i:
+            return i
+
+
+def merge_counts(parts: Iterable[Counter[bytes]]) -> Counter[bytes]:
+    """Sum several pre-token counters (the results of parallel workers)."""
+    total: Counter[bytes] = Counter()
+    for part in parts:
+        if len(part) > len(total):
+            part, total = total, part
+        for k, v in part.items():
+            total[k] += v
+    return total

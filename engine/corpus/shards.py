@@ -1,0 +1,569 @@
+"""A shard: one piece of counting work, described by plain data, and how to count it.
+
+A corpus's files are planned into shards (``plan_shards``), each counted on its own by
+``count_shard`` in whatever process gets it: the shard and the settings are all it needs
+(both pickle), and it opens the file itself. The counts of all shards add up exactly to the
+counts of the whole corpus, however the work is spread.
+
+- Uncompressed plain text and JSONL: a byte range ``[start, end)`` of the file,
+  ``SHARD_BYTES`` long. The range is counted from a cut at or after ``start`` to the cut at
+  or after ``end``, where the cut is a function of the file's bytes around that position
+  alone (``text_cut``, ``line_cut``): the two shards on either side of a position agree on it
+  without seeing each other, so every byte is counted once. A JSONL cut is the next line
+  start; a text cut is the first place at or after the position where a pre-token always
+  starts (``PreTokenizer.cut_rules``) and no special token could span.
+- Parquet: one row group.
+- Compressed files: the whole file (a compressed stream cannot be entered in the middle).
+
+Documents never merge into each other: a plain-text file is one document, a JSONL line or a
+Parquet row is one, and each is pre-tokenized on its own, as if a special token stood between.
+
+Each shard also hashes the bytes it reads (BLAKE2b; for Parquet, the text values): the
+digests of the shards in plan order make the digest of the inputs (``inputs_digest``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gzip
+import hashlib
+import json
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, BinaryIO
+
+from engine.errors import CorpusError
+from engine.corpus.pretokenize import PreTokenizer, merge_counts
+from engine.corpus.sources import JSONL, PARQUET, TEXT, Source, open_binary, optional
+
+MAX_BLOCK = 2 << 20
+"""Largest block of a file counted at once: its text and split parts are what a process holds."""
+
+MAX_PARTS = 1 << 18
+"""Distinct parts a process tallies before turning them into pre-token counts: bounds its
+memory on a big file."""
+
+SHARD_BYTES = 32 << 20
+"""The length of a file's byte ranges. A constant, so the plan (and the digest of the inputs)
+is the same however many processes count it; long enough that a shard's own pre-token table
+costs little beside its counting."""
+
+PROGRESS_BYTES = 1 << 20
+"""Bytes read between two progress reports of a shard."""
+
+
+@dataclass(frozen=True, slots=True)
+class CountSettings:
+    """How shards are counted: everything ``count_shard`` needs besides the shard."""
+
+    pattern: str = "gpt2"
+    special_tokens: tuple[str, ...] = ()
+    text_field: str = "text"
+    """The JSONL field or Parquet column holding each document."""
+    errors: str = "strict"
+    """``"strict"``: invalid UTF-8 is an error; ``"replace"``: it becomes U+FFFD."""
+    skip_bad_records: bool = False
+    """Count and skip a bad JSONL line or Parquet row instead of stopping at it."""
+    block_bytes: int = MAX_BLOCK
+    """How much of a file is read at once."""
+
+    @property
+    def pretokenizer(self) -> PreTokenizer:
+        return _pretokenizer(self.pattern, self.special_tokens)
+
+
+@lru_cache(maxsize=8)
+def _pretokenizer(pattern: str, special_tokens: tuple[str, ...]) -> PreTokenizer:
+    """One compiled pre-tokenizer per process and settings, however many shards it counts."""
+    return PreTokenizer(pattern, special_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """A piece of one input file to count.
+
+    ``start``/``end``: the nominal byte range of an uncompressed text or JSONL file (``end``
+    None: to the end of the file); ``row_group``: the Parquet row group; a compressed file is
+    read whole. ``size`` is the bytes it stands for in progress reports.
+    """
+
+    path: str
+    format: str
+    compression: str | None
+    size: int
+    start: int = 0
+    end: int | None = None
+    row_group: int | None = None
+    first_row: int = 0
+    """Rows of the file before this row group (Parquet), for messages naming a row."""
+
+
+@dataclass(slots=True)
+class ShardCount:
+    """What counting a shard gives: pre-token counts, bytes read, bad records skipped, the
+    digest of what it read."""
+
+    counts: Counter[bytes]
+    bytes_read: int
+    bad_records: int
+    digest: bytes
+
+
+def plan_shards(sources: Sequence[Source], settings: CountSettings, shard_bytes: int = SHARD_BYTES) -> list[Shard]:
+    """The shards of ``sources``, in order: byte ranges, row groups or whole files."""
+    shards: list[Shard] = []
+    for src in sources:
+        if src.format == PARQUET:
+            shards += _row_groups(src, settings.text_field)
+        elif src.compression or (src.format == TEXT and not settings.pretokenizer.chunked):
+            # A custom pattern has no position-determined cut: its files stay whole.
+            shards.append(Shard(src.path, src.format, src.compression, src.size))
+        else:
+            starts = range(0, max(src.size, 1), shard_bytes)
+            shards += [
+                Shard(src.path, src.format, None, min(shard_bytes, src.size - s), s, None if s + shard_bytes >= src.size else s + shard_bytes)
+                for s in starts
+            ]
+    return shards
+
+
+def _row_groups(src: Source, field: str) -> list[Shard]:
+    """One shard per row group; the column is checked here, before anything is counted."""
+    pq = optional("pyarrow.parquet", "parquet", f"{src.path}: reading Parquet")
+    pa = optional("pyarrow", "parquet", f"{src.path}: reading Parquet")
+    with open_binary(src.path) as raw:
+        try:
+            meta = pq.ParquetFile(raw).metadata
+        except pa.ArrowException as e:
+            raise CorpusError(f"{src.path}: not a valid Parquet file ({e})") from None
+    schema = meta.schema.to_arrow_schema()
+    if field not in schema.names:
+        columns = ", ".join(schema.names[:8])
+        raise CorpusError(f'{src.path}: no column "{field}" (it has {columns}): name the text column with --text-field')
+    kind = schema.field(field).type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        raise CorpusError(f'{src.path}: column "{field}" holds {kind}, not strings')
+    groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
+    weight = sum(g.total_byte_size for g in groups) or 1
+    shards, first_row, given = [], 0, 0
+    for i, g in enumerate(groups):
+        size = src.size - given if i == len(groups) - 1 else src.size * g.total_byte_size // weight
+        shards.append(Shard(src.path, PARQUET, None, size, row_group=i, first_row=first_row))
+        first_row += g.num_rows
+        given += size
+    return shards
+
+
+def count_shard(
+    shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None = None, tally: PartTally | None = None
+) -> ShardCount:
+    """Count one shard: pre-token counts of its documents (special tokens excluded).
+
+    ``progress`` (optional, in the calling process) is told the bytes read as they are read.
+    With ``tally``, the shard's parts are added to it (one tally for many shards resolves each
+    distinct part once) and the result's counts are empty. ``CorpusError`` names the file
+    (and line or row) of bad input, unless ``settings.skip_bad_records`` and it is a bad record.
+    """
+    own = PartTally(settings.pretokenizer) if tally is None else tally
+    with _texts(shard, settings, progress) as (texts, done):
+        for text in texts:
+            own.add(text)
+            del text
+    return ShardCount(own.total() if tally is None else Counter(), *done())
+
+
+def source_texts(
+    source: Source, settings: CountSettings, progress: Callable[[int], None] | None = None, skipped: Callable[[int], None] | None = None
+) -> Iterator[tuple[str, bool]]:
+    """The texts of one input file in order, each with whether it ends a document.
+
+    A JSONL line or a Parquet row is a document; a plain-text file is one document, given in
+    blocks that pre-tokenize as the whole would (``read_blocks``), so memory stays bounded.
+    ``progress`` is told the bytes read, as in ``count_shard``; ``skipped``, the bad records
+    skipped (with ``settings.skip_bad_records``) once the file is read.
+    """
+    for shard in plan_shards([source], settings, shard_bytes=max(source.size, 1)):
+        with _texts(shard, settings, progress, hashed=False) as (texts, done):
+            if source.format != TEXT:
+                yield from ((text, True) for text in texts)
+            else:
+                last = ""
+                for i, text in enumerate(texts):
+                    if i:
+                        yield last, False
+                    last = text
+                yield last, True
+            bad = done()[1]
+            if skipped is not None and bad:
+                skipped(bad)
+
+
+def first_text(shard: Shard, settings: CountSettings, chars: int) -> str:
+    """The first ``chars`` characters of the shard's first document: something to show."""
+    with _texts(shard, settings, None, hashed=False) as (texts, _):
+        return next(iter(texts), "")[:chars]
+
+
+@contextmanager
+def _texts(
+    shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None, hashed: bool = True
+) -> Iterator[tuple[Iterable[str], Callable[[], tuple[int, int, bytes]]]]:
+    """The shard's texts (blocks of a plain-text file, or documents), and a function giving
+    ``(bytes read, bad records, digest)`` once they are consumed; the digest is empty unless
+    ``hashed`` (hashing a plain-text file costs about as much as decoding it)."""
+    bad = [0]
+    if shard.format == PARQUET:
+        digest = hashlib.blake2b(digest_size=16)
+        with open_binary(shard.path) as raw, _read_errors(shard):
+            yield _parquet_documents(raw, shard, settings, digest, bad), lambda: (shard.size, bad[0], digest.digest())
+            if progress is not None:
+                progress(shard.size)
+        return
+    with open_binary(shard.path) as raw:
+        pretok = settings.pretokenizer
+        if shard.compression:
+            start, reader = 0, _Reader(raw, None, progress, hashed)
+            stream: Any = _decompressed(reader, shard)
+        else:
+            cut = line_cut if shard.format == JSONL else lambda f, pos: text_cut(f, pos, pretok)
+            start = cut(raw, shard.start)
+            stop = None if shard.end is None else cut(raw, shard.end)
+            raw.seek(start)
+            reader = stream = _Reader(raw, None if stop is None else max(0, stop - start), progress, hashed)
+        with _read_errors(shard):
+            if shard.format == JSONL:
+                texts: Iterable[str] = _jsonl_documents(stream, shard, start, settings, bad)
+            else:
+                texts = (text for text, _ in read_blocks(stream, pretok, settings.block_bytes, settings.errors, shard.path, start))
+            yield texts, lambda: (reader.flush(), bad[0], b"" if reader.hash is None else reader.hash.digest())
+
+
+def inputs_digest(digests: Iterable[bytes]) -> str:
+    """The digest of the inputs from the digests of their shards in plan order."""
+    h = hashlib.blake2b(digest_size=16)
+    for d in digests:
+        h.update(d)
+    return h.hexdigest()
+
+
+# -- cuts -------------------------------------------------------------------------------------
+
+
+def line_cut(f: BinaryIO, pos: int) -> int:
+    """The first line start at or after byte ``pos`` (the end of the file if none)."""
+    if pos <= 0:
+        return 0
+    f.seek(pos - 1)
+    at = pos - 1
+    while True:
+        data = f.read(1 << 16)
+        if not data:
+            return at
+        i = data.find(b"\n")
+        if i >= 0:
+            return at + i + 1
+        at += len(data)
+
+
+def text_cut(f: BinaryIO, pos: int, pretok: PreTokenizer) -> int:
+    """The first byte offset at or after ``pos`` where a plain-text file can be cut without
+    changing its pre-tokens (the end of the file if none).
+
+    A cut goes before a space or newline that ``pretok.cut_rules`` accept given the
+    character before it, where no occurrence of a special token spans the cut (so however
+    the special tokens pair up from the start of the file, none is cut). Everything looked
+    at lies within a few characters of the cut, so the result depends on ``pos`` and the
+    bytes there alone.
+    """
+    if pos <= 0:
+        return 0
+    rules = {char.encode(): bad_before for char, bad_before in pretok.cut_rules}
+    specials = [s.encode("utf-8") for s in pretok.special_tokens]
+    reach = max(map(len, specials), default=1)  # how far a special token stretches either side
+    back = reach + 4  # and the character before the cut
+    origin = max(0, pos - back)
+    f.seek(origin)
+    data = f.read(pos - origin + (1 << 16))
+    eof = len(data) < pos - origin + (1 << 16)
+    i = pos - origin  # where the search goes on in ``data``
+    while True:
+        j = min((j for j in (data.find(c, i) for c in rules) if j >= 0), default=-1)
+        if j < 0 or (j + reach > len(data) and not eof):  # read on (and keep some context)
+            if eof:
+                return origin + len(data)
+            i = len(data) if j < 0 else j
+            keep = max(0, i - back)
+            more = f.read(max(1 << 16, len(data)))
+            eof = not more
+            origin, data, i = origin + keep, data[keep:] + more, i - keep
+            continue
+        if _cut_ok(data, j, rules[data[j : j + 1]], specials):
+            return origin + j
+        i = j + 1
+
+
+def _cut_ok(data: bytes, j: int, bad_before: Callable[[str], bool], specials: list[bytes]) -> bool:
+    """Whether a cut before ``data[j]`` is certain: see ``text_cut``."""
+    lead = j - 1
+    while lead > 0 and j - lead < 4 and data[lead] & 0xC0 == 0x80:
+        lead -= 1
+    before = data[lead:j].decode("utf-8", "surrogateescape")[-1:]  # an invalid byte: a surrogate
+    if not before or bad_before(before):
+        return False
+    # An occurrence spanning the cut starts less than its length before it.
+    return not any(0 <= data.find(s, max(0, j - len(s) + 1), j + len(s) - 1) < j for s in specials)
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+class _Reader:
+    """A file read up to ``limit`` bytes, hashing what it reads (if ``hashed``) and reporting how much."""
+
+    def __init__(self, f: BinaryIO, limit: int | None, progress: Callable[[int], None] | None, hashed: bool = True) -> None:
+        self.f, self.left, self.progress = f, limit, progress
+        self.hash = hashlib.blake2b(digest_size=16) if hashed else None
+        self.done = 0
+        self.reported = 0
+
+    def read(self, n: int = -1) -> bytes:
+        if self.left is not None:
+            n = self.left if n < 0 else min(n, self.left)
+        data = self.f.read(n)
+        if self.hash is not None:
+            self.hash.update(data)
+        self.done += len(data)
+        if self.left is not None:
+            self.left -= len(data)
+        if self.progress is not None and self.done - self.reported >= PROGRESS_BYTES:
+            self.flush()
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+    def flush(self) -> int:
+        """Report what is not reported yet; the bytes read."""
+        if self.progress is not None and self.done > self.reported:
+            self.progress(self.done - self.reported)
+        self.reported = self.done
+        return self.done
+
+
+def _decompressed(reader: _Reader, shard: Shard) -> Any:
+    if shard.compression == "gzip":
+        return gzip.GzipFile(fileobj=reader, mode="rb")  # type: ignore[arg-type]
+    zstd = optional("zstandard", "zstd", f"{shard.path}: reading zstd")
+    return zstd.ZstdDecompressor().stream_reader(reader, read_across_frames=True)
+
+
+@contextmanager
+def _read_errors(shard: Shard) -> Iterator[None]:
+    """A compressed file that is corrupt or cut short: one line."""
+    try:
+        yield
+    except (OSError, EOFError, zlib.error) as e:
+        raise CorpusError(f"{shard.path}: cannot read it ({e})") from None
+    except Exception as e:
+        kind = {"zstandard": "zstd", "pyarrow": "Parquet"}.get(type(e).__module__.split(".")[0])
+        if kind is None:
+            raise
+        raise CorpusError(f"{shard.path}: not a valid {kind} file ({e})") from None
+
+
+def _utf8_tail(data: bytes) -> int:
+    """Length of an incomplete UTF-8 sequence at the end of ``data`` (0 if none)."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 != 0x80:  # a lead byte (or ASCII)
+            need = 1 if byte < 0x80 else 2 if byte >> 5 == 0b110 else 3 if byte >> 4 == 0b1110 else 4
+            return back if back < need else 0
+    return 0
+
+
+def read_blocks(
+    f: Any, pretok: PreTokenizer, block_size: int = MAX_BLOCK, errors: str = "strict", name: str = "", offset: int = 0
+) -> Iterator[tuple[str, int]]:
+    """Yield ``(text, end offset)`` blocks of a binary stream that can be pre-tokenized
+    independently; ``offset`` is where the stream starts in the file ``name``, for messages."""
+    pending = b""
+    carry = ""
+    while True:
+        data = f.read(block_size)
+        eof = not data
+        raw = pending + data
+        tail = 0 if eof else _utf8_tail(raw)
+        body, pending = (raw[: len(raw) - tail], raw[len(raw) - tail :]) if tail else (raw, b"")
+        try:
+            text = carry + body.decode("utf-8", errors)
+        except UnicodeDecodeError as e:
+            raise CorpusError(
+                f"{name}: not valid UTF-8 at byte offset {offset + e.start} (use --errors replace to train anyway)"
+            ) from None
+        offset += len(body)
+        if eof:
+            if text:
+                yield text, offset
+            return
+        cut = pretok.safe_cut(text)
+        if cut:
+            yield text[:cut], offset
+            carry = text[cut:]
+        else:
+            carry = text
+
+
+def _lines(f: Any, block_size: int) -> Iterator[bytes]:
+    """The lines of a binary stream, without their newlines."""
+    carry = b""
+    while data := f.read(block_size):
+        lines = (carry + data).split(b"\n")
+        carry = lines.pop()
+        yield from lines
+    if carry:
+        yield carry
+
+
+_JSON_KINDS = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number", bool: "true or false", type(None): "null"}
+
+
+def _jsonl_documents(f: Any, shard: Shard, start: int, settings: CountSettings, bad: list[int]) -> Iterator[str]:
+    field = settings.text_field
+    for number, line in enumerate(_lines(f, settings.block_bytes)):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line.decode("utf-8", settings.errors))
+        except UnicodeDecodeError:
+            problem = "not valid UTF-8 (use --errors replace to train anyway)"
+        except ValueError as e:
+            problem = f"not valid JSON ({getattr(e, 'msg', e)})"
+        else:
+            if not isinstance(record, dict) or field not in record:
+                problem = f'no "{field}" field' + ("" if isinstance(record, dict) else f" (the line holds {_JSON_KINDS.get(type(record), 'a value')})")
+            elif not isinstance(text := record[field], str):
+                problem = f'"{field}" is {_JSON_KINDS.get(type(text), "a value")}, not a string'
+            else:
+                yield text
+                continue
+        if settings.skip_bad_records:
+            bad[0] += 1
+            continue
+        where = _line_number(shard.path, start) + number
+        raise CorpusError(f"{shard.path}: line {where:,}: {problem}; --skip-bad-records skips such records")
+
+
+def _line_number(path: str, offset: int) -> int:
+    """The number of the line starting at byte ``offset`` (only looked up for a message)."""
+    if offset == 0:
+        return 1
+    newlines = 0
+    with open_binary(path) as f:
+        left = offset
+        while left > 0 and (data := f.read(min(left, 1 << 20))):
+            newlines += data.count(b"\n")
+            left -= len(data)
+    return newlines + 1
+
+
+def _parquet_documents(raw: BinaryIO, shard: Shard, settings: CountSettings, digest: Any, bad: list[int]) -> Iterator[str]:
+    pq = optional("pyarrow.parquet", "parquet", f"{shard.path}: reading Parquet")
+    field = settings.text_field
+    batches = pq.ParquetFile(raw).iter_batches(batch_size=4096, row_groups=[shard.row_group], columns=[field])
+    row = shard.first_row
+    for batch in batches:
+        for text in batch.column(0).to_pylist():
+            row += 1
+            if text is None:
+                if settings.skip_bad_records:
+                    bad[0] += 1
+                    continue
+                raise CorpusError(f'{shard.path}: row {row:,}: "{field}" is null; --skip-bad-records skips such records')
+            data = text.encode("utf-8", "surrogatepass")
+            digest.update(len(data).to_bytes(8, "little"))
+            digest.update(data)
+            yield text
+
+
+# -- counting ---------------------------------------------------------------------------------
+
+
+def _glibc(name: str) -> Callable[..., object] | None:
+    try:
+        return getattr(ctypes.CDLL(None), name)
+    except (OSError, AttributeError):
+        return None
+
+
+_malloc_trim = _glibc("malloc_trim")
+_mallopt = _glibc("mallopt")
+M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD = 128 * 1024
+"""glibc's start value. Left alone, glibc raises it as large blocks are freed (counting
+frees many), and later large arrays then come from the heap, where growing one copies it
+and what it leaves behind stays resident: the peak would vary run to run by MBs."""
+
+
+def trim_heap() -> None:
+    """glibc's ``malloc_trim(0)``, or nothing where there is none.
+
+    Counting frees a block's text, its split parts and a result table for every block;
+    glibc keeps such freed memory in its heaps (one per thread that touched it), so without
+    a trim the processes' resident size grows with the file, not with the distinct
+    pre-tokens.
+    """
+    if _malloc_trim is not None:
+        _malloc_trim(0)
+
+
+def keep_mmap_threshold() -> None:
+    """Keep glibc's mmap threshold at ``MMAP_THRESHOLD`` in this process (and the workers it
+    forks), from before counting to the end of training: large arrays get mappings of their
+    own, which realloc grows in place and free gives back whole. Nothing where glibc is not."""
+    if _mallopt is not None:
+        _mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+
+
+class PartTally:
+    """Pre-token counts of texts, each pre-tokenized on its own. Their parts are tallied
+    together, so the regex runs once per distinct part, until there are ``MAX_PARTS`` of
+    them to turn into counts: a worker keeps one for all the shards it counts."""
+
+    def __init__(self, pretok: PreTokenizer) -> None:
+        self.pretok = pretok
+        self.counts: Counter[bytes] = Counter()
+        self.bare: dict[str, int] = {}
+        self.spaced: dict[str, int] = {}
+        self.since_trim = 0
+
+    def add(self, text: str) -> None:
+        self.pretok.count_parts(text, self.bare, self.spaced)
+        self.since_trim += len(text)
+        if not self.pretok.chunked or len(self.bare) + len(self.spaced) > MAX_PARTS:
+            self._resolve()
+        if self.since_trim >= MAX_BLOCK // 2:
+            trim_heap()
+            self.since_trim = 0
+
+    def _resolve(self) -> None:
+        self.counts = merge_counts([self.counts, self.pretok.resolve(self.bare, self.spaced)])
+        self.bare.clear()
+        self.spaced.clear()
+
+    def total(self) -> Counter[bytes]:
+        """The counts of everything added so far."""
+        self._resolve()
+        return self.counts
+
+
+def count_texts(texts: Iterable[str], pretok: PreTokenizer) -> Counter[bytes]:
+    """Pre-token counts of several texts, each pre-tokenized on its own (see ``PartTally``)."""
+    tally = PartTally(pretok)
+    for text in texts:
+        tally.add(text)
+        del text
+    return tally.total()

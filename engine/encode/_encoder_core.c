@@ -1,0 +1,1032 @@
+/* The encoder, compiled: text -> special tokens and pre-tokens -> ids.
+ *
+ * MergeRanks holds the merge loop (Tokenizer._bpe in engine/encode/tokenizer.py). A pre-token
+ * starts as the ids of its bytes; each round merges the adjacent pair of lowest merge rank,
+ * the leftmost where several share it, until no pair is in the merge list. Only the two
+ * ranks beside a merge change, so a round is one scan for the minimum and one shift; past
+ * LONG bytes the pairs wait on a min-heap instead of being rescanned. The Python loop stays
+ * as the one that records its rounds (encode_steps, the encode view); tests check the two
+ * agree.
+ *
+ * Vocab holds the bytes of each id (decoding) and the id of each entry's bytes.
+ *
+ * Encoder runs a whole text without the GIL: special tokens are cut out (leftmost, longest
+ * first); the rest is cut into pre-tokens by the GPT-2 or GPT-4 pattern
+ * (engine/corpus/_pretokenize_core.c); each pre-token's ids are found in a cache (a SharedCache
+ * that the Encoders of several threads fill together, then the Encoder's own), else are its
+ * vocabulary entry (when every entry encodes to itself, Tokenizer.direct) or come from the
+ * merge loop, and are cached. A full shared cache takes no more, a full own cache is
+ * emptied, so memory stays bounded. Only building the list of ids takes the GIL again (or
+ * a copy of them packed as 2- or 4-byte integers, for files of ids), so threads with an
+ * Encoder each encode in parallel.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "_pair_hash.h"
+#include "_pretokenize_core.h"
+#include "pythread.h"
+
+#define NO_RANK UINT32_MAX /* a pair not in the merge list */
+#define ON_STACK 256       /* pre-tokens up to this many bytes need no allocation */
+#define LONG 16            /* longer pre-tokens merge through a heap (merge_long) */
+#define WORK_PER_BYTE 10   /* merge_long's heap (6), ids, ranks, next and prev (1 each) */
+
+typedef struct {
+    PyObject_HEAD
+    uint32_t byte_ids[256];
+    uint64_t *slots;  /* left << 43 | right << 22 | rank of each merge, by hash of the pair;
+                       * EMPTY_KEY: free. Ids and ranks lie below 0x110000 (21 bits). */
+    uint32_t mask;
+    uint32_t *merged; /* the id each rank makes */
+    Py_ssize_t nmerged;
+} MergeRanks;
+
+/* Eight bytes a merge keep the table small enough to stay in the processor's cache. */
+#define PAIR_OF(slot) ((slot) >> 22)
+#define RANK_OF(slot) ((uint32_t)((slot) & 0x3FFFFF))
+
+static inline uint32_t rank_of(const MergeRanks *m, uint32_t a, uint32_t b) {
+    uint64_t pair = (uint64_t)a << 21 | b;
+    for (uint32_t i = slot_of(pair, m->mask);; i = (i + 1) & m->mask) {
+        uint64_t slot = m->slots[i];
+        if (PAIR_OF(slot) == pair) return RANK_OF(slot);
+        if (slot == EMPTY_KEY) return NO_RANK;
+    }
+}
+
+static int as_id(PyObject *o, uint32_t *out) {
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (v < 0 || v > 0x10FFFF) {
+        PyErr_SetString(PyExc_ValueError, "token ids and ranks must lie in 0-0x10FFFF");
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* MergeRanks(byte_ids, rank_of, merged): the id of each byte, the rank of each merged pair
+ * of ids, and the id each rank makes. */
+static int MergeRanks_init(MergeRanks *m, PyObject *args, PyObject *Py_UNUSED(kw)) {
+    PyObject *byte_ids, *pairs, *merged;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &byte_ids, &PyDict_Type, &pairs, &PyList_Type, &merged))
+        return -1;
+    if (m->slots) {
+        PyErr_SetString(PyExc_RuntimeError, "a MergeRanks is initialized once");
+        return -1;
+    }
+    if (PyList_GET_SIZE(byte_ids) != 256) {
+        PyErr_SetString(PyExc_ValueError, "byte_ids must hold 256 ids");
+        return -1;
+    }
+    for (int b = 0; b < 256; b++)
+        if (as_id(PyList_GET_ITEM(byte_ids, b), &m->byte_ids[b])) return -1;
+    m->nmerged = PyList_GET_SIZE(merged);
+    m->merged = PyMem_New(uint32_t, m->nmerged ? m->nmerged : 1);
+    if (!m->merged) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t r = 0; r < m->nmerged; r++)
+        if (as_id(PyList_GET_ITEM(merged, r), &m->merged[r])) return -1;
+    uint32_t size = 16;
+    while (size < 2 * (uint64_t)PyDict_GET_SIZE(pairs)) size *= 2;  /* at most half full */
+    m->mask = size - 1;
+    m->slots = PyMem_New(uint64_t, size);
+    if (!m->slots) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (uint32_t i = 0; i < size; i++) m->slots[i] = EMPTY_KEY;
+    PyObject *pair, *rank;
+    Py_ssize_t at = 0;
+    while (PyDict_Next(pairs, &at, &pair, &rank)) {
+        uint32_t a, b, r;
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "rank_of keys must be pairs of ids");
+            return -1;
+        }
+        if (as_id(PyTuple_GET_ITEM(pair, 0), &a) || as_id(PyTuple_GET_ITEM(pair, 1), &b) || as_id(rank, &r))
+            return -1;
+        if (r >= m->nmerged) {
+            PyErr_SetString(PyExc_ValueError, "a rank has no merged id");
+            return -1;
+        }
+        uint64_t pair = (uint64_t)a << 21 | b;
+        uint32_t i = slot_of(pair, m->mask);
+        while (m->slots[i] != EMPTY_KEY && PAIR_OF(m->slots[i]) != pair) i = (i + 1) & m->mask;
+        m->slots[i] = pair << 22 | r;
+    }
+    return 0;
+}
+
+static void MergeRanks_dealloc(MergeRanks *m) {
+    PyMem_Free(m->slots);
+    PyMem_Free(m->merged);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+static inline void heap_push(uint64_t *heap, size_t *size, uint64_t entry) {
+    size_t i = (*size)++;
+    for (; i && heap[(i - 1) / 2] > entry; i = (i - 1) / 2) heap[i] = heap[(i - 1) / 2];
+    heap[i] = entry;
+}
+
+static inline uint64_t heap_pop(uint64_t *heap, size_t *size) {
+    uint64_t top = heap[0], last = heap[--*size];
+    size_t i = 0, n = *size;
+    for (size_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && heap[c + 1] < heap[c]) c++;
+        if (heap[c] >= last) break;
+        heap[i] = heap[c];
+    }
+    heap[i] = last;
+    return top;
+}
+
+/* The same merges for a long pre-token, without rescanning it every round: the tokens are a
+ * linked list (next/prev) and the pairs' (rank, position) sit on a min-heap, so the lowest
+ * rank, leftmost first, is popped; an entry whose pair has changed since is stale and skipped. */
+static Py_ssize_t merge_long(const MergeRanks *m, const uint8_t *s, uint32_t n, uint32_t *work) {
+    uint64_t *heap = (uint64_t *)work; /* at most 3n entries: n - 1, then 2 a merge */
+    uint32_t *ids = work + 6 * (size_t)n, *ranks = ids + n, *next = ranks + n, *prev = next + n;
+    size_t size = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        ids[i] = m->byte_ids[s[i]];
+        next[i] = i + 1;
+        prev[i] = i - 1; /* UINT32_MAX: none */
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        ranks[i] = i + 1 < n ? rank_of(m, ids[i], ids[i + 1]) : NO_RANK;
+        if (ranks[i] != NO_RANK) heap_push(heap, &size, (uint64_t)ranks[i] << 32 | i);
+    }
+    while (size) {
+        uint64_t top = heap_pop(heap, &size);
+        uint32_t rank = (uint32_t)(top >> 32), p = (uint32_t)top, q = next[p];
+        if (ranks[p] != rank) continue; /* stale, or p merged away (NO_RANK) */
+        ids[p] = m->merged[rank];
+        ranks[q] = NO_RANK;
+        next[p] = next[q];
+        if (next[p] < n) prev[next[p]] = p;
+        ranks[p] = next[p] < n ? rank_of(m, ids[p], ids[next[p]]) : NO_RANK;
+        if (ranks[p] != NO_RANK) heap_push(heap, &size, (uint64_t)ranks[p] << 32 | p);
+        uint32_t b = prev[p];
+        if (b != UINT32_MAX && (ranks[b] = rank_of(m, ids[b], ids[p])) != NO_RANK)
+            heap_push(heap, &size, (uint64_t)ranks[b] << 32 | b);
+    }
+    Py_ssize_t k = 0;
+    for (uint32_t i = 0; i < n; i = next[i]) ids[k++] = ids[i]; /* the first token never goes */
+    memmove(work, ids, (size_t)k * sizeof(uint32_t));
+    return k;
+}
+
+/* Merge the n bytes at s, lowest rank first, by rescanning (merge_long beyond LONG bytes);
+ * ids has room for WORK_PER_BYTE * n ids. The result is ids[0..k), k returned. */
+static Py_ssize_t merge_bytes(const MergeRanks *m, const uint8_t *s, Py_ssize_t n, uint32_t *ids) {
+    if (n > LONG) return merge_long(m, s, (uint32_t)n, ids);
+    uint32_t *ranks = ids + n; /* ranks[i]: the rank of (ids[i], ids[i + 1]) */
+    for (Py_ssize_t i = 0; i < n; i++) ids[i] = m->byte_ids[s[i]];
+    for (Py_ssize_t i = 0; i + 1 < n; i++) ranks[i] = rank_of(m, ids[i], ids[i + 1]);
+    while (n > 1) {
+        Py_ssize_t best = 0;
+        for (Py_ssize_t i = 1; i < n - 1; i++)
+            if (ranks[i] < ranks[best]) best = i;
+        if (ranks[best] == NO_RANK) break;
+        ids[best] = m->merged[ranks[best]];
+        memmove(ids + best + 1, ids + best + 2, (size_t)(n - best - 2) * sizeof(uint32_t));
+        memmove(ranks + best, ranks + best + 1, (size_t)(n - best - 2) * sizeof(uint32_t));
+        n--;
+        if (best > 0) ranks[best - 1] = rank_of(m, ids[best - 1], ids[best]);
+        if (best < n - 1) ranks[best] = rank_of(m, ids[best], ids[best + 1]);
+    }
+    return n;
+}
+
+/* ids(piece: bytes) -> str: the token ids of one pre-token, each as a code point (the form
+ * the tokenizer's regex path caches and joins). */
+static PyObject *MergeRanks_ids(MergeRanks *m, PyObject *arg) {
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "ids() takes bytes");
+        return NULL;
+    }
+    Py_ssize_t n = PyBytes_GET_SIZE(arg);
+    uint64_t stack[WORK_PER_BYTE * ON_STACK / 2]; /* uint64_t: merge_long's heap lies at the start */
+    uint32_t *ids = (uint32_t *)stack;
+    if (n > ON_STACK && !(ids = PyMem_New(uint32_t, WORK_PER_BYTE * (size_t)n))) return PyErr_NoMemory();
+    n = merge_bytes(m, (const uint8_t *)PyBytes_AS_STRING(arg), n, ids);
+    PyObject *out = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, ids, n);
+    if (ids != (uint32_t *)stack) PyMem_Free(ids);
+    return out;
+}
+
+static PyMethodDef MergeRanks_methods[] = {
+    {"ids", (PyCFunction)MergeRanks_ids, METH_O, "The ids of one pre-token's bytes, as a str of code points."},
+    {NULL},
+};
+
+static PyTypeObject MergeRanksType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine.encode._encoder_core.MergeRanks",
+    .tp_basicsize = sizeof(MergeRanks),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A tokenizer's merge ranks, for merging pre-tokens.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)MergeRanks_init,
+    .tp_dealloc = (destructor)MergeRanks_dealloc,
+    .tp_methods = MergeRanks_methods,
+};
+
+/* ---- Vocab: id -> bytes for decoding, bytes -> id for whole pre-tokens ------------------ */
+
+#define NO_ID UINT32_MAX
+
+/* A hash of a byte string for the vocabulary and the pre-token cache: eight bytes a round. */
+static inline uint64_t bytes_hash(const uint8_t *s, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, w;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 29;
+    }
+    w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
+    return h ^ (h >> 32);
+}
+
+#define NO_ENTRY UINT32_MAX
+
+typedef struct {
+    uint32_t start, length; /* where an entry's bytes lie in blob; length NO_ENTRY: no entry */
+} Span;
+
+typedef struct {
+    uint64_t hash;
+    uint32_t id; /* NO_ID: a free slot */
+} IdSlot;
+
+typedef struct {
+    PyObject_HEAD
+    uint32_t nids; /* ids 0..nids-1 may be entries */
+    Span *spans;
+    uint8_t *blob;
+    IdSlot *slots; /* bytes -> id, by hash */
+    uint32_t mask;
+    PyObject **id_objects; /* the int of each id, made once: lists of ids are filled with them */
+} Vocab;
+
+static inline int same_entry(const Vocab *v, uint32_t id, const uint8_t *s, size_t n) {
+    return v->spans[id].length == n && !memcmp(v->blob + v->spans[id].start, s, n);
+}
+
+static uint32_t vocab_find(const Vocab *v, const uint8_t *s, size_t n, uint64_t h) {
+    for (uint32_t i = (uint32_t)h & v->mask;; i = (i + 1) & v->mask) {
+        const IdSlot *slot = &v->slots[i];
+        if (slot->id == NO_ID) return NO_ID;
+        if (slot->hash == h && same_entry(v, slot->id, s, n)) return slot->id;
+    }
+}
+
+/* Vocab(vocab: dict[int, bytes]). Where two ids share their bytes, the later one is found
+ * (as in {token: i for i, token in vocab.items()}). */
+static int Vocab_init(Vocab *v, PyObject *args, PyObject *Py_UNUSED(kw)) {
+    PyObject *vocab, *key, *value;
+    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &vocab)) return -1;
+    if (v->spans) {
+        PyErr_SetString(PyExc_RuntimeError, "a Vocab is initialized once");
+        return -1;
+    }
+    uint32_t top = 0;
+    Py_ssize_t total = 0, at = 0;
+    while (PyDict_Next(vocab, &at, &key, &value)) {
+        uint32_t id;
+        if (as_id(key, &id)) return -1;
+        if (!PyBytes_Check(value)) {
+            PyErr_SetString(PyExc_TypeError, "vocabulary entries must be bytes");
+            return -1;
+        }
+        top = id + 1 > top ? id + 1 : top;
+        total += PyBytes_GET_SIZE(value);
+    }
+    if (total >= UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "the vocabulary's entries hold over 4 GB");
+        return -1;
+    }
+    uint32_t size = 16;
+    while (size < 2 * (uint64_t)PyDict_GET_SIZE(vocab)) size *= 2;
+    v->nids = top;
+    v->mask = size - 1;
+    v->spans = PyMem_New(Span, top + 1);
+    v->blob = PyMem_Malloc(total + 16); /* join_ids copies 16 bytes at a time */
+    v->slots = PyMem_New(IdSlot, size);
+    v->id_objects = PyMem_New(PyObject *, top + 1);
+    if (!v->spans || !v->blob || !v->slots || !v->id_objects) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (uint32_t i = 0; i <= top; i++) v->spans[i] = (Span){0, NO_ENTRY};
+    for (uint32_t i = 0; i < size; i++) v->slots[i].id = NO_ID;
+    memset(v->id_objects, 0, (top + 1) * sizeof(PyObject *));
+    uint32_t used = 0;
+    at = 0;
+    while (PyDict_Next(vocab, &at, &key, &value)) {
+        uint32_t id = (uint32_t)PyLong_AsLong(key);
+        size_t n = (size_t)PyBytes_GET_SIZE(value);
+        const uint8_t *s = (const uint8_t *)PyBytes_AS_STRING(value);
+        memcpy(v->blob + used, s, n);
+        v->spans[id] = (Span){used, (uint32_t)n};
+        used += (uint32_t)n;
+        if (!(v->id_objects[id] = PyLong_FromUnsignedLong(id))) return -1;
+        uint64_t h = bytes_hash(s, n);
+        uint32_t i = (uint32_t)h & v->mask;
+        while (v->slots[i].id != NO_ID && !(v->slots[i].hash == h && same_entry(v, v->slots[i].id, s, n)))
+            i = (i + 1) & v->mask;
+        v->slots[i] = (IdSlot){h, id}; /* the later id of equal bytes replaces the earlier */
+    }
+    return 0;
+}
+
+static void Vocab_dealloc(Vocab *v) {
+    if (v->id_objects)
+        for (uint32_t i = 0; i < v->nids; i++) Py_XDECREF(v->id_objects[i]);
+    PyMem_Free(v->id_objects);
+    PyMem_Free(v->spans);
+    PyMem_Free(v->blob);
+    PyMem_Free(v->slots);
+    Py_TYPE(v)->tp_free((PyObject *)v);
+}
+
+/* The entries of ids (a list or tuple; else any iterable, made a list) joined into a new
+ * raw buffer *out of *n bytes, in one pass that grows the buffer. -1 with KeyError for an
+ * id that is no entry, TypeError for an item that is no int (the caller words the message). */
+static int join_ids(const Vocab *v, PyObject *ids, uint8_t **out, size_t *n) {
+    PyObject *seq = PySequence_Fast(ids, "decode takes a sequence of ids");
+    if (!seq) return -1;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    size_t cap = 4 * (size_t)count + 64, used = 0;
+    uint8_t *buf = PyMem_RawMalloc(cap);
+    for (Py_ssize_t k = 0; buf && k < count; k++) {
+        long id = PyLong_Check(items[k]) ? PyLong_AsLong(items[k]) : -2;
+        Span span = id >= 0 && id < (long)v->nids ? v->spans[id] : (Span){0, NO_ENTRY};
+        if (span.length == NO_ENTRY) {
+            PyErr_Clear();
+            if (id == -2) PyErr_SetString(PyExc_TypeError, "token ids must be ints");
+            else PyErr_SetObject(PyExc_KeyError, items[k]);
+            PyMem_RawFree(buf);
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (used + span.length + 16 > cap) { /* 16: room for copying 16 bytes at once */
+            while (used + span.length + 16 > cap) cap *= 2;
+            uint8_t *grown = PyMem_RawRealloc(buf, cap);
+            if (!grown) PyMem_RawFree(buf);
+            buf = grown;
+            if (!buf) break;
+        }
+        if (span.length <= 16)
+            memcpy(buf + used, v->blob + span.start, 16); /* a fixed size: a move, not a call */
+        else
+            memcpy(buf + used, v->blob + span.start, span.length);
+        used += span.length;
+    }
+    Py_DECREF(seq);
+    if (!buf) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *out = buf;
+    *n = used;
+    return 0;
+}
+
+/* decode_bytes(ids) -> bytes: the entries of ids joined (see join_ids). */
+static PyObject *Vocab_decode_bytes(Vocab *v, PyObject *ids) {
+    uint8_t *buf;
+    size_t n;
+    if (join_ids(v, ids, &buf, &n)) return NULL;
+    PyObject *out = PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)n);
+    PyMem_RawFree(buf);
+    return out;
+}
+
+/* decode(ids) -> str: the entries of ids joined and read as UTF-8, invalid bytes as U+FFFD. */
+static PyObject *Vocab_decode(Vocab *v, PyObject *ids) {
+    uint8_t *buf;
+    size_t n;
+    if (join_ids(v, ids, &buf, &n)) return NULL;
+    PyObject *out = PyUnicode_DecodeUTF8((const char *)buf, (Py_ssize_t)n, "replace");
+    PyMem_RawFree(buf);
+    return out;
+}
+
+static PyMethodDef Vocab_methods[] = {
+    {"decode_bytes", (PyCFunction)Vocab_decode_bytes, METH_O, "The bytes of a sequence of ids, joined."},
+    {"decode", (PyCFunction)Vocab_decode, METH_O, "The text of a sequence of ids; invalid UTF-8 becomes U+FFFD."},
+    {NULL},
+};
+
+static PyTypeObject VocabType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine.encode._encoder_core.Vocab",
+    .tp_basicsize = sizeof(Vocab),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A vocabulary: the bytes of each id, and the id of each entry's bytes.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Vocab_init,
+    .tp_dealloc = (destructor)Vocab_dealloc,
+    .tp_methods = Vocab_methods,
+};
+
+/* ---- Encoder: pre-tokenize, look up, merge, all in C -------------------------------------- */
+
+#define MAX_CACHED 255 /* longer pre-tokens are merged every time, not cached */
+#define ARENA_PER_ENTRY 64 /* arena bytes a cache keeps per entry it may hold */
+#define MAX_ENTRY (4 + MAX_CACHED + 1 + 4 * MAX_CACHED) /* so an empty cache takes any entry */
+#define ARENA_MAX (4u << 24) /* entries lie at multiples of 4 below it: 24 bits of a slot */
+
+/* A cache of pre-tokens' ids: open addressing over 4-byte slots (small, so they stay in the
+ * processor's cache), each the top 8 bits of the pre-token's hash over the offset / 4 of its
+ * entry in an arena that never moves; 0: a free slot. An entry (EntryHead, the bytes, then
+ * the ids from the next multiple of 4) is written whole before its slot is published by a
+ * compare-and-swap with release order; readers load slots with acquire order and check the
+ * entry's bytes. Entries are only added, so encoder threads share a cache with no lock
+ * (SharedCache); a full one takes no more, or is emptied by its only user. The arena and
+ * slots are allocated whole up front and touched as they fill, so an empty cache costs
+ * address space, not memory. */
+typedef struct {
+    uint32_t *slots;
+    uint32_t mask;        /* at most half the slots are ever used */
+    uint8_t *arena;
+    size_t arena_cap;
+    size_t arena_used;    /* atomic: where the next entry goes; from 8, so no slot is 0 */
+    size_t count;         /* atomic: entries added, or capacity once full */
+    size_t capacity;
+} Cache;
+
+typedef struct {
+    uint16_t length, nids;
+} EntryHead;
+
+static inline size_t ids_offset(size_t n) {
+    return (sizeof(EntryHead) + n + 3) & ~(size_t)3;
+}
+
+static void cache_clear(Cache *c) {
+    memset(c->slots, 0, ((size_t)c->mask + 1) * sizeof(uint32_t));
+    c->count = 0;
+    c->arena_used = 8;
+}
+
+/* A cache of up to capacity entries (as far as 64 MB of arena go); -1 if out of memory. */
+static int cache_init(Cache *c, Py_ssize_t capacity) {
+    size_t most = (ARENA_MAX - MAX_ENTRY - 8) / ARENA_PER_ENTRY;
+    c->capacity = capacity < 1 ? 1 : (size_t)capacity < most ? (size_t)capacity : most;
+    size_t size = 16;
+    while (size < 2 * c->capacity) size *= 2;
+    c->mask = (uint32_t)(size - 1);
+    c->arena_cap = 8 + c->capacity * ARENA_PER_ENTRY + MAX_ENTRY;
+    c->slots = PyMem_RawCalloc(size, sizeof(uint32_t));
+    c->arena = PyMem_RawMalloc(c->arena_cap);
+    c->count = 0;
+    c->arena_used = 8;
+    if (c->slots && c->arena) return 0;
+    PyMem_RawFree(c->slots);
+    PyMem_RawFree(c->arena);
+    c->slots = NULL;
+    c->arena = NULL;
+    return -1;
+}
+
+static void cache_free(Cache *c) {
+    PyMem_RawFree(c->slots);
+    PyMem_RawFree(c->arena);
+}
+
+/* The entry a published slot points at, if it holds the n bytes at s (h: their hash). */
+static inline const EntryHead *entry_of(const Cache *c, uint32_t slot, const uint8_t *s, size_t n, uint64_t h) {
+    if (slot >> 24 != h >> 56) return NULL;
+    const EntryHead *entry = (const EntryHead *)(c->arena + 4 * (size_t)(slot & 0xFFFFFF));
+    return entry->length == n && !memcmp(entry + 1, s, n) ? entry : NULL;
+}
+
+static inline const uint32_t *cache_find(const Cache *c, const uint8_t *s, size_t n, uint64_t h, uint16_t *nids) {
+    for (uint32_t i = (uint32_t)h & c->mask;; i = (i + 1) & c->mask) {
+        uint32_t slot = __atomic_load_n(&c->slots[i], __ATOMIC_ACQUIRE);
+        if (!slot) return NULL;
+        const EntryHead *entry = entry_of(c, slot, s, n, h);
+        if (entry) {
+            *nids = entry->nids;
+            return (const uint32_t *)((const uint8_t *)entry + ids_offset(n));
+        }
+    }
+}
+
+/* Add the n bytes at s (n <= MAX_CACHED) with their ids; 1 if the cache is full. Safe while
+ * other threads find and add. */
+static int cache_put(Cache *c, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids, size_t nids) {
+    if (__atomic_load_n(&c->count, __ATOMIC_RELAXED) >= c->capacity ||
+        __atomic_fetch_add(&c->count, 1, __ATOMIC_RELAXED) >= c->capacity)
+        return 1;
+    size_t size = ids_offset(n) + nids * sizeof(uint32_t);
+    size_t at = __atomic_fetch_add(&c->arena_used, size, __ATOMIC_RELAXED);
+    if (at + size > c->arena_cap) {
+        __atomic_store_n(&c->count, c->capacity, __ATOMIC_RELAXED);
+        return 1;
+    }
+    EntryHead *entry = (EntryHead *)(c->arena + at);
+    *entry = (EntryHead){(uint16_t)n, (uint16_t)nids};
+    memcpy(entry + 1, s, n);
+    memcpy((uint8_t *)entry + ids_offset(n), ids, nids * sizeof(uint32_t));
+    uint32_t slot = (uint32_t)(h >> 56) << 24 | (uint32_t)(at / 4);
+    for (uint32_t i = (uint32_t)h & c->mask;; i = (i + 1) & c->mask) {
+        uint32_t seen = 0;
+        if (__atomic_compare_exchange_n(&c->slots[i], &seen, slot, 0, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) return 0;
+        if (entry_of(c, seen, s, n, h)) return 0; /* another thread added it first */
+    }
+}
+
+/* SharedCache(ranks, vocab, direct, capacity): a cache the Encoders of those ranks,
+ * vocabulary and direct fill and read together, from any threads. */
+typedef struct {
+    PyObject_HEAD
+    MergeRanks *ranks;
+    Vocab *vocab;
+    int direct;
+    Cache cache;
+} SharedCache;
+
+static int SharedCache_init(SharedCache *sc, PyObject *args, PyObject *Py_UNUSED(kw)) {
+    MergeRanks *ranks;
+    Vocab *vocab;
+    int direct;
+    Py_ssize_t capacity;
+    if (!PyArg_ParseTuple(args, "O!O!pn", &MergeRanksType, &ranks, &VocabType, &vocab, &direct, &capacity)) return -1;
+    if (sc->ranks) {
+        PyErr_SetString(PyExc_RuntimeError, "a SharedCache is initialized once");
+        return -1;
+    }
+    if (cache_init(&sc->cache, capacity)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_INCREF(ranks);
+    Py_INCREF(vocab);
+    sc->ranks = ranks;
+    sc->vocab = vocab;
+    sc->direct = direct;
+    return 0;
+}
+
+static void SharedCache_dealloc(SharedCache *sc) {
+    Py_XDECREF(sc->ranks);
+    Py_XDECREF(sc->vocab);
+    cache_free(&sc->cache);
+    Py_TYPE(sc)->tp_free((PyObject *)sc);
+}
+
+/* len(cache): the pre-tokens it has taken (one two threads added at once, twice), at most
+ * its capacity. */
+static Py_ssize_t SharedCache_len(SharedCache *sc) {
+    size_t count = __atomic_load_n(&sc->cache.count, __ATOMIC_RELAXED);
+    return (Py_ssize_t)(count < sc->cache.capacity ? count : sc->cache.capacity);
+}
+
+static PySequenceMethods SharedCache_sequence = {.sq_length = (lenfunc)SharedCache_len};
+
+static PyTypeObject SharedCacheType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine.encode._encoder_core.SharedCache",
+    .tp_basicsize = sizeof(SharedCache),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A pre-token cache that Encoders in several threads fill and read together.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)SharedCache_init,
+    .tp_dealloc = (destructor)SharedCache_dealloc,
+    .tp_as_sequence = &SharedCache_sequence,
+};
+
+typedef struct {
+    Py_UCS4 *text;
+    Py_ssize_t len;
+    unsigned int id;
+} Special;
+
+typedef struct {
+    PyObject_HEAD
+    MergeRanks *ranks;
+    Vocab *vocab;
+    int pattern;
+    int direct;         /* a pre-token that is a vocabulary entry is that entry */
+    PyThread_type_lock lock; /* one encode at a time: the buffers and own cache are this object's */
+    SharedCache *shared; /* or NULL; once full, own takes the rest */
+    Cache own;          /* emptied when full, so memory stays bounded */
+    uint8_t *utf8;      /* one pre-token's bytes when the text is not ASCII */
+    size_t utf8_cap;
+    uint32_t *work;     /* the merge loop's ids and ranks */
+    size_t work_cap;
+    uint32_t *out;      /* the ids of the text */
+    size_t out_len, out_cap;
+    Special *specials;  /* longest first */
+    Py_ssize_t nspecials;
+    char special_starts[128]; /* an ASCII character a special token starts with */
+} Encoder;
+
+/* Grow *buf to hold at least need items of size each (raw allocator: called without the GIL). */
+static int reserve(void **buf, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 64;
+    while (n < need) n *= 2;
+    void *p = PyMem_RawRealloc(*buf, n * size);
+    if (!p) return -1;
+    *buf = p;
+    *cap = n;
+    return 0;
+}
+
+/* Free a buffer that holds over a million items, so an Encoder keeps no more between texts. */
+static void shrink(void **buf, size_t *cap) {
+    if (*cap > (1 << 20)) {
+        PyMem_RawFree(*buf);
+        *buf = NULL;
+        *cap = 0;
+    }
+}
+
+/* The cached ids of a pre-token: in the shared cache, else in the Encoder's own (used only
+ * once the shared one is full). */
+static inline const uint32_t *encoder_find(const Encoder *e, const uint8_t *s, size_t n, uint64_t h, uint16_t *nids) {
+    const uint32_t *ids = e->shared ? cache_find(&e->shared->cache, s, n, h, nids) : NULL;
+    return ids || !e->own.count ? ids : cache_find(&e->own, s, n, h, nids);
+}
+
+static void encoder_put(Encoder *e, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids, size_t nids) {
+    if (e->shared && !cache_put(&e->shared->cache, s, n, h, ids, nids)) return;
+    if (cache_put(&e->own, s, n, h, ids, nids)) {
+        cache_clear(&e->own); /* bounded memory on endless streams */
+        cache_put(&e->own, s, n, h, ids, nids);
+    }
+}
+
+#define SURROGATE (-2)
+
+/* The UTF-8 bytes of t[i:j] into e->utf8; SURROGATE where a lone surrogate has none. */
+static int utf8_of(Encoder *e, const Text *t, ptrdiff_t i, ptrdiff_t j, size_t *n) {
+    if (reserve((void **)&e->utf8, &e->utf8_cap, 4 * (size_t)(j - i), 1)) return -1;
+    uint8_t *p = e->utf8;
+    for (; i < j; i++) {
+        uint32_t c = text_at(t, i);
+        if (c < 0x80) {
+            *p++ = (uint8_t)c;
+        } else if (c < 0x800) {
+            *p++ = (uint8_t)(0xC0 | c >> 6);
+            *p++ = (uint8_t)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            if (c >= 0xD800 && c <= 0xDFFF) return SURROGATE;
+            *p++ = (uint8_t)(0xE0 | c >> 12);
+            *p++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+            *p++ = (uint8_t)(0x80 | (c & 0x3F));
+        } else {
+            *p++ = (uint8_t)(0xF0 | c >> 18);
+            *p++ = (uint8_t)(0x80 | (c >> 12 & 0x3F));
+            *p++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+            *p++ = (uint8_t)(0x80 | (c & 0x3F));
+        }
+    }
+    *n = (size_t)(p - e->utf8);
+    return 0;
+}
+
+/* The ids of a piece without special tokens onto e->out: each pre-token is one byte (its
+ * id), cached, or a vocabulary entry (with direct) or merged, and then cached. 0, -1 (no
+ * memory) or SURROGATE. */
+static int encode_piece(Encoder *e, const Text *t, int ascii) {
+    const MergeRanks *m = e->ranks;
+    for (ptrdiff_t i = 0, j; i < t->len; i = j) {
+        j = pretoken_end(t, i, e->pattern);
+        const uint8_t *s;
+        size_t n;
+        if (ascii) {
+            s = (const uint8_t *)t->data + i;
+            n = (size_t)(j - i);
+        } else {
+            int err = utf8_of(e, t, i, j, &n);
+            if (err) return err;
+            s = e->utf8;
+        }
+        if (reserve((void **)&e->out, &e->out_cap, e->out_len + n, sizeof(uint32_t))) return -1;
+        uint32_t *out = e->out + e->out_len;
+        if (n == 1) {
+            *out = m->byte_ids[s[0]];
+            e->out_len++;
+            continue;
+        }
+        uint64_t h = bytes_hash(s, n);
+        uint16_t nids;
+        const uint32_t *ids = n <= MAX_CACHED ? encoder_find(e, s, n, h, &nids) : NULL;
+        if (ids) {
+            memcpy(out, ids, nids * sizeof(uint32_t));
+            e->out_len += nids;
+            continue;
+        }
+        uint32_t id = e->direct ? vocab_find(e->vocab, s, n, h) : NO_ID;
+        size_t k = 1;
+        if (id != NO_ID) {
+            *out = id;
+        } else {
+            if (reserve((void **)&e->work, &e->work_cap, WORK_PER_BYTE * n, sizeof(uint32_t))) return -1;
+            k = (size_t)merge_bytes(m, s, (Py_ssize_t)n, e->work);
+            memcpy(out, e->work, k * sizeof(uint32_t));
+        }
+        e->out_len += k;
+        if (n <= MAX_CACHED) encoder_put(e, s, n, h, out, k);
+    }
+    return 0;
+}
+
+/* The special token that starts at i (the first in e->specials, longest first, as the
+ * regex alternation of them tries them), or -1. */
+static inline Py_ssize_t special_at(const Encoder *e, const Text *t, ptrdiff_t i) {
+    uint32_t c = text_at(t, i);
+    if (c < 128 && !e->special_starts[c]) return -1;
+    for (Py_ssize_t k = 0; k < e->nspecials; k++) {
+        const Special *sp = &e->specials[k];
+        if (sp->len > t->len - i || sp->text[0] != c) continue;
+        ptrdiff_t j = 1;
+        while (j < sp->len && sp->text[j] == text_at(t, i + j)) j++;
+        if (j == sp->len) return k;
+    }
+    return -1;
+}
+
+/* The ids of the text into e->out: the pieces between special tokens (found leftmost first,
+ * each search starting where the last token ended, as regex's finditer) and the special
+ * tokens' ids. Runs without the GIL. */
+static int encode_text(Encoder *e, const Text *t, int ascii) {
+    e->out_len = 0;
+    ptrdiff_t start = 0;
+    for (ptrdiff_t i = 0; e->nspecials && i < t->len;) {
+        Py_ssize_t k = special_at(e, t, i);
+        if (k < 0) {
+            i++;
+            continue;
+        }
+        Text piece = {(const char *)t->data + start * t->kind, t->kind, i - start};
+        int err = encode_piece(e, &piece, ascii);
+        if (err || reserve((void **)&e->out, &e->out_cap, e->out_len + 1, sizeof(uint32_t))) return err ? err : -1;
+        e->out[e->out_len++] = e->specials[k].id;
+        i = start = i + e->specials[k].len;
+    }
+    Text rest = {(const char *)t->data + start * t->kind, t->kind, t->len - start};
+    return encode_piece(e, &rest, ascii);
+}
+
+/* Encoder(ranks, vocab, pattern, direct, cache_size, specials, shared=None): pattern 0 is
+ * GPT-2's, 1 GPT-4's; specials a list of (text, id), longest text first; shared a
+ * SharedCache of the same ranks, vocab and direct, looked in before the Encoder's own cache
+ * of cache_size entries. */
+static int Encoder_init(Encoder *e, PyObject *args, PyObject *Py_UNUSED(kw)) {
+    MergeRanks *ranks;
+    Vocab *vocab;
+    int pattern, direct;
+    Py_ssize_t cache_size;
+    PyObject *specials, *shared = Py_None;
+    if (!PyArg_ParseTuple(args, "O!O!ipnO!|O", &MergeRanksType, &ranks, &VocabType, &vocab, &pattern, &direct, &cache_size,
+                          &PyList_Type, &specials, &shared))
+        return -1;
+    if (e->lock) {
+        PyErr_SetString(PyExc_RuntimeError, "an Encoder is initialized once");
+        return -1;
+    }
+    if (pattern != PATTERN_GPT2 && pattern != PATTERN_GPT4) {
+        PyErr_SetString(PyExc_ValueError, "pattern must be 0 (GPT-2) or 1 (GPT-4)");
+        return -1;
+    }
+    if (!ranks->slots || !vocab->spans) {
+        PyErr_SetString(PyExc_ValueError, "ranks and vocab must be initialized");
+        return -1;
+    }
+    for (int b = 0; b < 256; b++)
+        if (ranks->byte_ids[b] >= vocab->nids) {
+            PyErr_SetString(PyExc_ValueError, "a byte id is not in the vocabulary");
+            return -1;
+        }
+    if (shared != Py_None && !PyObject_TypeCheck(shared, &SharedCacheType)) {
+        PyErr_SetString(PyExc_TypeError, "shared must be a SharedCache or None");
+        return -1;
+    }
+    SharedCache *sc = shared != Py_None ? (SharedCache *)shared : NULL;
+    if (sc && (sc->ranks != ranks || sc->vocab != vocab || sc->direct != direct)) {
+        PyErr_SetString(PyExc_ValueError, "a SharedCache serves Encoders of its own ranks, vocab and direct");
+        return -1;
+    }
+    e->nspecials = PyList_GET_SIZE(specials);
+    if (!(e->specials = PyMem_RawCalloc(e->nspecials + 1, sizeof(Special)))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < e->nspecials; k++) {
+        PyObject *text, *item = PyList_GET_ITEM(specials, k);
+        Special *sp = &e->specials[k];
+        if (!PyArg_ParseTuple(item, "UI", &text, &sp->id)) return -1;
+        if (!(sp->len = PyUnicode_GET_LENGTH(text))) {
+            PyErr_SetString(PyExc_ValueError, "special tokens must not be empty");
+            return -1;
+        }
+        if (!(sp->text = PyUnicode_AsUCS4Copy(text))) return -1;
+        if (sp->text[0] < 128) e->special_starts[sp->text[0]] = 1;
+        else memset(e->special_starts, 1, sizeof e->special_starts); /* the filter filters nothing */
+    }
+    Py_INCREF(ranks);
+    Py_INCREF(vocab);
+    Py_XINCREF(sc);
+    e->ranks = ranks;
+    e->vocab = vocab;
+    e->shared = sc;
+    e->pattern = pattern;
+    e->direct = direct;
+    e->lock = PyThread_allocate_lock();
+    if (cache_init(&e->own, cache_size) || !e->lock) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void Encoder_dealloc(Encoder *e) {
+    Py_XDECREF(e->ranks);
+    Py_XDECREF(e->vocab);
+    Py_XDECREF(e->shared);
+    if (e->lock) PyThread_free_lock(e->lock);
+    cache_free(&e->own);
+    PyMem_RawFree(e->utf8);
+    PyMem_RawFree(e->work);
+    PyMem_RawFree(e->out);
+    if (e->specials)
+        for (Py_ssize_t k = 0; k < e->nspecials; k++) PyMem_Free(e->specials[k].text);
+    PyMem_RawFree(e->specials);
+    Py_TYPE(e)->tp_free((PyObject *)e);
+}
+
+/* Narrow e->out in place to little-endian ids of width bytes (2 or 4); -1 if an id does
+ * not fit. Runs without the GIL. */
+static int pack_out(Encoder *e, int width) {
+    uint8_t *p = (uint8_t *)e->out;
+    for (size_t k = 0; k < e->out_len; k++, p += width) {
+        uint32_t id = e->out[k]; /* read before the bytes at p, which never run ahead of it */
+        if (width == 2 && id > 0xFFFF) return -1;
+        p[0] = (uint8_t)id;
+        p[1] = (uint8_t)(id >> 8);
+        if (width == 4) {
+            p[2] = (uint8_t)(id >> 16);
+            p[3] = (uint8_t)(id >> 24);
+        }
+    }
+    return 0;
+}
+
+/* The ids of a text: a list of ints (width 0), or the bytes of a little-endian array of
+ * width-byte unsigned ints (2 or 4). Releases the GIL while it works, so threads with an
+ * Encoder each run in parallel. */
+static PyObject *encode_as(Encoder *e, PyObject *text, int width) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "encode() takes a str");
+        return NULL;
+    }
+    Text t = {PyUnicode_DATA(text), PyUnicode_KIND(text), PyUnicode_GET_LENGTH(text)};
+    int ascii = PyUnicode_IS_ASCII(text), err, fits = 1;
+    if (!PyThread_acquire_lock(e->lock, NOWAIT_LOCK)) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(e->lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+    Py_BEGIN_ALLOW_THREADS
+    err = encode_text(e, &t, ascii);
+    if (!err && width) fits = !pack_out(e, width);
+    Py_END_ALLOW_THREADS
+    PyObject *out = NULL;
+    if (err == SURROGATE) {
+        Py_XDECREF(PyUnicode_AsUTF8String(text)); /* raises the UnicodeEncodeError str.encode gives */
+    } else if (err) {
+        PyErr_NoMemory();
+    } else if (!fits) {
+        PyErr_SetString(PyExc_OverflowError, "a token id does not fit in 16 bits");
+    } else if (width) {
+        out = PyBytes_FromStringAndSize((const char *)e->out, (Py_ssize_t)(e->out_len * (size_t)width));
+    } else if ((out = PyList_New((Py_ssize_t)e->out_len))) {
+        PyObject **objects = e->vocab->id_objects;
+        for (size_t k = 0; k < e->out_len; k++) {
+            PyObject *id = objects[e->out[k]];
+            Py_INCREF(id);
+            PyList_SET_ITEM(out, (Py_ssize_t)k, id);
+        }
+    }
+    shrink((void **)&e->out, &e->out_cap); /* a long text's or pre-token's buffers go with it */
+    shrink((void **)&e->utf8, &e->utf8_cap);
+    shrink((void **)&e->work, &e->work_cap);
+    PyThread_release_lock(e->lock);
+    return out;
+}
+
+/* encode(text: str) -> list[int] */
+static PyObject *Encoder_encode(Encoder *e, PyObject *text) {
+    return encode_as(e, text, 0);
+}
+
+/* encode_packed(text: str, width: int) -> bytes */
+static PyObject *Encoder_encode_packed(Encoder *e, PyObject *args) {
+    PyObject *text;
+    int width;
+    if (!PyArg_ParseTuple(args, "Ui", &text, &width)) return NULL;
+    if (width != 2 && width != 4) {
+        PyErr_SetString(PyExc_ValueError, "width must be 2 or 4 bytes");
+        return NULL;
+    }
+    return encode_as(e, text, width);
+}
+
+static PyMethodDef Encoder_methods[] = {
+    {"encode", (PyCFunction)Encoder_encode, METH_O, "The token ids of a text, special tokens included."},
+    {"encode_packed", (PyCFunction)Encoder_encode_packed, METH_VARARGS,
+     "encode()'s ids as the bytes of a little-endian array of 2- or 4-byte unsigned ints."},
+    {NULL},
+};
+
+static PyTypeObject EncoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine.encode._encoder_core.Encoder",
+    .tp_basicsize = sizeof(Encoder),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Encodes text with special tokens under GPT-2's or GPT-4's pattern, with a cache of its own and maybe a shared one.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Encoder_init,
+    .tp_dealloc = (destructor)Encoder_dealloc,
+    .tp_methods = Encoder_methods,
+};
+
+/* pretokens(text: str, pattern: int) -> list[str]: the compiled pattern's pre-tokens. */
+static PyObject *pretokens(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *text;
+    int pattern;
+    if (!PyArg_ParseTuple(args, "Ui", &text, &pattern)) return NULL;
+    if (pattern != PATTERN_GPT2 && pattern != PATTERN_GPT4) {
+        PyErr_SetString(PyExc_ValueError, "pattern must be 0 (GPT-2) or 1 (GPT-4)");
+        return NULL;
+    }
+    Text t = {PyUnicode_DATA(text), PyUnicode_KIND(text), PyUnicode_GET_LENGTH(text)};
+    PyObject *out = PyList_New(0);
+    for (ptrdiff_t i = 0, j; out && i < t.len; i = j) {
+        j = pretoken_end(&t, i, pattern);
+        PyObject *piece = PyUnicode_Substring(text, i, j);
+        if (!piece || PyList_Append(out, piece)) Py_CLEAR(out);
+        Py_XDECREF(piece);
+    }
+    return out;
+}
+
+/* pretoken_count(text: str, pattern: int) -> int: how many pre-tokens, no str made (to time
+ * the scan alone). */
+static PyObject *pretoken_count(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *text;
+    int pattern;
+    if (!PyArg_ParseTuple(args, "Ui", &text, &pattern)) return NULL;
+    if (pattern != PATTERN_GPT2 && pattern != PATTERN_GPT4) {
+        PyErr_SetString(PyExc_ValueError, "pattern must be 0 (GPT-2) or 1 (GPT-4)");
+        return NULL;
+    }
+    Text t = {PyUnicode_DATA(text), PyUnicode_KIND(text), PyUnicode_GET_LENGTH(text)};
+    Py_ssize_t n = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (ptrdiff_t i = 0; i < t.len; i = pretoken_end(&t, i, pattern)) n++;
+    Py_END_ALLOW_THREADS
+    return PyLong_FromSsize_t(n);
+}
+
+static PyMethodDef module_functions[] = {
+    {"pretokens", pretokens, METH_VARARGS, "The pre-tokens of a text under GPT-2's (0) or GPT-4's (1) pattern."},
+    {"pretoken_count", pretoken_count, METH_VARARGS, "How many pre-tokens a text has under GPT-2's (0) or GPT-4's (1) pattern."},
+    {NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "engine.encode._encoder_core", "The encoder's compiled merge loop.", -1, module_functions,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__encoder_core(void) {
+    if (PyType_Ready(&MergeRanksType) < 0 || PyType_Ready(&VocabType) < 0 || PyType_Ready(&SharedCacheType) < 0 ||
+        PyType_Ready(&EncoderType) < 0)
+        return NULL;
+    pretokenize_tables_init();
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    if (PyModule_AddType(m, &MergeRanksType) || PyModule_AddType(m, &VocabType) || PyModule_AddType(m, &SharedCacheType) ||
+        PyModule_AddType(m, &EncoderType)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,59 @@
+"""Types of the compiled encoder (engine/encode/_encoder_core.c, engine/corpus/_pretokenize_core.c)."""
+
+from collections.abc import Sequence
+
+class MergeRanks:
+    """A tokenizer's merge ranks, for merging pre-tokens."""
+
+    def __init__(self, byte_ids: list[int], rank_of: dict[tuple[int, int], int], merged: list[int], /) -> None: ...
+    def ids(self, piece: bytes, /) -> str:
+        """The ids of one pre-token's bytes, each as a code point."""
+
+class Vocab:
+    """A vocabulary: the bytes of each id, and the id of each entry's bytes."""
+
+    def __init__(self, vocab: dict[int, bytes], /) -> None: ...
+    def decode_bytes(self, ids: Sequence[int], /) -> bytes:
+        """The bytes of ``ids`` joined; KeyError for an id that is no entry, TypeError for
+        an item that is not an int."""
+    def decode(self, ids: Sequence[int], /) -> str:
+        """``decode_bytes(ids)`` read as UTF-8, invalid bytes as U+FFFD."""
+
+class SharedCache:
+    """A cache of up to ``capacity`` pre-tokens' ids that the ``Encoder``s of these ranks,
+    vocabulary and ``direct`` fill and read together from any threads, with no lock; once
+    full it takes no more."""
+
+    def __init__(self, ranks: MergeRanks, vocab: Vocab, direct: bool, capacity: int, /) -> None: ...
+    def __len__(self) -> int:
+        """The pre-tokens it has taken (one that two threads added at once, twice), at most
+        ``capacity``."""
+
+class Encoder:
+    """Encodes text under GPT-2's (``pattern`` 0) or GPT-4's (1) pattern, with a cache of
+    its own of at most ``cache_size`` pre-tokens (emptied when full), looked in after
+    ``shared``."""
+
+    def __init__(
+        self,
+        ranks: MergeRanks,
+        vocab: Vocab,
+        pattern: int,
+        direct: bool,
+        cache_size: int,
+        specials: list[tuple[str, int]],
+        shared: SharedCache | None = None,
+        /,
+    ) -> None: ...
+    def encode(self, text: str, /) -> list[int]:
+        """The token ids of a text, ``specials`` (text, id; longest first) cut out first (the
+        GIL is released meanwhile)."""
+    def encode_packed(self, text: str, width: int, /) -> bytes:
+        """``encode``'s ids as the bytes of a little-endian array of ``width``-byte (2 or 4)
+        unsigned ints; OverflowError if an id does not fit."""
+
+def pretokens(text: str, pattern: int, /) -> list[str]:
+    """The pre-tokens of ``text`` under GPT-2's (0) or GPT-4's (1) pattern."""
+
+def pretoken_count(text: str, pattern: int, /) -> int:
+    """How many pre-tokens ``pretokens`` would give, without making them (the GIL is released)."""

@@ -1,0 +1,265 @@
+"""A dataset: the documents of a corpus encoded into one flat file of token ids.
+
+``encode_dataset`` reads the input files in order, document by document
+(``shards.source_texts``), encodes them in worker threads
+(``Tokenizer.encode_packed_stream``: the compiled encoder encodes and packs the ids without
+the GIL) and writes the ids in input order, so the file is the same whatever the number of
+workers. Only a few texts are in flight at once: memory stays bounded whatever the size of
+the corpus.
+
+The ids are little-endian unsigned integers of the smallest width that holds every id
+(``id_dtype``), raw (``.bin``, as nanoGPT's ``train.bin``) or as a ``.npy`` array. The
+file is written under a temporary name beside it and renamed when complete; then a JSON
+sidecar (``<file>.json``, see ``sidecar``) tells how it was made.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import struct
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.formats.atomic import atomic_write, check_writable_file
+from engine.corpus.shards import CountSettings, source_texts, trim_heap
+from engine.corpus.sources import Source, optional
+from engine.encode.tokenizer import ID_WIDTHS, Tokenizer
+
+BATCH_CHARS = 1 << 20
+"""Characters of text written at once (and bytes of a plain-text file read at once): a few
+of them per encoding thread are all that is held."""
+
+TRIM_BATCHES = 16
+"""Batches between heap trims: glibc keeps what the texts and ids freed, so without a trim
+resident memory grows with the input; a trim on every batch costs the threads time."""
+
+NPY_HEADER = 128
+"""Bytes reserved for a ``.npy`` header: its shape is known only at the end."""
+
+Progress = Callable[[int, int], None]
+"""Told ``(bytes read, tokens written)`` so far, as batches are written."""
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetSummary:
+    """What was written: the ids file, its sidecar, and counts."""
+
+    path: Path
+    sidecar: Path
+    dtype: str
+    tokens: int
+    documents: int
+    bytes_read: int
+    bad_records: int
+    """JSONL lines and Parquet rows skipped (``skip_bad_records``)."""
+
+
+def id_dtype(tokenizer: Tokenizer) -> str:
+    """The smallest unsigned integer type that holds every id of ``tokenizer``."""
+    return "uint16" if max(tokenizer.vocab) < 1 << 16 else "uint32"
+
+
+def model_digest(tokenizer: Tokenizer) -> str:
+    """BLAKE2b of what encoding depends on (vocabulary, merges, special tokens, pattern):
+    the same model gives the same digest whichever files it was loaded from."""
+    h = hashlib.blake2b(digest_size=16)
+    for i, token in sorted(tokenizer.vocab.items()):
+        h.update(struct.pack("<IH", i, len(token)) + token)
+    for left, right in tokenizer.merges:
+        h.update(struct.pack("<HH", len(left), len(right)) + left + right)
+    h.update(json.dumps([tokenizer.special_tokens, tokenizer.pattern]).encode("utf-8"))
+    return h.hexdigest()
+
+
+def sidecar_path(path: Path) -> Path:
+    return path.with_name(path.name + ".json")
+
+
+def check_out(path: Path) -> None:
+    """Refuse an output path that cannot be written, before anything is read."""
+    if path.suffix == ".npy":
+        optional("numpy", "numpy", f"{path}: writing .npy")
+    check_writable_file(path, "--out")
+
+
+def encode_dataset(
+    tokenizer: Tokenizer,
+    sources: Sequence[Source],
+    out: str | os.PathLike[str],
+    *,
+    model: str = "",
+    text_field: str = "text",
+    eot: int | None = None,
+    workers: int | None = None,
+    errors: str = "strict",
+    skip_bad_records: bool = False,
+    progress: Progress | None = None,
+) -> DatasetSummary:
+    """Encode every document of ``sources`` into ``out`` (``.npy``: a NumPy array; else raw).
+
+    ``eot``: an id appended after each document. ``workers``: threads encoding (default:
+    all cores; 1 encodes in this thread). ``model`` is how the sidecar names the model.
+    ``errors`` and ``skip_bad_records``: as in training (``CountSettings``).
+    ``CorpusError`` names the file (and line) of bad input; then, as on any exception
+    (Ctrl-C too), nothing is left under ``out``.
+    """
+    path = Path(out)
+    check_out(path)
+    dtype = id_dtype(tokenizer)
+    settings = CountSettings(
+        tokenizer.pattern, tuple(tokenizer.special_tokens), text_field, errors, skip_bad_records, block_bytes=BATCH_CHARS
+    )
+    header = NPY_HEADER if path.suffix == ".npy" else 0
+    _remove_stale(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    read = [0]
+    bad = [0]
+
+    def count(n: int) -> None:
+        read[0] += n
+
+    def skip(n: int) -> None:
+        bad[0] += n
+
+    tokens = documents = 0
+    with ThreadPoolExecutor(1) as background:
+        try:
+            with open(tmp, "xb") as f:
+                f.write(b"\0" * header)
+                for batch, ((data, n, docs), done) in enumerate(
+                    _encoded(_batches(sources, settings, count, skip, read), tokenizer, eot, dtype, workers), start=1
+                ):
+                    f.write(data)
+                    if batch % TRIM_BATCHES == 0:
+                        trim_heap()
+                    tokens += n
+                    documents += docs
+                    if progress is not None:
+                        progress(done, tokens)
+                if header:
+                    f.seek(0)
+                    f.write(_npy_header(dtype, tokens))
+                # Pure Python, the model's digest is made while this thread waits for the disk: beside the
+                # encoder threads it would hold the GIL they take at the end of every text.
+                digest = background.submit(model_digest, tokenizer)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        info = sidecar(
+            tokenizer, sources, path, model=model, digest=digest.result(), dtype=dtype, tokens=tokens,
+            documents=documents, text_field=text_field, eot=eot, bad_records=bad[0],
+        )
+    side = atomic_write(sidecar_path(path), json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+    return DatasetSummary(path, side, dtype, tokens, documents, read[0], bad[0])
+
+
+def _remove_stale(path: Path) -> None:
+    """Delete the temporary files of earlier runs on ``path`` whose process is gone: one
+    killed outright (SIGKILL, a power cut) had no chance to."""
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        pid = tmp.name[len(path.name) + 2 : -len(".tmp")]
+        if pid.isdigit() and not _running(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process, or no pid at all: leave the file be
+    return True
+
+
+def sidecar(
+    tokenizer: Tokenizer, sources: Sequence[Source], path: Path, *, model: str, digest: str, dtype: str, tokens: int,
+    documents: int, text_field: str, eot: int | None, bad_records: int,
+) -> dict[str, Any]:
+    """The sidecar's fields: enough to load the ids and to tell which model (``digest``: its
+    ``model_digest``) and inputs made them."""
+    return {
+        "file": path.name,
+        "format": "npy" if path.suffix == ".npy" else "raw",
+        "header_bytes": NPY_HEADER if path.suffix == ".npy" else 0,
+        "dtype": dtype,
+        "byte_order": "little",
+        "tokens": tokens,
+        "documents": documents,
+        "bad_records_skipped": bad_records,
+        "model": model,
+        "model_digest": digest,
+        "vocab_size": len(tokenizer.vocab),
+        "eot": eot,
+        "text_field": text_field,
+        "inputs": [s.path for s in sources],
+    }
+
+
+def _npy_header(dtype: str, count: int) -> bytes:
+    """A NumPy format 1.0 header of a 1-D little-endian array, padded to ``NPY_HEADER`` bytes."""
+    descr = {"uint16": "<u2", "uint32": "<u4"}[dtype]
+    text = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': ({count},), }}"
+    body = text.ljust(NPY_HEADER - 10 - 1) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(body)) + body.encode("latin-1")
+
+
+Batch = list[tuple[str, bool]]
+
+
+def _batches(
+    sources: Sequence[Source], settings: CountSettings, count: Callable[[int], None], skip: Callable[[int], None], read: list[int]
+) -> Iterator[tuple[Batch, int]]:
+    """Texts of the sources in batches of about ``BATCH_CHARS``, each with the bytes read
+    once it is made."""
+    batch: Batch = []
+    size = 0
+    for source in sources:
+        for text, last in source_texts(source, settings, count, skip):
+            batch.append((text, last))
+            size += len(text)
+            if size >= BATCH_CHARS:
+                yield batch, read[0]
+                batch, size = [], 0
+    if batch:
+        yield batch, read[0]
+
+
+def _encoded(
+    batches: Iterator[tuple[Batch, int]], tokenizer: Tokenizer, eot: int | None, dtype: str, workers: int | None
+) -> Iterator[tuple[tuple[bytes, int, int], int]]:
+    """Each batch encoded (``Tokenizer.encode_packed_stream``: threads, in order) as
+    little-endian ids, an end-of-text id after each document's last text; with how many ids
+    and documents, and the bytes read when the batch was made."""
+    width = ID_WIDTHS[dtype]
+    eot_bytes = b"" if eot is None else eot.to_bytes(width, "little")
+    ends: deque[tuple[bool, int | None]] = deque()  # per text: ends a document; ends a batch (bytes read)
+
+    def texts() -> Iterator[str]:
+        for batch, done in batches:
+            for i, (text, last) in enumerate(batch):
+                ends.append((last, done if i == len(batch) - 1 else None))
+                yield text
+
+    parts: list[bytes] = []
+    documents = 0
+    for encoded in tokenizer.encode_packed_stream(texts(), dtype, workers):
+        last, done = ends.popleft()
+        parts.append(encoded)
+        if last:
+            documents += 1
+            parts.append(eot_bytes)
+        if done is not None:
+            data = b"".join(parts)
+            yield (data, len(data) // width, documents), done
+            parts, documents = [], 0

@@ -1,0 +1,486 @@
+"""Encoding and decoding with a trained vocabulary (seed lecture 000, PART 4).
+
+Special tokens are matched first; the rest is pre-tokenized and each pre-token is merged
+by lowest merge rank first: list every adjacent pair with its rank, merge the lowest
+(leftmost on a tie), repeat until no pair is in the merge list. This is what GPT-2 and
+tiktoken do. ``encode_steps`` records the same loop as it runs, for the encode view.
+
+Under the GPT-2 and GPT-4 patterns all of it runs in C (``engine/encode/_encoder_core.c``): the
+pattern is matched by hand (``engine/corpus/_pretokenize_core.c``), each pre-token's ids come from
+the vocabulary, a cache or the merge loop, special tokens are cut out first, and the GIL is
+released meanwhile, so ``encode_batch`` encodes in parallel threads. A custom pattern runs
+through ``regex``, with ids travelling as strings of code points (``chr(id)``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from array import array
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from itertools import repeat
+from pathlib import Path
+from typing import Any, TypeVar
+
+from engine.formats import tokenizer_files as formats
+from engine.formats.atomic import atomic_write
+from engine.encode._encoder_core import Encoder, MergeRanks, SharedCache, Vocab
+from engine.errors import ModelFileError
+from engine.corpus.pretokenize import PreTokenizer
+from engine.train.trainer import Trainer
+
+Pair = tuple[int, int]
+
+_NONE = 1 << 62
+"""Rank of a pair that is not in the merge list: above every real rank."""
+
+_COMPILED = {"gpt2": 0, "gpt4": 1}
+"""The patterns ``Encoder`` matches in C, by name."""
+
+_UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
+_UINT32 = next(code for code in "IL" if array(code).itemsize == 4)
+_TYPECODES = {2: "H", 4: _UINT32}
+
+ID_WIDTHS = {"uint16": 2, "uint32": 4}
+"""Bytes of each unsigned integer type a file of ids may hold."""
+
+T = TypeVar("T")
+
+
+def _code_points(ids: str) -> list[int]:
+    """``list(map(ord, ids))``, faster: through the string's UTF-32 bytes (ids may be lone
+    surrogates, hence ``surrogatepass``)."""
+    return array(_UINT32, ids.encode(_UTF32, "surrogatepass")).tolist()
+
+
+@dataclass(frozen=True, slots=True)
+class EncodeStep:
+    """One round of the merge loop on one pre-token."""
+
+    parts: list[int]
+    """Token ids before this round."""
+    ranks: list[int | None]
+    """Merge rank of each adjacent pair ``(parts[i], parts[i+1])``; None: not in merges."""
+    chosen: int | None
+    """Index of the pair merged now (lowest rank, leftmost); None: nothing left to merge."""
+    after: list[int]
+    """Token ids after this round."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreTokenTrace:
+    """The story of one pre-token (or special token) of an encode."""
+
+    text: str
+    special: bool
+    steps: list[EncodeStep]
+    ids: list[int]
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer: ``vocab`` (id -> bytes) and ``merges`` in rank order."""
+
+    def __init__(
+        self,
+        vocab: dict[int, bytes],
+        merges: list[tuple[bytes, bytes]],
+        special_tokens: list[str] | None = None,
+        pattern: str = "gpt2",
+        cache_size: int = 1 << 17,
+    ) -> None:
+        self.vocab = dict(vocab)
+        self.merges = list(merges)
+        self.special_tokens = list(special_tokens or [])
+        self.pattern = pattern
+        self.encoder = {token: i for i, token in self.vocab.items()}
+        for s in self.special_tokens:
+            if s.encode("utf-8") not in self.encoder:
+                new_id = max(self.vocab, default=-1) + 1
+                self.vocab[new_id] = s.encode("utf-8")
+                self.encoder[s.encode("utf-8")] = new_id
+        self.special_ids = {s: self.encoder[s.encode("utf-8")] for s in self.special_tokens}
+        if min(self.vocab, default=0) < 0 or max(self.vocab, default=0) >= sys.maxunicode:
+            raise ValueError(f"token ids must lie in 0-{sys.maxunicode - 1}")
+        self.pretokenizer = PreTokenizer(pattern, self.special_tokens)
+        missing = [b for b in range(256) if bytes([b]) not in self.encoder]
+        if missing:
+            raise ValueError(f"vocabulary lacks the single byte {missing[0]:#04x}")
+        self._byte_ids = [self.encoder[bytes([b])] for b in range(256)]
+        self._rank_of: dict[Pair, int] = {}
+        self._merged: list[int] = []
+        """Id made by each merge rank."""
+        for rank, (left, right) in enumerate(merges):
+            try:
+                pair = (self.encoder[left], self.encoder[right])
+                self._merged.append(self.encoder[left + right])
+            except KeyError:
+                raise ValueError(f"merge {rank} ({left!r}, {right!r}) uses a token not in the vocabulary") from None
+            self._rank_of.setdefault(pair, rank)
+        self._ranks = MergeRanks(self._byte_ids, self._rank_of, self._merged)
+        self._table = Vocab(self.vocab)
+        self.cache_size = cache_size
+        """Entries a cache may hold; a full cache is emptied (a shared one takes no more), so
+        memory stays bounded."""
+        self._direct = False
+        self._encoder: Encoder | None = None
+        """The compiled encoder with its cache (named patterns only; made on first use)."""
+        self._pretokens: dict[str, str] = {}
+        """Ids of each pre-token, under a custom pattern."""
+
+    @property
+    def direct(self) -> bool:
+        """Emit a pre-token that is a vocabulary entry as that entry, skipping its merge loop
+        (as tiktoken does, and HF with ``ignore_merges``). The same ids only when every entry
+        encodes to itself: proven for trained vocabularies (see ``from_trainer``) and on
+        loading files (see ``_merges_rebuild_vocab``), checked by ``verify_direct``, kept in
+        ``tokenizer.json`` as ``ignore_merges``."""
+        return self._direct
+
+    @direct.setter
+    def direct(self, on: bool) -> None:
+        self._direct = on
+        self._encoder = None  # its cache was filled the other way
+        self._pretokens.clear()
+
+    @property
+    def _compiled(self) -> bool:
+        """Whether encoding runs in C: under a named pattern, with no empty special token."""
+        return self.pretokenizer.pattern_name is not None and "" not in self.special_ids
+
+    def _new_encoder(self, shared: SharedCache | None = None) -> Encoder | None:
+        """A compiled encoder with an empty cache of its own, looking in ``shared`` first;
+        None where encoding goes through ``regex``."""
+        if not self._compiled:
+            return None
+        name = self.pretokenizer.pattern_name
+        specials = [(s, self.special_ids[s]) for s in sorted(set(self.special_tokens), key=len, reverse=True)]
+        return Encoder(self._ranks, self._table, _COMPILED[name], self._direct, self.cache_size, specials, shared)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled as what it is made from: the compiled merge table is rebuilt on load."""
+        settings = (self.vocab, self.merges, self.special_tokens, self.pattern, self.cache_size)
+        return (_unpickle, (settings, self.direct))
+
+    @classmethod
+    def from_trainer(cls, trainer: Trainer) -> Tokenizer:
+        """The tokenizer as trained so far.
+
+        Every trained entry encodes to itself, so ``direct`` is on: the entry made by merge
+        ``r = (a, b)`` first appeared where ``a`` and ``b`` were whole tokens of a word, so no
+        merge before ``r`` crossed its span there; merging its bytes alone by rank order
+        therefore goes through the same steps, reaches ``[a, b]`` and then merge ``r``.
+        """
+        tokenizer = cls(trainer.vocab, trainer.merges, list(trainer.special_tokens), trainer.pattern)
+        tokenizer.direct = True
+        return tokenizer
+
+    def verify_direct(self) -> bool:
+        """Turn ``direct`` on if every vocabulary entry encodes to itself (true for GPT-2's
+        files). Proven from the merges where ``_merges_rebuild_vocab`` can; otherwise each
+        entry goes through the merge loop."""
+        specials = set(self.special_ids.values())
+        encoder = self.encoder
+        self.direct = self._merges_rebuild_vocab() or all(
+            self._ranks.ids(token) == chr(encoder[token])
+            for i, token in self.vocab.items()
+            if len(token) > 1 and i not in specials and encoder[token] == i
+        )
+        return self.direct
+
+    def _merges_rebuild_vocab(self) -> bool:
+        """True when the merges prove that every vocabulary entry encodes to itself; False
+        when they do not (the entries may still do).
+
+        Goes through the merges in rank order, each entry at the first merge ``r = (a, b)``
+        that makes it, ``a`` and ``b`` proven before (a byte encodes to itself): if merging
+        the bytes of ``a + b`` keeps ``a`` and ``b`` apart (``_apart``), it reaches
+        ``[a, b]`` and then merge ``r``.
+        """
+        merged = self._merged
+        recipes = {i: (-1, i, i) for i in self._byte_ids}
+        """Proven entry -> (rank of the merge that makes it, its left, its right)."""
+        for (a, b), r in self._rank_of.items():  # in rank order, each pair at its first rank
+            t = merged[r]
+            if t in recipes:
+                continue  # made by an earlier merge
+            if recipes.get(a, (r,))[0] >= r or recipes.get(b, (r,))[0] >= r:
+                return False  # an operand not proven, or made by a later merge
+            if not self._apart(recipes, a, b):
+                return False
+            recipes[t] = (r, a, b)
+        specials = set(self.special_ids.values())
+        return all(i in recipes for i in self.encoder.values() if i not in specials)
+
+    def _apart(self, recipes: dict[int, tuple[int, int, int]], a: int, b: int) -> bool:
+        """Whether merging the bytes of ``a + b`` (both proven, in ``recipes``) reaches
+        ``[a, b]`` with no merge across the seam between them.
+
+        Until a pair across the seam is chosen, it runs the merges of ``a`` and of ``b`` side
+        by side, in rising rank order (each merge comes after those that made its operands).
+        The seam pair ``(x, y)`` changes only when a new last token of ``a``'s side (on
+        ``a``'s right spine) is made, at rank ``lx``, or a new first token of ``b``'s side (on
+        ``b``'s left spine), at rank ``my``; it is chosen before that iff its rank ``c < lx``
+        and ``c <= my`` (ties go to the leftmost pair). Walks back from ``(a, b)``.
+        """
+        rank_of = self._rank_of
+        x, y, lx, my = a, b, _NONE, _NONE
+        while True:
+            made_x, _, right_of_x = recipes[x]
+            made_y, left_of_y, _ = recipes[y]
+            if made_x > made_y:
+                lx, x = made_x, right_of_x
+            elif made_y >= 0:  # on a tie a's side merges first, so b's came last
+                my, y = made_y, left_of_y
+            else:
+                return True
+            c = rank_of.get((x, y), _NONE)
+            if c < lx and c <= my:
+                return False
+
+    # -- files ----------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """Load a ``tokenizer.json``, or a directory holding one or ``vocab.json`` + ``merges.txt``."""
+        return cls._from_data(formats.read_model(path))
+
+    @classmethod
+    def from_files(
+        cls,
+        vocab_json: str | os.PathLike[str],
+        merges_txt: str | os.PathLike[str],
+        special_tokens: list[str] | None = None,
+    ) -> Tokenizer:
+        """Load GPT-2 style files; entries no merge makes (``<|endoftext|>``) become special tokens."""
+        return cls._from_data(formats.read_gpt2_files(vocab_json, merges_txt, special_tokens))
+
+    @classmethod
+    def _from_data(cls, data: formats.ModelData) -> Tokenizer:
+        try:
+            tokenizer = cls(data.vocab, data.merges, data.special_tokens, data.pattern)
+        except ValueError as e:
+            raise ModelFileError(f"{data.path}: {e}") from None
+        tokenizer.direct = data.direct or tokenizer._merges_rebuild_vocab()
+        return tokenizer
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write an HF ``tokenizer.json`` (loads in ``tokenizers.Tokenizer.from_file``)."""
+        return atomic_write(path, formats.hf_json(self.vocab, self.merges, self.special_tokens, self.pattern, self.direct))
+
+    def save_gpt2_files(self, directory: str | os.PathLike[str]) -> list[Path]:
+        """Write GPT-2 style ``vocab.json`` + ``merges.txt`` into ``directory``."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        return [
+            atomic_write(directory / formats.VOCAB_JSON, formats.gpt2_vocab_json(self.vocab, self.special_tokens)),
+            atomic_write(directory / formats.MERGES_TXT, formats.gpt2_merges_txt(self.merges)),
+        ]
+
+    def save_dir(self, directory: str | os.PathLike[str]) -> list[Path]:
+        """Write ``tokenizer.json``, ``vocab.json`` and ``merges.txt`` into ``directory``."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        return [self.save(directory / formats.TOKENIZER_JSON), *self.save_gpt2_files(directory)]
+
+    def export_tiktoken(self, path: str | os.PathLike[str]) -> Path:
+        """Write tiktoken's ``.tiktoken`` ranks. Load them with ``tiktoken.load.load_tiktoken_bpe``
+        and pass ``pat_str=self.pretokenizer.pattern, special_tokens=self.special_ids`` to
+        ``tiktoken.Encoding``. ValueError when the ids do not follow merge order."""
+        return atomic_write(path, formats.tiktoken_ranks(self.vocab, self.merges, self.special_tokens))
+
+    # -- the merge loop -----------------------------------------------------------------
+
+    def _bpe(self, piece: bytes, steps: list[EncodeStep] | None = None) -> list[int]:
+        """Merge one pre-token by lowest rank first; record each round into ``steps``.
+
+        This is the loop the encode view shows; plain encoding runs the same loop compiled
+        (``engine/encode/_encoder_core.c``), without the record.
+
+        ``ranks[i]`` is the rank of the pair ``(ids[i], ids[i+1])``; a merge changes only
+        the two ranks beside it, and ``min`` plus ``index`` find the lowest, leftmost pair.
+        """
+        rank = self._rank_of.get
+        merged = self._merged
+        ids = list(map(self._byte_ids.__getitem__, piece))
+        ranks = list(map(rank, zip(ids, ids[1:]), repeat(_NONE)))
+        while True:
+            best = min(ranks, default=_NONE)
+            i = ranks.index(best) if best != _NONE else None
+            if steps is not None:
+                before, shown = list(ids), [None if r == _NONE else r for r in ranks]
+            if i is not None:
+                ids[i] = merged[best]
+                del ids[i + 1], ranks[i]
+                if i:
+                    ranks[i - 1] = rank((ids[i - 1], ids[i]), _NONE)
+                if i < len(ranks):
+                    ranks[i] = rank((ids[i], ids[i + 1]), _NONE)
+            if steps is not None:
+                steps.append(EncodeStep(before, shown, i, list(ids)))
+            if i is None:
+                return ids
+
+    def _encode_pretoken(self, pretoken: str) -> str:
+        piece = pretoken.encode("utf-8")
+        entry = self.encoder.get(piece) if self._direct else None
+        return chr(entry) if entry is not None else self._ranks.ids(piece)
+
+    def _encode_custom(self, piece: str) -> str:
+        """The ids of one ordinary piece under a custom pattern, as code points: regex
+        pre-tokens, each merged once and cached."""
+        pretokens = self.pretokenizer.pretokens(piece)
+        cache = self._pretokens
+        wanted = set(pretokens)
+        if len(cache) + len(wanted) > self.cache_size:
+            cache.clear()  # bounded memory on endless streams
+        for pretoken in wanted.difference(cache):
+            cache[pretoken] = self._encode_pretoken(pretoken)
+        return "".join(map(cache.__getitem__, pretokens))
+
+    # -- public API -----------------------------------------------------------------------
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``."""
+        if self._encoder is None:
+            self._encoder = self._new_encoder()
+        if self._encoder is not None:
+            return self._encoder.encode(text)
+        return _code_points(
+            "".join(
+                chr(self.special_ids[piece]) if special else self._encode_custom(piece)
+                for piece, special in self.pretokenizer.split_special(text)
+            )
+        )
+
+    def encode_batch(self, texts: Iterable[str], workers: int | None = None) -> list[list[int]]:
+        """``[encode(text) for text in texts]``, in ``workers`` threads (see ``encode_stream``)."""
+        return list(self.encode_stream(texts, workers))
+
+    def encode_packed(self, text: str, dtype: str = "uint32") -> bytes:
+        """``encode``'s ids as files of ids hold them: the bytes of a little-endian array of
+        ``dtype`` (``"uint16"`` or ``"uint32"``); OverflowError if an id does not fit."""
+        width = ID_WIDTHS[dtype]
+        if self._encoder is None:
+            self._encoder = self._new_encoder()
+        if self._encoder is not None:
+            return self._encoder.encode_packed(text, width)
+        ids = array(_TYPECODES[width], self.encode(text))
+        if sys.byteorder == "big":
+            ids.byteswap()
+        return ids.tobytes()
+
+    def encode_stream(self, texts: Iterable[str], workers: int | None = None) -> Iterator[list[int]]:
+        """``encode`` of each text, in order, as ``texts`` yields them, in ``workers`` threads
+        (default: one per core), with at most two texts per thread in flight.
+
+        The compiled encoder releases the GIL, so threads run in parallel; each has an
+        encoder of its own for the whole stream, and all share one cache of pre-tokens' ids
+        (what one thread merges, the others find). Reading the texts (in this thread)
+        overlaps with the encoding. Under a custom pattern the regex holds the GIL:
+        the texts are encoded one after another.
+        """
+        return self._in_threads(texts, workers, Encoder.encode, self.encode)
+
+    def encode_packed_stream(self, texts: Iterable[str], dtype: str = "uint32", workers: int | None = None) -> Iterator[bytes]:
+        """``encode_packed`` of each text, as ``encode_stream`` does ``encode``: packing too
+        runs in the threads."""
+        width = ID_WIDTHS[dtype]
+        return self._in_threads(
+            texts, workers, lambda encoder, text: encoder.encode_packed(text, width), lambda text: self.encode_packed(text, dtype)
+        )
+
+    def _in_threads(
+        self, texts: Iterable[str], workers: int | None, compiled: Callable[[Encoder, str], T], plain: Callable[[str], T]
+    ) -> Iterator[T]:
+        """``compiled(encoder, text)`` of each text in ``workers`` threads, each with an
+        ``Encoder`` of its own over one shared cache; ``plain(text)`` in this thread when
+        there is one worker or no compiled encoder."""
+        workers = workers or os.cpu_count() or 1
+        if workers <= 1 or not self._compiled:
+            yield from map(plain, texts)
+            return
+        local = threading.local()
+        # Once full it takes no more (the encoders' own caches take the rest): never emptied under a reader.
+        shared = SharedCache(self._ranks, self._table, self._direct, self.cache_size)
+
+        def encode(text: str) -> T:
+            encoder = getattr(local, "encoder", None) or self._new_encoder(shared)
+            local.encoder = encoder
+            return compiled(encoder, text)
+
+        with ThreadPoolExecutor(workers) as pool:
+            pending: deque[Future[T]] = deque()
+            try:
+                for text in texts:
+                    pending.append(pool.submit(encode, text))
+                    if len(pending) >= 2 * workers:
+                        yield pending.popleft().result()
+                while pending:
+                    yield pending.popleft().result()
+            finally:
+                for future in pending:
+                    future.cancel()
+
+    def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
+        """Lazily encode a stream of strings; the ids equal ``encode`` of their concatenation.
+
+        Text is encoded up to the last cut that more input cannot change
+        (``PreTokenizer.safe_cut``); the rest waits for the next string.
+        """
+        pretok = self.pretokenizer
+        buffer = ""
+        for text in iterable:
+            buffer += text
+            cut = pretok.safe_cut(buffer)
+            if cut:
+                yield from self.encode(buffer[:cut])
+                buffer = buffer[cut:]
+        if buffer:
+            yield from self.encode(buffer)
+
+    def encode_steps(self, text: str) -> list[PreTokenTrace]:
+        """Every pre-token of ``text`` with each round of its merge loop (see ``EncodeStep``)."""
+        traces = []
+        for piece, special in self.pretokenizer.split_special(text):
+            if special:
+                traces.append(PreTokenTrace(piece, True, [], [self.special_ids[piece]]))
+                continue
+            for pretoken in self.pretokenizer.pretokens(piece):
+                steps: list[EncodeStep] = []
+                ids = self._bpe(pretoken.encode("utf-8"), steps)
+                traces.append(PreTokenTrace(pretoken, False, steps, ids))
+        return traces
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """The bytes of ``ids`` joined."""
+        try:
+            return self._table.decode_bytes(ids)
+        except (KeyError, TypeError):
+            return self._decode_slowly(ids)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of ``ids``; invalid UTF-8 (a token may hold half a character) becomes U+FFFD."""
+        try:
+            return self._table.decode(ids)
+        except (KeyError, TypeError):
+            return self._decode_slowly(ids).decode("utf-8", errors="replace")
+
+    def _decode_slowly(self, ids: Sequence[int]) -> bytes:
+        """The bytes of ids that are not all Python ints (numpy's, say), or the ValueError
+        that names the first id that is no entry."""
+        vocab = self.vocab
+        try:
+            return b"".join(map(vocab.__getitem__, ids))
+        except (KeyError, TypeError):
+            bad = next(i for i in ids if not isinstance(i, int) or i not in vocab)
+            raise ValueError(f"token id {bad!r} is not in the vocabulary (0-{max(vocab)})") from None
+
+
+def _unpickle(settings: tuple[Any, ...], direct: bool) -> Tokenizer:
+    tokenizer = Tokenizer(*settings)
+    tokenizer.direct = direct
+    return tokenizer

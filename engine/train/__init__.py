@@ -1,0 +1,5 @@
+"""Training: the optimized steppable trainer (``trainer``) over pair positions, prev/next links,
+the pair counter and the lazy max-heap; what each merge did (``events``); where a pair lives
+(``occurrences``); the plain recount-everything trainer (``reference``); and classic ``</w>``
+BPE (``classic``, ``classic_reference``).
+"""

@@ -1,0 +1,42 @@
+"""Types of the compiled trainer core (engine/train/_trainer_core.c)."""
+
+from array import array
+
+Pair = tuple[int, int]
+
+class Core:
+    """The trainer's state: laid-out words, pair records, hash table and lazy heap."""
+
+    heap_size: int
+    live_pairs: int
+    stored_positions: int
+    corpus_bytes: int
+    words: int
+
+    def __init__(self, words: bytes, ends: array[int], counts: array[int], base_tokens: list[bytes], /) -> None:
+        """Lay out a ``WordTable``'s words (``ends`` and ``counts``: int64, one per word)."""
+    def step(
+        self, tie_limit: int, /
+    ) -> tuple[int, int, int, list[Pair], bytes, bytes, bytes, int, int] | None:
+        """One merge: (left, right, count, ties, changes, pushes, stale, heap_size,
+        live_pairs), the events as packed int64 rows; None when no pair is left."""
+    def run(self, n: int, /) -> list[tuple[int, int, int]]:
+        """Up to n merges; the (left, right, count) of each."""
+    def redo(self, pairs: list[Pair], /) -> None:
+        """Merge known pairs in order without selecting or queueing, then requeue."""
+    def top_pairs(self, k: int, /) -> list[tuple[Pair, int]]: ...
+    def segmentation(self, word: int, /) -> list[int]: ...
+    def word(self, word: int, /) -> tuple[bytes, int]:
+        """Word i's bytes and count, as given."""
+    def token(self, token: int, /) -> bytes:
+        """Token i's bytes."""
+    def memory(self) -> dict[str, int]:
+        """Bytes allocated by each structure."""
+    def table(self) -> tuple[bytes, bytes, bytes]:
+        """The words as given: their bytes, ends and counts (int64), to build a Core from."""
+    def pair_counter(self) -> dict[Pair, int]: ...
+    def pair_positions(self, left: int, right: int, limit: int, /) -> tuple[int, int, list[tuple[int, int, bool]]]:
+        """(recorded, live, [(position, word, live), ...]): the pair's recorded positions,
+        how many it still starts at, and the first ``limit`` in list order."""
+    def cells(self, word: int, /) -> list[tuple[int, int, int, int]]:
+        """Word i's (position, token, prev, next) now; -1 for a link out of the word."""
