@@ -48,8 +48,16 @@ def rows(scratch: Path) -> list[SpanTokenizer]:
     except ImportError:
         return out
     for model, trainer, pre in (
-        (hf.models.WordPiece(unk_token="[UNK]"), hf.trainers.WordPieceTrainer(vocab_size=2000, special_tokens=["[UNK]"]), hf.pre_tokenizers.BertPreTokenizer()),
-        (hf.models.Unigram(), hf.trainers.UnigramTrainer(vocab_size=500, special_tokens=["<unk>"], unk_token="<unk>"), hf.pre_tokenizers.Metaspace()),
+        (
+            hf.models.WordPiece(unk_token="[UNK]"),
+            hf.trainers.WordPieceTrainer(vocab_size=2000, special_tokens=["[UNK]"]),
+            hf.pre_tokenizers.BertPreTokenizer(),
+        ),
+        (
+            hf.models.Unigram(),
+            hf.trainers.UnigramTrainer(vocab_size=500, special_tokens=["<unk>"], unk_token="<unk>"),
+            hf.pre_tokenizers.Metaspace(),
+        ),
     ):
         tok = hf.Tokenizer(model)
         tok.pre_tokenizer = pre

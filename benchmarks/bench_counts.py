@@ -39,10 +39,17 @@ def child(counts: str, vocab_size: int) -> None:
     laid_out, cpu = time.perf_counter(), time.process_time()
     trainer.run()
     merged = time.perf_counter()
-    print(json.dumps({
-        "load": loaded - started, "layout": laid_out - loaded, "merge": merged - laid_out,
-        "merge_cpu": time.process_time() - cpu, "merges": trainer.merges_done,
-    }))
+    print(
+        json.dumps(
+            {
+                "load": loaded - started,
+                "layout": laid_out - loaded,
+                "merge": merged - laid_out,
+                "merge_cpu": time.process_time() - cpu,
+                "merges": trainer.merges_done,
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -62,20 +69,26 @@ def main() -> None:
         counts = Path(tmp) / "corpus.counts"
         started = time.perf_counter()
         Trainer.from_files(args.corpus, 300, [SPECIAL], save_counts=counts)
-        print(f"{args.corpus.name}: counted and saved in {time.perf_counter() - started:.2f} s, "
-              f"{counts.stat().st_size / 1e6:.1f} MB of counts")
+        print(
+            f"{args.corpus.name}: counted and saved in {time.perf_counter() - started:.2f} s, "
+            f"{counts.stat().st_size / 1e6:.1f} MB of counts"
+        )
         print("| vocab | merges | load counts | lay out words | merge | merge (CPU) | total |")
         print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for vocab in args.vocab or [8000, 16000, 32000]:
             runs = [
-                json.loads(subprocess.run(
-                    [sys.executable, __file__, "--child", str(counts), str(vocab)], check=True, capture_output=True, text=True
-                ).stdout)
+                json.loads(
+                    subprocess.run(
+                        [sys.executable, __file__, "--child", str(counts), str(vocab)], check=True, capture_output=True, text=True
+                    ).stdout
+                )
                 for _ in range(args.rounds)
             ]
             med = {k: statistics.median(r[k] for r in runs) for k in ("load", "layout", "merge", "merge_cpu")}
-            print(f"| {vocab:,} | {runs[0]['merges']:,} | {med['load']:.3f} s | {med['layout']:.3f} s | "
-                  f"{med['merge']:.3f} s | {med['merge_cpu']:.3f} s | {med['load'] + med['layout'] + med['merge']:.3f} s |")
+            print(
+                f"| {vocab:,} | {runs[0]['merges']:,} | {med['load']:.3f} s | {med['layout']:.3f} s | "
+                f"{med['merge']:.3f} s | {med['merge_cpu']:.3f} s | {med['load'] + med['layout'] + med['merge']:.3f} s |"
+            )
 
 
 if __name__ == "__main__":

@@ -40,8 +40,8 @@ def child(corpus: str, out: str, workers: int) -> None:
     """Encode ``corpus`` into ``out`` once and print the time, counts and peak RSS as JSON."""
     sys.path.insert(0, str(ROOT))
     from engine import Tokenizer
-    from engine.encode.dataset import encode_dataset
     from engine.corpus.sources import expand_inputs
+    from engine.encode.dataset import encode_dataset
 
     started = time.perf_counter()
     tokenizer = Tokenizer.from_files(SHARED / "fixtures" / "gpt2_vocab.json", SHARED / "fixtures" / "gpt2_merges.txt")
@@ -52,7 +52,11 @@ def child(corpus: str, out: str, workers: int) -> None:
     usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
     rss = max(u.ru_maxrss for u in usage)
     cpu = sum(u.ru_utime + u.ru_stime for u in usage)
-    print(json.dumps({"seconds": seconds, "encoding": encoding, "cpu": cpu, "bytes": summary.bytes_read, "tokens": summary.tokens, "rss_kb": rss}))
+    print(
+        json.dumps(
+            {"seconds": seconds, "encoding": encoding, "cpu": cpu, "bytes": summary.bytes_read, "tokens": summary.tokens, "rss_kb": rss}
+        )
+    )
 
 
 def main() -> None:
@@ -73,15 +77,23 @@ def main() -> None:
                 f.write(text)
         size = corpus.stat().st_size
         counts = args.workers or [1, 2]
-        print(f"{corpus.name}: {size / 1e6:.1f} MB ({CORPUS.name} repeated), GPT-2 files, --eot, uint16 out; "
-              f"median of {args.rounds}, worker counts interleaved; {_machine()}")
+        print(
+            f"{corpus.name}: {size / 1e6:.1f} MB ({CORPUS.name} repeated), GPT-2 files, --eot, uint16 out; "
+            f"median of {args.rounds}, worker counts interleaved; {_machine()}"
+        )
         runs: dict[int, list[dict[str, float]]] = {workers: [] for workers in counts}
         for _ in range(args.rounds):
             for workers in counts:
-                runs[workers].append(json.loads(subprocess.run(
-                    [sys.executable, __file__, "--child", str(corpus), str(Path(tmp) / "ids.bin"), str(workers)],
-                    check=True, capture_output=True, text=True,
-                ).stdout))
+                runs[workers].append(
+                    json.loads(
+                        subprocess.run(
+                            [sys.executable, __file__, "--child", str(corpus), str(Path(tmp) / "ids.bin"), str(workers)],
+                            check=True,
+                            capture_output=True,
+                            text=True,
+                        ).stdout
+                    )
+                )
         print("| workers | whole run | speed-up | encoding | speed-up | MB/s | tokens/s | CPU | peak RSS |")
         print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         first = first_encoding = None
@@ -90,9 +102,11 @@ def main() -> None:
             encoding = statistics.median(r["encoding"] for r in runs[workers])
             first, first_encoding = first or seconds, first_encoding or encoding
             cpu = statistics.median(r["cpu"] for r in runs[workers])
-            print(f"| {workers} | {seconds:.2f} s | {first / seconds:.2f}x | {encoding:.2f} s | {first_encoding / encoding:.2f}x | "
-                  f"{size / 1e6 / encoding:.1f} | {runs[workers][0]['tokens'] / encoding:,.0f} | {cpu:.2f} s | "
-                  f"{max(r['rss_kb'] for r in runs[workers]) / 1024:.0f} MB |")
+            print(
+                f"| {workers} | {seconds:.2f} s | {first / seconds:.2f}x | {encoding:.2f} s | {first_encoding / encoding:.2f}x | "
+                f"{size / 1e6 / encoding:.1f} | {runs[workers][0]['tokens'] / encoding:,.0f} | {cpu:.2f} s | "
+                f"{max(r['rss_kb'] for r in runs[workers]) / 1024:.0f} MB |"
+            )
         print(f"after: {_machine()}")
 
 

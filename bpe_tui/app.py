@@ -12,15 +12,14 @@ from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Label
 
-from engine import BpeError
-from engine.corpus.sources import TEXT, expand_inputs
-
 from bpe_tui.compare.screen import CompareScreen
+from bpe_tui.help.screen import HelpScreen
+from bpe_tui.help.text import help_for
 from bpe_tui.race.screen import RaceScreen
 from bpe_tui.train.options import DEFAULT_SPECIAL, TrainOptions, sample_corpus
 from bpe_tui.train.screen import TrainScreen
-from bpe_tui.help.screen import HelpScreen
-from bpe_tui.help.text import help_for
+from engine import BpeError
+from engine.corpus.sources import TEXT, expand_inputs
 
 CLASSIC_TOY = "toy-low-lower.txt"
 """The lecture's toy corpus, for classic BPE opened from a screen with no plain-text corpus."""

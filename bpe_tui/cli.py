@@ -44,7 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
     source = encode.add_mutually_exclusive_group()
     source.add_argument("--text", help="text to encode")
     source.add_argument(
-        "--file", nargs="+", metavar="FILE", help="file whose text to encode; with --out: files, directories or globs (.jsonl, .parquet, .gz, .zst too)"
+        "--file",
+        nargs="+",
+        metavar="FILE",
+        help="file whose text to encode; with --out: files, directories or globs (.jsonl, .parquet, .gz, .zst too)",
     )
     encode.add_argument("--headless", action="store_true", help="print the tokens and exit")
     encode.add_argument("--json", action="store_true", help="with --headless: a JSON list of {id, bytes, text}")
@@ -82,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve `bpe-tui COMMAND ARGS` (default: train) to web browsers, one app process per tab.",
         allow_abbrev=False,  # the served command's options pass through, never taken for ours
     )
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: the network)")
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: the network)"
+    )
     serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     serve.add_argument("--public-url", metavar="URL", help="the address browsers use, when not http://HOST:PORT")
     serve.set_defaults(has_screen=False)
@@ -99,8 +104,7 @@ def _corpus_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "inputs",
         nargs="*",
         metavar="FILE",
-        help="corpus files, directories or glob patterns: UTF-8 text, .jsonl, .parquet, optionally .gz/.zst "
-        "(default: the bundled sample)",
+        help="corpus files, directories or glob patterns: UTF-8 text, .jsonl, .parquet, optionally .gz/.zst (default: the bundled sample)",
     )
     parser.add_argument("--vocab-size", type=int, default=1000, help="vocabulary size (default 1000)")
     parser.add_argument(

@@ -10,17 +10,16 @@ try:
     from engine.train import _trainer_core  # noqa: F401
 except ImportError:  # a source tree that was never built
     raise ImportError(
-        "engine's compiled modules are missing: install the package, e.g. "
-        "`pip install -e .` in a source checkout (needs a C compiler)"
+        "engine's compiled modules are missing: install the package, e.g. `pip install -e .` in a source checkout (needs a C compiler)"
     ) from None
 
+from engine.corpus.pretokenize import PATTERNS, PreTokenizer
+from engine.encode.tokenizer import EncodeStep, PreTokenTrace, Tokenizer
 from engine.errors import BpeError, CorpusError, ModelFileError, ResumeError, SettingsError
 from engine.formats.atomic import atomic_write
 from engine.train.events import MergeStep, PairChange, StalePop
 from engine.train.occurrences import Cell, Occurrence, PairOccurrences, WordCells
-from engine.corpus.pretokenize import PATTERNS, PreTokenizer
 from engine.train.reference import reference_merges, train_reference
-from engine.encode.tokenizer import EncodeStep, PreTokenTrace, Tokenizer
 from engine.train.trainer import Trainer, Word, train_bpe, train_from_iterator
 
 __all__ = [

@@ -14,11 +14,10 @@ from textual.pilot import Pilot
 
 from bpe_tui.app import BpeApp
 from bpe_tui.race.process import OPTIMIZED, REFERENCE, optimized_merges
-from bpe_tui.race.state import Merge, Racer
 from bpe_tui.race.screen import RaceScreen
+from bpe_tui.race.state import Merge, Racer
 from bpe_tui.train.options import TrainOptions, sample_corpus
 from engine import reference_merges
-
 from tests.train_app import wait_until
 
 VOCAB = 400
@@ -57,13 +56,18 @@ def dawdling_merges(word_counts: Mapping[bytes, int], vocab_size: int, special_t
         yield merge
 
 
-TICKING = (Racer(REFERENCE.name, REFERENCE.about, reference_merges, Ticks(0.004)), Racer(OPTIMIZED.name, OPTIMIZED.about, optimized_merges, Ticks(0.00001)))
+TICKING = (
+    Racer(REFERENCE.name, REFERENCE.about, reference_merges, Ticks(0.004)),
+    Racer(OPTIMIZED.name, OPTIMIZED.about, optimized_merges, Ticks(0.00001)),
+)
 """The two real racers, timed by ticking clocks: 4 ms and 10 µs a merge, a 400× speed-up."""
 SWAPPED = (TICKING[0], Racer(OPTIMIZED.name, OPTIMIZED.about, swapped_merges, Ticks(0.00001)))
 DAWDLING = (Racer(REFERENCE.name, REFERENCE.about, dawdling_merges), OPTIMIZED)
 
 
-def race_app(racers: tuple[Racer, Racer] = (REFERENCE, OPTIMIZED), clock: Callable[[], float] = time.perf_counter) -> tuple[BpeApp, RaceScreen]:
+def race_app(
+    racers: tuple[Racer, Racer] = (REFERENCE, OPTIMIZED), clock: Callable[[], float] = time.perf_counter
+) -> tuple[BpeApp, RaceScreen]:
     with sample_corpus() as path:
         screen = RaceScreen([str(path)], TrainOptions(VOCAB, ("<|endoftext|>",), workers=1), "sample.txt", racers, clock)
     return BpeApp(screen), screen

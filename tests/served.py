@@ -200,8 +200,14 @@ async def browser(width: int = 1280, height: int = 720) -> AsyncIterator[Page]:
     assert path is not None
     with tempfile.TemporaryDirectory(prefix="bpe-tui-chromium-") as profile:
         process = subprocess.Popen(
-            [path, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
-             f"--window-size={width},{height}", "about:blank"],
+            [
+                path,
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={profile}",
+                "--remote-debugging-port=0",
+                f"--window-size={width},{height}",
+                "about:blank",
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # its helper processes go with it

@@ -13,7 +13,6 @@ from bpe_tui.encode.screen import EncodeScreen
 from bpe_tui.train.options import TrainOptions
 from bpe_tui.train.screen import TrainScreen
 from engine import CorpusError, Tokenizer, Trainer
-
 from tests.conftest import refused, run_cli
 from tests.train_app import wait_until
 
@@ -47,7 +46,10 @@ CORPORA = {
         (["empty.txt"], ["empty.txt: the file is empty: no text to train on"]),
         (["specials.txt"], ["specials.txt: it holds nothing but special tokens"]),
         (["latin1.txt"], ["latin1.txt: not valid UTF-8 at byte offset 7", "--errors replace"]),
-        (["ok.txt", "--vocab-size", "257", "--special-token", "<s>", "--special-token", "<pad>"], ["vocab size 257 is below 258 (256 bytes + 2 special tokens)"]),
+        (
+            ["ok.txt", "--vocab-size", "257", "--special-token", "<s>", "--special-token", "<pad>"],
+            ["vocab size 257 is below 258 (256 bytes + 2 special tokens)"],
+        ),
         (["ok.txt", "--special-token", ""], ["special tokens must not be empty"]),
         (["ok.txt", "--special-token", "<a>", "--special-token", "<a>"], ["duplicate special token: '<a>'"]),
         (["ok.txt", "--vocab-sise", "300"], ["unrecognized arguments: --vocab-sise"]),
@@ -86,7 +88,10 @@ def test_unknown_command(tmp_path):
 
 
 def test_model_path_that_does_not_exist(tmp_path):
-    refused(run_cli("encode", "--model", "nowhere/tokenizer.json", "--headless", "--text", "x", cwd=tmp_path), "nowhere/tokenizer.json: no such file")
+    refused(
+        run_cli("encode", "--model", "nowhere/tokenizer.json", "--headless", "--text", "x", cwd=tmp_path),
+        "nowhere/tokenizer.json: no such file",
+    )
     refused(run_cli("decode", "--model", "nowhere", "1", cwd=tmp_path), "nowhere: no such file")
 
 
@@ -95,7 +100,7 @@ def test_model_path_that_does_not_exist(tmp_path):
     [
         (lambda good: good[: len(good) // 3], "truncated JSON at line"),
         (lambda good: b"\x89PNG\r\n\x1a\n\x00\x00", "not UTF-8 text"),
-        (lambda good: b"{\"model\": [1, 2", "truncated JSON"),
+        (lambda good: b'{"model": [1, 2', "truncated JSON"),
         (lambda good: b"[]", "not a tokenizer.json"),
         (lambda good: good.replace(b'"type": "BPE"', b'"type": "WordPiece"'), "model type is 'WordPiece', only BPE"),
         (lambda good: b"", "truncated JSON"),

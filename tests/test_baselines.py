@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from engine import CorpusError, ModelFileError, PreTokenizer, Tokenizer, Trainer
 from engine.compare.baselines import ByteTokenizer, CharacterTokenizer, Token, WordTokenizer, byte_offsets
 from engine.compare.comparison import BpeSpans, compare, corpus_tokenizers, load_span_tokenizer
-
 from tests.compare_models import gpt2_dir, models  # noqa: F401  (models: a fixture)
 from tests.conftest import ROOT
 
@@ -161,7 +160,7 @@ def test_unigram_through_tokenizers(models: Path) -> None:
     tokens = row.tokenize("the cat Ω")
     assert tokens[0].piece.startswith("▁".encode())
     assert [t.unknown for t in tokens] == [t.id == 0 for t in tokens]  # unk_id 0
-    assert tokens[-1].unknown and tokens[-1].start == len("the cat ".encode())
+    assert tokens[-1].unknown and tokens[-1].start == len(b"the cat ")
 
 
 def test_gpt2_files_load_through_our_engine(tmp_path: Path) -> None:
@@ -205,9 +204,7 @@ def test_engine_imports_without_tokenizers(tmp_path: Path) -> None:
     """A ``tokenizers`` that cannot be imported stands in for a missing package."""
     (tmp_path / "tokenizers.py").write_text("raise ImportError('not installed')\n")
     code = "import engine, engine.compare.comparison, engine.compare.baselines, engine.compare.hf_models; print('ok')"
-    done = subprocess.run(
-        [sys.executable, "-c", code], env={"PYTHONPATH": f"{tmp_path}:{ROOT}"}, capture_output=True, text=True
-    )
+    done = subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": f"{tmp_path}:{ROOT}"}, capture_output=True, text=True)
     assert done.stdout == "ok\n", done.stderr
 
 
@@ -228,12 +225,17 @@ def test_a_bpe_our_engine_refuses_opens_through_tokenizers(tmp_path: Path, monke
     tokenizers = pytest.importorskip("tokenizers")
     tok = tokenizers.Tokenizer(tokenizers.models.BPE(unk_token="<unk>", end_of_word_suffix="</w>"))
     tok.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
-    tok.train_from_iterator([CORPUS * 5], tokenizers.trainers.BpeTrainer(vocab_size=60, special_tokens=["<unk>"], end_of_word_suffix="</w>"))
+    tok.train_from_iterator(
+        [CORPUS * 5], tokenizers.trainers.BpeTrainer(vocab_size=60, special_tokens=["<unk>"], end_of_word_suffix="</w>")
+    )
     path = tmp_path / "classic.json"
     tok.save(str(path))
     row = load_span_tokenizer(path)
     assert not isinstance(row, BpeSpans) and row.kind == "BPE"
     assert [t.id for t in row.tokenize("the cat")] == tok.encode("the cat").ids
     monkeypatch.setitem(sys.modules, "tokenizers", None)
-    with pytest.raises(ModelFileError, match=r"end_of_word_suffix='</w>' is not supported \(or pip install 'bpe-tui\[hf\]' to open it with Hugging Face tokenizers\)"):
+    with pytest.raises(
+        ModelFileError,
+        match=r"end_of_word_suffix='</w>' is not supported \(or pip install 'bpe-tui\[hf\]' to open it with Hugging Face tokenizers\)",
+    ):
         load_span_tokenizer(path)

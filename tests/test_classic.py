@@ -14,7 +14,6 @@ from engine import CorpusError, SettingsError
 from engine.train.classic import ClassicModel, ClassicTrainer, alphabet, count_file_words, count_words, merge_symbols, symbols
 from engine.train.classic_reference import train_classic_reference
 from engine.train.trainer import TIE_LIMIT
-
 from tests.conftest import ROOT, shared_file
 
 

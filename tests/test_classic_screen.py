@@ -8,7 +8,6 @@ from bpe_tui.train.screen import TrainScreen
 from bpe_tui.train.widgets.corpus_words import CorpusWords
 from bpe_tui.train.widgets.merge_changes import MergeChanges
 from bpe_tui.train.widgets.pair_table import PairTable
-
 from tests.test_train_screen import status
 from tests.train_app import TOY_MERGES, at_merge, classic_app, train_app, wait_until
 

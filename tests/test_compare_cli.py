@@ -7,10 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from engine import PreTokenizer
-
 from tests.compare_models import SAMPLE, gpt2_dir, models  # noqa: F401  (models: a fixture)
 from tests.conftest import CLI_ENV, ROOT, refused, run_cli
 
@@ -83,7 +80,9 @@ def test_bad_input_is_one_line(models: Path, tmp_path: Path) -> None:
     wrong = json.loads((models / "unigram.json").read_text())
     wrong["model"]["type"] = "Telepathy"
     (tmp_path / "wrong.json").write_text(json.dumps(wrong))
-    refused(run_cli("compare", "--headless", "--text", "x", "--model", str(tmp_path / "wrong.json")), "cannot open this Telepathy tokenizer")
+    refused(
+        run_cli("compare", "--headless", "--text", "x", "--model", str(tmp_path / "wrong.json")), "cannot open this Telepathy tokenizer"
+    )
     refused(run_cli("compare", "--headless", "--text", "x", "--corpus", str(tmp_path / "none.txt")), "none.txt: no such file or directory")
     refused(run_cli("compare", "--headless", "--text", "x", "--vocab-size", "100"), "vocab size 100 is below 257")
     refused(run_cli("compare", "--text", "x", "--file", "y"), "not allowed with argument")

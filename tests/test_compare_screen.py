@@ -8,14 +8,13 @@ from rich.color import Color
 from textual.widgets import Static, TextArea
 
 from bpe_tui.app import BpeApp
-from bpe_tui.compare.screen import CompareScreen
-from bpe_tui.encode.screen import EncodeScreen
 from bpe_tui.common.tokens import show_token
+from bpe_tui.compare.screen import CompareScreen
 from bpe_tui.compare.widgets.tokenizer_row import RowTokens, TokenizerRow
+from bpe_tui.encode.screen import EncodeScreen
 from engine import Tokenizer
 from engine.compare.baselines import ByteTokenizer, CharacterTokenizer, WordTokenizer
 from engine.compare.comparison import BpeSpans
-
 from tests.test_encode_screen import CORPUS, ids_on_screen, tokenizer  # noqa: F401  (a fixture)
 from tests.train_app import at_merge, classic_app, train_app, wait_until
 

@@ -12,7 +12,6 @@ from textual.widgets import TextArea
 from bpe_tui.app import BpeApp
 from bpe_tui.compare.screen import CompareScreen
 from engine.compare.comparison import corpus_tokenizers, load_span_tokenizer
-
 from tests.compare_models import SAMPLE, fixed_unigram_json, fixed_wordpiece_json, gpt2_dir
 
 

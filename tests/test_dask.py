@@ -20,14 +20,11 @@ from engine.corpus.counting import count_inputs
 from engine.corpus.dask_count import check_target, count_on_dask
 from engine.corpus.shards import CountSettings, PartTally, Shard, ShardCount, count_shard, plan_shards
 from engine.corpus.sources import expand_inputs
-
 from tests.conftest import CLI_ENV, ROOT, refused, run_cli
 from tests.test_inputs import DOCS, SPECIAL, write
 
 pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use")  # the clusters' status pages
-needs_dask = pytest.mark.skipif(
-    find_spec("dask") is None or find_spec("distributed") is None, reason="the dask extra is not installed"
-)
+needs_dask = pytest.mark.skipif(find_spec("dask") is None or find_spec("distributed") is None, reason="the dask extra is not installed")
 SETTINGS = CountSettings("gpt2", (SPECIAL,), skip_bad_records=True, block_bytes=1024)
 SHARD_BYTES = 2048
 """Small shards: dozens of tasks even for these small files, so the tree has several levels."""
@@ -58,9 +55,7 @@ def alone(corpus):
 @pytest.fixture(scope="module")
 def process_cluster():
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-    ) as cluster:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None) as cluster:
         yield cluster
 
 
@@ -71,9 +66,10 @@ def client(request):
         with distributed.Client(request.getfixturevalue("process_cluster"), set_as_default=False) as c:
             yield c
         return
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=2, processes=False, dashboard_address=None
-    ) as cluster, distributed.Client(cluster, set_as_default=False) as c:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster, set_as_default=False) as c,
+    ):
         yield c
 
 
@@ -155,9 +151,10 @@ def test_progress_moves_a_shard_at_a_time_while_tasks_run(corpus, alone, tmp_pat
 
     shards = plan_shards(expand_inputs([corpus]), SETTINGS, SHARD_BYTES)
     count = functools.partial(waits_to_be_seen, begun=str(begun), seen=str(seen))
-    with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-    ) as cluster, distributed.Client(cluster, set_as_default=False) as c:
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None) as cluster,
+        distributed.Client(cluster, set_as_default=False) as c,
+    ):
         counts, _ = count_on_dask(shards, SETTINGS, c, read, "corpus", count)  # two tasks of many shards each
     assert sorted(told) == sorted(s.size for s in shards)  # each shard once
     assert counts.counter() == alone[0]
@@ -173,9 +170,11 @@ def test_workers_that_die_on_every_retry_end_the_run_in_one_line(corpus):
     dask = pytest.importorskip("dask")
     distributed = pytest.importorskip("distributed")
     shards = plan_shards(expand_inputs([corpus / "a.txt"]), SETTINGS)
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), distributed.LocalCluster(
-        n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
-    ) as cluster, distributed.Client(cluster, set_as_default=False) as c:
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        distributed.LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as cluster,
+        distributed.Client(cluster, set_as_default=False) as c,
+    ):
         with pytest.raises(CorpusError, match=r"^a\.txt: Dask workers died counting it, again on every retry \(out of memory or killed\)$"):
             count_on_dask(shards, SETTINGS, c, lambda n: None, "a.txt", always_dies)
 
@@ -216,7 +215,11 @@ def test_without_the_extra_dask_is_refused_naming_it(corpus):
     blocked = "import sys; sys.modules['dask'] = sys.modules['distributed'] = None; from bpe_tui.cli import main; sys.exit(main())"
     done = subprocess.run(
         [sys.executable, "-c", blocked, "train", str(corpus / "a.txt"), "--headless", "--dask", "local:2"],
-        cwd=ROOT, env=CLI_ENV, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=CLI_ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     refused(done, "--dask local:2 needs dask: pip install 'bpe-tui[dask]'")
 
@@ -227,7 +230,9 @@ def test_a_dask_value_that_cannot_work_is_refused_before_anything_starts(spec):
         check_target(spec)
 
 
-@pytest.mark.parametrize(("extra", "message"), [(["--counts", "c.counts"], "does not go with --counts"), (["--workers", "2"], "with --dask the cluster counts")])
+@pytest.mark.parametrize(
+    ("extra", "message"), [(["--counts", "c.counts"], "does not go with --counts"), (["--workers", "2"], "with --dask the cluster counts")]
+)
 def test_dask_with_options_it_cannot_go_with_is_refused(corpus, extra, message):
     refused(run_cli("train", "--headless", "--dask", "local:2", *extra), message)
 
@@ -236,4 +241,3 @@ def test_the_engine_imports_dask_only_when_a_cluster_is_asked_for():
     code = "import sys, engine, engine.corpus.counting, engine.train.trainer, engine.corpus.dask_count; print(sorted({'dask', 'distributed'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=CLI_ENV, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
-

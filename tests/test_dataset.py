@@ -18,10 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import Tokenizer
+from engine.corpus.sources import expand_inputs
 from engine.encode import dataset
 from engine.encode.dataset import encode_dataset, id_dtype, model_digest
-from engine.corpus.sources import expand_inputs
-
 from tests.conftest import CLI_ENV, ROOT, refused, run_cli, shared_file
 
 DOCS = [
@@ -88,7 +87,9 @@ def test_ids_are_encode_of_each_document(gpt2, corpus, tmp_path, monkeypatch, eo
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*(f.name for f in files), "ids.bin", "ids.bin.json"])
 
 
-PIECES = st.sampled_from([" ", "  ", "\n", "\n\n", "\t", "'s", "'ll", "hello", " world", "123", "孙悟空", "é", "\u0301", "🙂", "<|endoftext|>", "<|endof", "!?"])
+PIECES = st.sampled_from(
+    [" ", "  ", "\n", "\n\n", "\t", "'s", "'ll", "hello", " world", "123", "孙悟空", "é", "\u0301", "🙂", "<|endoftext|>", "<|endof", "!?"]
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -117,8 +118,18 @@ def test_cli_one_and_two_workers_write_the_same_bytes(gpt2_dir, gpt2, corpus, tm
     for workers in ("1", "2"):
         out = tmp_path / f"ids{workers}.bin"
         done = run_cli(
-            "encode", "--model", str(gpt2_dir), "--file", *map(str, files), "--text-field", "body", "--eot",
-            "--workers", workers, "--out", str(out),
+            "encode",
+            "--model",
+            str(gpt2_dir),
+            "--file",
+            *map(str, files),
+            "--text-field",
+            "body",
+            "--eot",
+            "--workers",
+            workers,
+            "--out",
+            str(out),
         )
         assert done.returncode == 0, done.stderr
         assert f"of {len(docs)} documents" in done.stdout and str(out) in done.stdout
@@ -189,7 +200,9 @@ def test_missing_model_or_file_is_refused(gpt2_dir, tmp_path):
     refused(run_cli("encode", "--model", str(tmp_path / "nope"), "--file", str(text), "--out", str(out)), "nope")
     refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), str(tmp_path / "gone.txt"), "--out", str(out)), "gone.txt")
     refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(tmp_path / "*.jsonl"), "--out", str(out)), "no file matches")
-    refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), "--out", str(tmp_path / "no" / "ids.bin")), "is not a directory")
+    refused(
+        run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), "--out", str(tmp_path / "no" / "ids.bin")), "is not a directory"
+    )
     refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), "--out", str(out), "--workers", "0"), "--workers")
     refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), str(text), "--headless"), "--out")
     refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), "--headless", "--eot"), "--eot goes with --out")
@@ -240,7 +253,11 @@ def test_npy_without_numpy_names_the_extra(gpt2_dir, tmp_path):
     script = "import sys; sys.modules['numpy'] = None; from bpe_tui.cli import main; sys.exit(main(sys.argv[1:]))"
     done = subprocess.run(
         [sys.executable, "-c", script, "encode", "--model", str(gpt2_dir), "--file", str(text), "--out", str(tmp_path / "ids.npy")],
-        cwd=ROOT, env=CLI_ENV, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=CLI_ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     refused(done, "pip install 'bpe-tui[numpy]'")
     nothing_written(tmp_path, {"a.txt"})
@@ -260,8 +277,26 @@ def test_interrupt_leaves_nothing_under_the_final_name(gpt2_dir, tmp_path, signu
     ours = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "bpe_tui.cli", "encode", "--model", str(gpt2_dir), "--file", str(texts), "--out", str(out), "--workers", "2"],
-            cwd=ROOT, env=CLI_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "bpe_tui.cli",
+                "encode",
+                "--model",
+                str(gpt2_dir),
+                "--file",
+                str(texts),
+                "--out",
+                str(out),
+                "--workers",
+                "2",
+            ],
+            cwd=ROOT,
+            env=CLI_ENV,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
     finally:
         signal.signal(signal.SIGINT, ours)

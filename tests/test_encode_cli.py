@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from engine import Tokenizer, Trainer
-
 from tests.conftest import refused, run_cli, shared_file
 
 TEXT = "the tech tests: lowest 你好<|endoftext|> newer"

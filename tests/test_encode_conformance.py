@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import Tokenizer
-
 from tests.conftest import shared_file
 
 EOT = "<|endoftext|>"
@@ -22,9 +21,7 @@ def tiktoken_encoding(tok: Tokenizer):  # noqa: ANN201 - tiktoken is optional
     tiktoken = pytest.importorskip("tiktoken")
     specials = set(tok.special_ids.values())
     ranks = {token: i for i, token in tok.vocab.items() if i not in specials}
-    return tiktoken.Encoding(
-        name="gpt2", pat_str=tok.pretokenizer.pattern, mergeable_ranks=ranks, special_tokens=tok.special_ids
-    )
+    return tiktoken.Encoding(name="gpt2", pat_str=tok.pretokenizer.pattern, mergeable_ranks=ranks, special_tokens=tok.special_ids)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from engine import Tokenizer, Trainer
 from engine.encode._encoder_core import Encoder, SharedCache
-
 from tests.test_encode_conformance import gpt2
 from tests.test_pretokenize_core import piece
 from tests.test_tokenizer import SAMPLE, SPECIALS, train

@@ -15,8 +15,7 @@ from bpe_tui.encode.widgets.token_spans import TokenSpans
 from engine import Tokenizer, Trainer
 
 CORPUS = (
-    "the tech team talks about tokens; the tech lead tests the tokenizer. "
-    "low lower lowest newer newest wider widest. 你好 你好世界. "
+    "the tech team talks about tokens; the tech lead tests the tokenizer. low lower lowest newer newest wider widest. 你好 你好世界. "
 ) * 20
 TEXT = "the tech tests: lowest 你好<|endoftext|> newer"
 

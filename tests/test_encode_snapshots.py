@@ -8,7 +8,6 @@ from pathlib import Path
 from bpe_tui.app import BpeApp
 from bpe_tui.encode.screen import EncodeScreen
 from engine import Tokenizer
-
 from tests.conftest import shared_file
 from tests.test_encode_screen import TEXT, tokenizer  # noqa: F401  (the fixture)
 

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from engine import ModelFileError, Tokenizer, Trainer, atomic_write
 from engine.formats.byte_unicode import bytes_to_token_string, token_string_to_bytes, token_strings_to_bytes
-
 from tests.conftest import shared_file
 from tests.test_encode_conformance import gpt2, tiktoken_encoding
 
@@ -118,9 +117,7 @@ def test_gpt2_through_hf_both_ways(gpt2_tok, tmp_path):
     assert ours.encode(text).ids == gpt2_tok.encode(text)
 
     hf = tokenizers.Tokenizer(
-        tokenizers.models.BPE.from_file(
-            str(shared_file("fixtures", "gpt2_vocab.json")), str(shared_file("fixtures", "gpt2_merges.txt"))
-        )
+        tokenizers.models.BPE.from_file(str(shared_file("fixtures", "gpt2_vocab.json")), str(shared_file("fixtures", "gpt2_merges.txt")))
     )
     hf.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
     hf.decoder = tokenizers.decoders.ByteLevel()
@@ -188,7 +185,10 @@ def _edit(good_json: str, edit) -> str:  # noqa: ANN001
         (lambda g: _edit(g, lambda d: d["model"].pop("merges")), "'model.merges' is missing"),
         (lambda g: _edit(g, lambda d: d["model"]["merges"].append("x")), r"merge \d+ is not a pair"),
         (lambda g: _edit(g, lambda d: d["model"]["merges"].append("Ġzz qq")), "uses a token not in the vocabulary"),
-        (lambda g: _edit(g, lambda d: d["model"]["vocab"].update({" ": 9999})), "id 9999: token ' ' has ' ', outside GPT-2's byte-level alphabet"),
+        (
+            lambda g: _edit(g, lambda d: d["model"]["vocab"].update({" ": 9999})),
+            "id 9999: token ' ' has ' ', outside GPT-2's byte-level alphabet",
+        ),
         (lambda g: _edit(g, lambda d: d["model"]["merges"].insert(3, ["Ġ", 5])), "merge 3: token 5 is not a string"),
         (lambda g: _edit(g, lambda d: d["model"]["vocab"].update({"ĠĠĠ": "7"})), "not a non-negative integer"),
         (lambda g: _edit(g, lambda d: d.update(pre_tokenizer={"type": "Whitespace"})), "not end in ByteLevel"),

@@ -142,11 +142,24 @@ def test_truncated_model_files(tmp_path, model_dir, name, cut):
 
 
 PLACES = [
-    (), ("model",), ("model", "type"), ("model", "vocab"), ("model", "merges"), ("model", "merges", 0),
-    ("model", "vocab", "Ġt"), ("model", "ignore_merges"), ("added_tokens",), ("added_tokens", 0),
-    ("added_tokens", 0, "content"), ("added_tokens", 0, "id"), ("pre_tokenizer",),
-    ("pre_tokenizer", "pretokenizers"), ("pre_tokenizer", "pretokenizers", 0, "pattern", "Regex"),
-    ("pre_tokenizer", "pretokenizers", 1), ("normalizer",), ("model", "dropout"),
+    (),
+    ("model",),
+    ("model", "type"),
+    ("model", "vocab"),
+    ("model", "merges"),
+    ("model", "merges", 0),
+    ("model", "vocab", "Ġt"),
+    ("model", "ignore_merges"),
+    ("added_tokens",),
+    ("added_tokens", 0),
+    ("added_tokens", 0, "content"),
+    ("added_tokens", 0, "id"),
+    ("pre_tokenizer",),
+    ("pre_tokenizer", "pretokenizers"),
+    ("pre_tokenizer", "pretokenizers", 0, "pattern", "Regex"),
+    ("pre_tokenizer", "pretokenizers", 1),
+    ("normalizer",),
+    ("model", "dropout"),
 ]
 
 

@@ -9,12 +9,11 @@ from bpe_tui.app import BpeApp
 from bpe_tui.compare.screen import CompareScreen
 from bpe_tui.encode.screen import EncodeScreen
 from bpe_tui.help.screen import HelpScreen, HelpText
-from bpe_tui.race.screen import RaceScreen
 from bpe_tui.help.text import SCREEN_HELP
+from bpe_tui.race.screen import RaceScreen
 from bpe_tui.train.screen import TrainScreen
 from bpe_tui.train.widgets.pair_in_corpus import PairInCorpus
 from engine import Tokenizer
-
 from tests.conftest import refused, run_cli
 from tests.race_app import TICKING, frozen, race_app, race_over
 from tests.test_compare_screen import rows  # noqa: F401  (the fixture)

@@ -13,7 +13,6 @@ from bpe_tui.app import BpeApp
 from bpe_tui.compare.screen import CompareScreen
 from bpe_tui.encode.screen import EncodeScreen
 from engine import Tokenizer
-
 from tests.race_app import TICKING, frozen, race_app, race_over
 from tests.test_compare_snapshots import ladder, steady
 from tests.test_encode_screen import TEXT, tokenizer  # noqa: F401  (the fixture)

@@ -17,7 +17,6 @@ from engine import CorpusError, SettingsError, Tokenizer, Trainer, train_bpe, tr
 from engine.corpus.counting import count_inputs
 from engine.corpus.counts_file import load_counts
 from engine.corpus.shards import CountSettings
-
 from tests.conftest import CLI_ENV, refused, run_cli, shared_file
 
 SPECIAL = "<|endoftext|>"
@@ -55,7 +54,9 @@ def plain_merges(tmp_path_factory) -> list[tuple[bytes, bytes]]:
     return train_bpe(write(tmp_path_factory.mktemp("plain") / "docs.txt", DOCS), 320, [SPECIAL])[1]
 
 
-@pytest.mark.parametrize("name", ["docs.jsonl", "docs.jsonl.gz", "docs.jsonl.zst", "docs.txt.gz", "docs.txt.zst", "docs.parquet", "docs.ndjson"])
+@pytest.mark.parametrize(
+    "name", ["docs.jsonl", "docs.jsonl.gz", "docs.jsonl.zst", "docs.txt.gz", "docs.txt.zst", "docs.parquet", "docs.ndjson"]
+)
 def test_every_format_trains_the_merges_of_the_same_plain_text(tmp_path, plain_merges, name):
     assert train_bpe(write(tmp_path / name, DOCS), 320, [SPECIAL])[1] == plain_merges
 
@@ -182,12 +183,18 @@ BAD = {
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["notjson.jsonl"], "notjson.jsonl: line 3: not valid JSON (Expecting property name enclosed in double quotes); --skip-bad-records skips such records"),
+        (
+            ["notjson.jsonl"],
+            "notjson.jsonl: line 3: not valid JSON (Expecting property name enclosed in double quotes); --skip-bad-records skips such records",
+        ),
         (["nofield.jsonl"], 'nofield.jsonl: line 2: no "text" field'),
         (["number.jsonl"], 'number.jsonl: line 3: "text" is a number, not a string'),
         (["array.jsonl"], 'array.jsonl: line 1: no "text" field (the line holds an array)'),
         (["nofield.jsonl", "--text-field", "body"], 'nofield.jsonl: line 1: no "body" field'),
-        (["data.bz2"], "data.bz2: unknown extension .bz2: bpe-tui reads plain text, .jsonl or .parquet, optionally compressed as .gz or .zst"),
+        (
+            ["data.bz2"],
+            "data.bz2: unknown extension .bz2: bpe-tui reads plain text, .jsonl or .parquet, optionally compressed as .gz or .zst",
+        ),
         (["table.csv"], "table.csv: unknown extension .csv"),
         (["*.parquet"], "*.parquet: no file matches this pattern"),
         (["broken.txt.gz"], "broken.txt.gz: cannot read it (Not a gzipped file"),
@@ -206,8 +213,13 @@ def test_a_parquet_file_without_the_column_is_one_line(tmp_path):
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     pq.write_table(pa.table({"body": ["a b c"], "n": [1]}), tmp_path / "t.parquet")
-    refused(run_cli("train", "t.parquet", "--headless", cwd=tmp_path), 't.parquet: no column "text" (it has body, n): name the text column with --text-field')
-    refused(run_cli("train", "t.parquet", "--text-field", "n", "--headless", cwd=tmp_path), 't.parquet: column "n" holds int64, not strings')
+    refused(
+        run_cli("train", "t.parquet", "--headless", cwd=tmp_path),
+        't.parquet: no column "text" (it has body, n): name the text column with --text-field',
+    )
+    refused(
+        run_cli("train", "t.parquet", "--text-field", "n", "--headless", cwd=tmp_path), 't.parquet: column "n" holds int64, not strings'
+    )
     done = run_cli("train", "t.parquet", "--text-field", "body", "--headless", "--vocab-size", "260", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
 
@@ -252,7 +264,6 @@ async def test_the_screen_trains_on_jsonl_shards_and_tells_of_skipped_records(tm
     from bpe_tui.encode.screen import EncodeScreen
     from bpe_tui.train.options import TrainOptions
     from bpe_tui.train.screen import TrainScreen
-
     from tests.train_app import wait_until
 
     for i in range(2):

@@ -21,8 +21,8 @@ from bpe_tui.train.options import sample_corpus
 from bpe_tui.train.screen import TRAINER_PROCESS
 from engine import ResumeError, Tokenizer
 from engine.formats.tokenizer_files import MERGES_TXT, TOKENIZER_JSON, VOCAB_JSON
-
-from tests.conftest import CLI_ENV as ENV, run_cli, shared_file
+from tests.conftest import CLI_ENV as ENV
+from tests.conftest import run_cli, shared_file
 from tests.train_app import at_merge, train_app, wait_until
 
 FILES = (TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT)
@@ -71,8 +71,12 @@ def interrupt_while_merging(args: list[str], cwd: Path, signum: int) -> tuple[in
     )
     master, slave = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-c", script], cwd=cwd, env=ENV | {"TERM": "xterm"},
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave,
+        [sys.executable, "-c", script],
+        cwd=cwd,
+        env=ENV | {"TERM": "xterm"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=slave,
     )
     os.close(slave)
     seen = b""
@@ -168,7 +172,7 @@ def test_resume_from_a_smaller_vocabulary_equals_one_run(tmp_path):
 )
 def test_resume_with_another_corpus_or_settings_is_refused(tmp_path, capsys, change, message):
     same, other = tmp_path / "same.txt", tmp_path / "other.txt"
-    same.write_bytes("the cat sat on the mat, the hat on the cat\n".encode() * 20 + b"caf\xe9 caf\xe9 \xe9\xe9\xe9\n")
+    same.write_bytes(b"the cat sat on the mat, the hat on the cat\n" * 20 + b"caf\xe9 caf\xe9 \xe9\xe9\xe9\n")
     other.write_text("a different text with different words in it\n" * 20)
     saved = tmp_path / "saved"
     assert main(["train", str(same), "--headless", "--vocab-size", "287", "--errors", "replace", "--out", str(saved)]) == 0

@@ -6,7 +6,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import PreTokenizer, Trainer
-
 from tests.test_trainer import corpora
 
 

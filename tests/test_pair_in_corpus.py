@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bpe_tui.train.widgets import vocab_growth
-from bpe_tui.train.widgets.growth_plot import GrowthPlot, per_token, nice_ticks, short_number
+from bpe_tui.train.widgets.growth_plot import GrowthPlot, nice_ticks, per_token, short_number
 from bpe_tui.train.widgets.pair_in_corpus import PairInCorpus
-
 from tests.train_app import SAMPLE_MERGES, after, at_merge, train_app, wait_until
 
 

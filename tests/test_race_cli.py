@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from engine import PreTokenizer
-
 from bpe_tui.race.command import run_headless
 from bpe_tui.train.options import TrainOptions, sample_corpus
-
+from engine import PreTokenizer
 from tests.conftest import refused, run_cli
 from tests.race_app import SWAPPED
 

@@ -14,7 +14,6 @@ from bpe_tui.race.screen import RaceScreen
 from bpe_tui.race.state import FAILED, FINISHED, STOPPED
 from bpe_tui.race.widgets.race_verdict import RaceVerdict
 from bpe_tui.race.widgets.racer_progress import RacerProgress
-
 from tests.race_app import DAWDLING, MERGES, SWAPPED, frozen, race_app, race_over
 from tests.train_app import at_merge, train_app, wait_until
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 
 from bpe_tui.race.state import FINISHED
-
 from tests.race_app import HALT, HALTING, SWAPPED, TICKING, frozen, race_app, race_over
 from tests.train_app import wait_until
 

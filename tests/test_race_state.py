@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bpe_tui.race.process import RACERS
 from bpe_tui.common.durations import show_seconds
+from bpe_tui.race.process import RACERS
 from bpe_tui.race.state import FINISHED, MERGING, READY, STOPPED, Race, show_speedup
 
 M = [(b"h", b"e"), (b" ", b"t"), (b" t", b"he"), (b"a", b"n")]

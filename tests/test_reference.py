@@ -10,7 +10,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import PreTokenizer, SettingsError, Trainer, reference_merges, train_reference
-
 from tests.test_trainer import corpora
 
 SPECIAL = "<|endoftext|>"
@@ -24,7 +23,7 @@ def test_generator_yields_exactly_the_merges_of_train_reference(text, extra, spe
     stepped = list(reference_merges(counts, vocab_size, specials))
     vocab, merges = train_reference(counts, vocab_size, specials)
     assert stepped == merges
-    assert list(vocab.values())[256 + len(specials):] == [a + b for a, b in stepped]
+    assert list(vocab.values())[256 + len(specials) :] == [a + b for a, b in stepped]
     trainer = Trainer(counts, vocab_size, specials)
     trainer.run()
     assert stepped == trainer.merges

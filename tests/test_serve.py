@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from bpe_tui.cli import main
 from bpe_tui.serve.command import banner, public_url, served_command
-
 from tests.conftest import refused, run_cli
 
 needs_textual_serve = pytest.mark.skipif(
@@ -146,13 +145,12 @@ async def test_the_served_text_reaches_the_app_as_typed(tmp_path: Path) -> None:
     import aiohttp
 
     from engine import Tokenizer, Trainer
-
     from tests.served import serve
 
     trainer = Trainer.from_text("it is what it is; it's ok " * 20, 270, [])
     trainer.run()
     Tokenizer.from_trainer(trainer).save_dir(tmp_path / "tok")
-    text = "it's $(echo no); ok `x` \"y\""
+    text = 'it\'s $(echo no); ok `x` "y"'
     async with serve("encode", "--model", str(tmp_path / "tok"), "--text", text, log=tmp_path / "serve.log") as url:
         async with aiohttp.ClientSession() as session:
             ws_url = url.replace("http:", "ws:") + "ws?width=100&height=30"

@@ -15,7 +15,6 @@ from engine import CorpusError, PreTokenizer
 from engine.corpus.counting import count_inputs
 from engine.corpus.shards import CountSettings, Shard, count_shard, line_cut, plan_shards, text_cut
 from engine.corpus.sources import JSONL, TEXT, expand_inputs
-
 from tests.test_fuzz import corpus_bytes
 from tests.test_pretokenize import SPECIALS, texts
 

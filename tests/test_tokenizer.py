@@ -264,6 +264,10 @@ def test_a_tokenizer_pickles_as_what_it_is_made_of(tok):
 
     copy = pickle.loads(pickle.dumps(tok))
     assert (copy.vocab, copy.merges, copy.special_tokens, copy.pattern, copy.direct) == (
-        tok.vocab, tok.merges, tok.special_tokens, tok.pattern, tok.direct,
+        tok.vocab,
+        tok.merges,
+        tok.special_tokens,
+        tok.pattern,
+        tok.direct,
     )
     assert copy.encode(SAMPLE) == tok.encode(SAMPLE)

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from engine import Tokenizer
-
 from tests.conftest import refused, run_cli
 
 
@@ -32,7 +31,15 @@ def test_headless_defaults_to_out_and_takes_settings(tmp_path):
     corpus = tmp_path / "toy.txt"
     corpus.write_text("low low low low low lower lower widest widest widest newest newest newest\n" * 3)
     done = run_cli(
-        "train", str(corpus), "--headless", "--vocab-size", "270", "--special-token", "<s>", "--pattern", "gpt4",
+        "train",
+        str(corpus),
+        "--headless",
+        "--vocab-size",
+        "270",
+        "--special-token",
+        "<s>",
+        "--pattern",
+        "gpt4",
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr

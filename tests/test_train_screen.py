@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from bpe_tui.train.widgets.status_line import StatusLine
-
 from tests.train_app import SAMPLE_MERGES, at_merge, train_app, wait_until
 
 

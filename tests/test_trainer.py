@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 from engine import PreTokenizer, SettingsError, Trainer, train_bpe, train_reference
 from engine.corpus.counting import count_file
-
 from tests.conftest import shared_file
 
 SPECIAL = "<|endoftext|>"
@@ -69,9 +68,43 @@ def test_bad_settings_raise_settings_error(vocab_size, specials):
 # -- property tests: optimized == reference, step() == run() --------------------------------
 
 PIECES = [
-    "a", "aa", "aaaa", "ab", "ba", "the", " the", "The", "don't", "we'll", "I'm", " ", "  ", "   ",
-    "\n", "\n\n", "\t", "\r\n", "0", "12", "2024", "é", "naïve", "你好", "世界", "😀", "👍🏽", "🇫🇷",
-    ".", ",", "!?", "--", "<|endoftext|>", "<|pad|>", "ab ab", "x", "yy",
+    "a",
+    "aa",
+    "aaaa",
+    "ab",
+    "ba",
+    "the",
+    " the",
+    "The",
+    "don't",
+    "we'll",
+    "I'm",
+    " ",
+    "  ",
+    "   ",
+    "\n",
+    "\n\n",
+    "\t",
+    "\r\n",
+    "0",
+    "12",
+    "2024",
+    "é",
+    "naïve",
+    "你好",
+    "世界",
+    "😀",
+    "👍🏽",
+    "🇫🇷",
+    ".",
+    ",",
+    "!?",
+    "--",
+    "<|endoftext|>",
+    "<|pad|>",
+    "ab ab",
+    "x",
+    "yy",
 ]
 corpora = st.lists(st.sampled_from(PIECES), min_size=1, max_size=60).map("".join)
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import Trainer, train_reference
-from engine.train._trainer_core import Core
 from engine.corpus.word_table import WordTable
+from engine.train._trainer_core import Core
 
 words = st.binary(min_size=1, max_size=6)
 small = st.integers(1, 5)

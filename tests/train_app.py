@@ -8,8 +8,7 @@ from collections.abc import Awaitable, Callable
 from textual.pilot import Pilot
 
 from bpe_tui.app import BpeApp
-from bpe_tui.train.options import sample_corpus
-from bpe_tui.train.options import TrainOptions
+from bpe_tui.train.options import TrainOptions, sample_corpus
 from bpe_tui.train.screen import TrainScreen
 
 SAMPLE_MERGES = 1000 - 256 - 1
@@ -36,10 +35,12 @@ async def at_merge(pilot: Pilot, screen: TrainScreen, k: int) -> None:
     redraws at its own pace) shows it too."""
     await wait_until(
         pilot,
-        lambda: screen.snapshot is not None
-        and screen.snapshot.merges_done == k
-        and not screen.playing
-        and all(plot.drawn_merges == k for plot in screen.query("GrowthPlot")),
+        lambda: (
+            screen.snapshot is not None
+            and screen.snapshot.merges_done == k
+            and not screen.playing
+            and all(plot.drawn_merges == k for plot in screen.query("GrowthPlot"))
+        ),
     )
 
 

@@ -50,9 +50,7 @@ class ChildProcess:
         return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
 
 
-def listen(
-    children: Sequence[ChildProcess], stopped: Callable[[], bool], tick: float = 0.1
-) -> Iterator[tuple[int, tuple] | None]:
+def listen(children: Sequence[ChildProcess], stopped: Callable[[], bool], tick: float = 0.1) -> Iterator[tuple[int, tuple] | None]:
     """``(index, report)`` for each report of ``children``, in arrival order, until every one
     has closed its pipe or ``stopped()``; None after each ``tick`` seconds without a report."""
     open_pipes: dict[Connection, int] = {child.reports: i for i, child in enumerate(children)}

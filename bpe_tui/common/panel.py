@@ -5,7 +5,6 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.style import Style
 from rich.text import Text
-
 from textual.widget import Widget
 
 from bpe_tui.train.snapshot import TrainSnapshot

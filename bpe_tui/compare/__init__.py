@@ -1,2 +1,1 @@
-"""``bpe-tui compare``: one text cut by many tokenizers, side by side.
-"""
+"""``bpe-tui compare``: one text cut by many tokenizers, side by side."""

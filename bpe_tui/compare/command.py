@@ -19,13 +19,12 @@ from rich.console import Console
 from rich.style import Style
 from rich.table import Table
 
+from bpe_tui.compare.widgets.tokenizer_row import RowStyles, count_widths, row_spans, summary, title
+from bpe_tui.encode.command import HEADLESS_STYLES, read_text
+from bpe_tui.encode.widgets.token_spans import row_lines, span_rows
+from bpe_tui.train.options import SAMPLE, sample_corpus
 from engine.compare.comparison import Row, compare, corpus_tokenizers, load_span_tokenizer
 from engine.corpus.sources import open_binary
-
-from bpe_tui.encode.command import HEADLESS_STYLES, read_text
-from bpe_tui.train.options import SAMPLE, sample_corpus
-from bpe_tui.compare.widgets.tokenizer_row import RowStyles, count_widths, row_spans, summary, title
-from bpe_tui.encode.widgets.token_spans import row_lines, span_rows
 
 HEADLESS_ROW_STYLES = RowStyles(
     HEADLESS_STYLES,
@@ -105,7 +104,11 @@ def print_rows(rows: list[Row], reference: int) -> None:
         table.add_column(column, justify="right", no_wrap=True)
     for n, row in enumerate(rows):
         table.add_row(
-            title(row.tokenizer), f"{row.tokenizer.vocab_size:,}", f"{len(row.tokens):,}", f"{row.bytes_per_token:.2f}",
-            f"{row.unknown:,}", "reference" if n == reference else f"{row.differing:,}",
+            title(row.tokenizer),
+            f"{row.tokenizer.vocab_size:,}",
+            f"{len(row.tokens):,}",
+            f"{row.bytes_per_token:.2f}",
+            f"{row.unknown:,}",
+            "reference" if n == reference else f"{row.differing:,}",
         )
     console.print(table)

@@ -19,12 +19,11 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static, TextArea
 from textual.worker import get_current_worker
 
+from bpe_tui.common.navigation import over_another
+from bpe_tui.compare.widgets.tokenizer_row import ComparedRows, RowStyles, RowTokens, TokenizerRow, count_widths
+from bpe_tui.train.options import SAMPLE, sample_corpus
 from engine.compare.baselines import SpanTokenizer
 from engine.compare.comparison import Row, against, compare, corpus_tokenizers
-
-from bpe_tui.common.navigation import over_another
-from bpe_tui.train.options import SAMPLE, sample_corpus
-from bpe_tui.compare.widgets.tokenizer_row import ComparedRows, RowStyles, RowTokens, TokenizerRow, count_widths
 
 COMPARE_TEXT = "Hello, 🌍! 你好! The keeper's cat watched 1234 unbelievable waves.<|endoftext|>"
 """Shown when the view is opened without a text: the lecture's example and words the
@@ -104,10 +103,15 @@ class CompareScreen(Screen[None]):
         """What the colours mean, in the colours."""
         styles: RowStyles = self.query_one(RowTokens).row_styles()
         return Text.assemble(
-            ("cut", styles.differs_even), (" ", ""), ("differently", styles.differs_odd),
+            ("cut", styles.differs_even),
+            (" ", ""),
+            ("differently", styles.differs_odd),
             (": the reference has no token with this span · ", ""),
-            ("same", styles.spans.even), (" · ", ""), ("unknown", styles.unknown),
-            no_wrap=True, overflow="ellipsis",
+            ("same", styles.spans.even),
+            (" · ", ""),
+            ("unknown", styles.unknown),
+            no_wrap=True,
+            overflow="ellipsis",
         )
 
     def _cursor(self) -> int:

@@ -17,11 +17,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.style import Style
 
-from engine import BpeError, SettingsError, Tokenizer
-from engine.errors import unreadable
-
 from bpe_tui.encode.widgets.encode_stats import compression
 from bpe_tui.encode.widgets.token_spans import SpanStyles, final_spans, row_lines, span_rows
+from engine import BpeError, SettingsError, Tokenizer
+from engine.errors import unreadable
 
 HEADLESS_STYLES = SpanStyles(
     even=Style(color="white", bgcolor="blue"),

@@ -16,12 +16,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from engine import SettingsError, Tokenizer
-from engine.encode.dataset import check_out, encode_dataset
-from engine.corpus.sources import expand_inputs
-
 from bpe_tui.common.progress_bars import TokenRateColumn, progress_bars
 from bpe_tui.train.options import DEFAULT_SPECIAL
+from engine import SettingsError, Tokenizer
+from engine.corpus.sources import expand_inputs
+from engine.encode.dataset import check_out, encode_dataset
 
 
 def run_dataset(args: argparse.Namespace) -> int:
@@ -51,8 +50,16 @@ def run_dataset(args: argparse.Namespace) -> int:
     try:
         with _interrupt_on_sigterm(), progress:
             summary = encode_dataset(
-                tokenizer, sources, out, model=str(args.model), text_field=args.text_field, eot=eot, workers=args.workers,
-                errors=args.errors, skip_bad_records=args.skip_bad_records, progress=report,
+                tokenizer,
+                sources,
+                out,
+                model=str(args.model),
+                text_field=args.text_field,
+                eot=eot,
+                workers=args.workers,
+                errors=args.errors,
+                skip_bad_records=args.skip_bad_records,
+                progress=report,
             )
     except KeyboardInterrupt:
         print(f"bpe-tui: interrupted: nothing written to {out}", file=sys.stderr)

@@ -14,16 +14,15 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
-from engine import Tokenizer
-from engine.compare.comparison import BpeSpans
-
 from bpe_tui.common.navigation import over_another
+from bpe_tui.common.tokens import show_token
 from bpe_tui.compare.screen import CompareScreen
 from bpe_tui.encode.walk import EncodeWalk
-from bpe_tui.common.tokens import show_token
 from bpe_tui.encode.widgets.encode_stats import EncodeStats
 from bpe_tui.encode.widgets.pair_ranks import PairRanks
 from bpe_tui.encode.widgets.token_spans import TokenSpans, step_spans
+from engine import Tokenizer
+from engine.compare.comparison import BpeSpans
 
 SAMPLE_TEXT = "Hello world! A tech talk on tokenizers: 你好, BPE."
 """Shown when the view is opened without a text."""
@@ -42,7 +41,9 @@ class EncodeScreen(Screen[None]):
         Binding("home", "to_start", "Bytes", tooltip="Back to the raw bytes, before any merge", id="encode.start"),
         Binding("slash", "edit_text", "Edit", tooltip="Move into the text box", id="encode.edit"),
         Binding("escape", "leave_text", "Stepping", tooltip="Back to stepping", id="encode.leave"),
-        Binding("c", "compare", "Compare", tooltip="Compare this text across character, byte, word and BPE tokenizers", id="encode.compare"),
+        Binding(
+            "c", "compare", "Compare", tooltip="Compare this text across character, byte, word and BPE tokenizers", id="encode.compare"
+        ),
         Binding("q", "back", "Back", tooltip="Back to the training screen, when opened from it", id="encode.back"),
         Binding("q", "quit_app", "Quit", tooltip="Quit bpe-tui, when opened on its own", id="encode.quit"),
     ]
@@ -82,9 +83,7 @@ class EncodeScreen(Screen[None]):
         pairs = self.query_one(PairRanks)
         pairs.show_round(focus)
         pairs.border_title = (
-            f"pre-token {focus.index + 1}/{len(walk.traces)} “{show_token(focus.trace.text.encode())}”"
-            if focus
-            else "pre-token"
+            f"pre-token {focus.index + 1}/{len(walk.traces)} “{show_token(focus.trace.text.encode())}”" if focus else "pre-token"
         )
         self.query_one(EncodeStats).show_step(walk, k)
         self.query_one("#status", Static).update(self._status())

@@ -29,12 +29,7 @@ class EncodeWalk:
     def __init__(self, tokenizer: Tokenizer, text: str) -> None:
         self.text = text
         self.traces = tokenizer.encode_steps(text)
-        self._merges = [
-            (ti, si)
-            for ti, trace in enumerate(self.traces)
-            for si, step in enumerate(trace.steps)
-            if step.chosen is not None
-        ]
+        self._merges = [(ti, si) for ti, trace in enumerate(self.traces) for si, step in enumerate(trace.steps) if step.chosen is not None]
         self.total = len(self._merges)
         """Merges the whole text needs."""
         self.ids = [i for trace in self.traces for i in trace.ids]

@@ -1,2 +1,1 @@
-"""``?`` on any screen and ``bpe-tui explain``: each screen's own help text, rendered.
-"""
+"""``?`` on any screen and ``bpe-tui explain``: each screen's own help text, rendered."""

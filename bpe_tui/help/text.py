@@ -126,8 +126,7 @@ SCREEN_HELP: dict[str, ScreenHelp] = {
             ),
             (
                 "step K/TOTAL (the line below the text)",
-                "The merge that comes next: its two tokens, its merge rank, and the pre-token it "
-                "happens in.",
+                "The merge that comes next: its two tokens, its merge rank, and the pre-token it happens in.",
             ),
             (
                 "tokens and ids",
@@ -218,8 +217,7 @@ SCREEN_HELP: dict[str, ScreenHelp] = {
             ),
             (
                 "merges side by side",
-                "The newest merges of both racers, numbered in the order made, each marked ✓ where they agree "
-                "and ✗ where they differ.",
+                "The newest merges of both racers, numbered in the order made, each marked ✓ where they agree and ✗ where they differ.",
             ),
         ),
     ),

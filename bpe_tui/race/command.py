@@ -15,10 +15,9 @@ from rich.console import Console, Group
 from rich.table import Table
 
 from bpe_tui.common.child_process import listen
-from bpe_tui.race.process import RACERS, follow, start_racers
-from bpe_tui.race.state import Racer
 from bpe_tui.common.durations import show_seconds
-from bpe_tui.race.state import FINISHED, MERGING, Lane, Race, show_rate, show_speedup
+from bpe_tui.race.process import RACERS, follow, start_racers
+from bpe_tui.race.state import FINISHED, MERGING, Lane, Race, Racer, show_rate, show_speedup
 from bpe_tui.train.options import TrainOptions, chosen_corpus
 
 

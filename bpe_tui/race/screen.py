@@ -23,18 +23,16 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
-from engine import BpeError
-
 from bpe_tui.common.child_process import ChildProcess, ensure_running, listen
 from bpe_tui.common.navigation import over_another
 from bpe_tui.race.process import RACERS, follow, start_racers
-from bpe_tui.race.state import Racer
-from bpe_tui.race.state import COUNTING, FINISHED, MERGING, READY, STOPPED, Race
-from bpe_tui.train.options import TrainOptions
+from bpe_tui.race.state import COUNTING, FINISHED, MERGING, READY, STOPPED, Race, Racer
 from bpe_tui.race.widgets.merges_side_by_side import MergesSideBySide
 from bpe_tui.race.widgets.race_panel import RacePanel
 from bpe_tui.race.widgets.race_verdict import RaceVerdict
 from bpe_tui.race.widgets.racer_progress import RacerProgress
+from bpe_tui.train.options import TrainOptions
+from engine import BpeError
 
 COMPARED = (
     "Raced: merging, from equal pre-token counts to the last merge, each in its own process. "

@@ -30,7 +30,6 @@ class Racer:
     """Seconds, read in the racer's process (the tests freeze it)."""
 
 
-
 @dataclass
 class Lane:
     """One racer's side of the race."""

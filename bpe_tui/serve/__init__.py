@@ -1,2 +1,1 @@
-"""``bpe-tui serve``: the app in web browsers, one process per tab.
-"""
+"""``bpe-tui serve``: the app in web browsers, one process per tab."""

@@ -81,11 +81,7 @@ def banner(title: str, host: str, url: str) -> str:
         where = f"on every network interface: anyone who can reach {url} can open it"
     else:
         where = f"on {host} only" + (": no other machine can connect" if _loopback(host) else "")
-    return (
-        f"bpe-tui: serving `{title}` at {url}\n"
-        f"  listening {where}\n"
-        "  each browser tab runs its own app process; Ctrl+C stops the server"
-    )
+    return f"bpe-tui: serving `{title}` at {url}\n  listening {where}\n  each browser tab runs its own app process; Ctrl+C stops the server"
 
 
 def run_serve(args: argparse.Namespace, served: list[str], parser: argparse.ArgumentParser, prepare: Prepare) -> int:

@@ -22,15 +22,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
-from engine.train.classic import ClassicTrainer
-from engine.formats.atomic import check_writable_file
-from engine.corpus.sources import expand_inputs
-
 from bpe_tui.common.durations import show_seconds
 from bpe_tui.common.progress_bars import progress_bars
 from bpe_tui.train.options import Merges, TrainOptions, chosen_corpus, replay_saved
 from bpe_tui.train.snapshot import SteppableTrainer
+from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
+from engine.corpus.sources import expand_inputs
+from engine.formats.atomic import check_writable_file
+from engine.train.classic import ClassicTrainer
 
 DEFAULT_OUT = "out"
 

@@ -11,15 +11,14 @@ from dataclasses import dataclass
 from importlib.resources import as_file, files
 from pathlib import Path
 
+from bpe_tui.train.snapshot import SteppableTrainer
 from engine import ResumeError, SettingsError, Tokenizer, Trainer
-from engine.train.classic import ClassicTrainer
 from engine.corpus.counting import Progress as EngineProgress
 from engine.corpus.shards import CountSettings, first_text, plan_shards
 from engine.corpus.sources import expand_inputs
 from engine.corpus.sources import label as name_files
+from engine.train.classic import ClassicTrainer
 from engine.train.trainer import check_settings, count_corpus, first_merge_id, load_saved_counts
-
-from bpe_tui.train.snapshot import SteppableTrainer
 
 DEFAULT_SPECIAL = "<|endoftext|>"
 SAMPLE = "sample.txt"
@@ -86,8 +85,16 @@ class TrainOptions:
         if counts and save_counts:
             raise SettingsError("--save-counts saves the counts of a corpus: it does not go with --counts")
         return cls(
-            args.vocab_size, special_tokens, args.pattern or "gpt2", args.workers, args.errors,
-            args.text_field, args.skip_bad_records, counts, save_counts, getattr(args, "dask", None),
+            args.vocab_size,
+            special_tokens,
+            args.pattern or "gpt2",
+            args.workers,
+            args.errors,
+            args.text_field,
+            args.skip_bad_records,
+            counts,
+            save_counts,
+            getattr(args, "dask", None),
         )
 
     @property
@@ -153,7 +160,6 @@ class TrainOptions:
             return [trainer.model().save(directory)]
         assert isinstance(trainer, Trainer)
         return Tokenizer.from_trainer(trainer).save_dir(directory)
-
 
 
 def replay_saved(trainer: Trainer, merges: Merges, saved: str, corpus: str) -> None:

@@ -21,11 +21,10 @@ import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
-from engine import BpeError, MergeStep, Tokenizer, Trainer
-from engine.corpus.sources import label
-
 from bpe_tui.train.options import Inputs, TrainOptions, replay_saved
 from bpe_tui.train.snapshot import MergeInCorpus, SteppableTrainer, sample, watched_step
+from engine import BpeError, MergeStep, Tokenizer, Trainer
+from engine.corpus.sources import label
 
 SLICE = 0.04
 """Seconds of merging at full speed between two looks at the commands."""
@@ -174,9 +173,7 @@ class _Server:
             self.reports.send(("sampled", sample(trainer, last, merged, self.watching)))
         return arrived
 
-    def advance(
-        self, trainer: SteppableTrainer, goal: int, deadline: float | None
-    ) -> tuple[MergeStep | None, MergeInCorpus | None]:
+    def advance(self, trainer: SteppableTrainer, goal: int, deadline: float | None) -> tuple[MergeStep | None, MergeInCorpus | None]:
         """Merge towards ``goal`` (until ``deadline``); the last merge is a recorded step,
         watched in the corpus words while the panel is shown."""
         if deadline is None:

@@ -24,14 +24,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, ProgressBar
 from textual.worker import get_current_worker
 
-from engine import BpeError, Tokenizer
-from engine.compare.comparison import BpeSpans
-
 from bpe_tui.common.child_process import ChildProcess, ensure_running, listen
-from bpe_tui.compare.screen import CompareScreen
-from bpe_tui.encode.screen import EncodeScreen
 from bpe_tui.common.navigation import over_another
 from bpe_tui.common.prompt import PromptScreen
+from bpe_tui.compare.screen import CompareScreen
+from bpe_tui.encode.screen import EncodeScreen
 from bpe_tui.train.options import Inputs, TrainOptions
 from bpe_tui.train.process import serve
 from bpe_tui.train.snapshot import TrainSnapshot
@@ -42,6 +39,8 @@ from bpe_tui.train.widgets.pair_in_corpus import PairInCorpus
 from bpe_tui.train.widgets.pair_table import PairTable
 from bpe_tui.train.widgets.status_line import StatusLine
 from bpe_tui.train.widgets.vocab_growth import VocabGrowth
+from engine import BpeError, Tokenizer
+from engine.compare.comparison import BpeSpans
 
 SPEEDS: tuple[int | None, ...] = (1, 2, 5, 10, 30, 100, 1000, None)
 """Play speeds in merges per second; None: as fast as the trainer goes."""

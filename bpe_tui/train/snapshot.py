@@ -126,9 +126,7 @@ def watched_step(trainer: Trainer) -> tuple[MergeStep | None, MergeInCorpus | No
     return step, MergeInCorpus(before, {i: trainer.word_cells(i) for i in before.words})
 
 
-def sample(
-    trainer: SteppableTrainer, last: MergeStep | None, merged: MergeInCorpus | None = None, watching: bool = False
-) -> TrainSnapshot:
+def sample(trainer: SteppableTrainer, last: MergeStep | None, merged: MergeInCorpus | None = None, watching: bool = False) -> TrainSnapshot:
     """Read what the screen needs; call only from the thread that runs the merges.
 
     ``watching``: the pair-in-the-corpus panel is shown, so sample where the next pair lies.
@@ -148,7 +146,11 @@ def sample(
         ids.update(i for change in last.changes for i in change.pair)
         ids.update(i for pair in last.ties for i in pair)
         ids.update(i for stale in last.stale for i in stale.pair)
-    upcoming = trainer.pair_occurrences(top[0][0], OCCURRENCES) if watching and top and not trainer.finished and isinstance(trainer, Trainer) else None
+    upcoming = (
+        trainer.pair_occurrences(top[0][0], OCCURRENCES)
+        if watching and top and not trainer.finished and isinstance(trainer, Trainer)
+        else None
+    )
     shown_words = [*(upcoming.words.values() if upcoming else ()), *(merged.before.words.values() if merged else ())]
     shown_words += merged.after.values() if merged else ()
     ids.update(cell.token for word in shown_words for cell in word.cells)

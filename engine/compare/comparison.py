@@ -19,9 +19,9 @@ from pathlib import Path
 
 from engine.compare.baselines import ByteTokenizer, CharacterTokenizer, SpanTokenizer, Token, WordTokenizer
 from engine.corpus.counting import count_file
-from engine.errors import CorpusError, ModelFileError
 from engine.corpus.pretokenize import PreTokenizer
 from engine.encode.tokenizer import Tokenizer
+from engine.errors import CorpusError, ModelFileError
 from engine.train.trainer import Trainer
 
 

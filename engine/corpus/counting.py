@@ -23,14 +23,24 @@ from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import BpeError, CorpusError
 from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.shards import (
-    MAX_BLOCK, SHARD_BYTES, CountSettings, PartTally, Shard, ShardCount, count_shard, count_texts, inputs_digest, keep_mmap_threshold,
-    plan_shards, trim_heap,
+    MAX_BLOCK,
+    SHARD_BYTES,
+    CountSettings,
+    PartTally,
+    Shard,
+    ShardCount,
+    count_shard,
+    count_texts,
+    inputs_digest,
+    keep_mmap_threshold,
+    plan_shards,
+    trim_heap,
 )
 from engine.corpus.sources import Source, expand_inputs, label
 from engine.corpus.word_table import WordTable
+from engine.errors import BpeError, CorpusError
 
 if TYPE_CHECKING:
     from multiprocessing import Queue
@@ -41,6 +51,7 @@ Progress = Callable[[str, int, int], None]
 IN_PROCESS = 16 << 20
 """Corpora up to this size are counted in this process: below it, starting workers and
 merging their results costs more than they save."""
+
 
 @dataclass(frozen=True, slots=True)
 class CountSummary:
@@ -199,9 +210,7 @@ def _count_parallel(
 
     def check() -> None:
         if any(p.exitcode for p in procs):
-            raise CorpusError(
-                f"{name}: a worker process died while counting pre-tokens (out of memory or killed); try fewer --workers"
-            )
+            raise CorpusError(f"{name}: a worker process died while counting pre-tokens (out of memory or killed); try fewer --workers")
 
     finished = 0
     per_shard: list[ShardCount | None] = [None] * len(shards)

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from engine.corpus.counting import CountSummary
-from engine.errors import CorpusError
-from engine.formats.atomic import atomic_write
 from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.sources import open_binary
 from engine.corpus.word_table import WordTable
+from engine.errors import CorpusError
+from engine.formats.atomic import atomic_write
 
 FORMAT = "bpe-tui pre-token counts"
 VERSION = 1

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any
 
-from engine.errors import CorpusError, SettingsError
 from engine.corpus.shards import CountSettings, PartTally, Shard, ShardCount, count_shard
 from engine.corpus.sources import optional
 from engine.corpus.word_table import WordTable
+from engine.errors import CorpusError, SettingsError
 
 FAN_IN = 4
 """Tables one merge task adds up: a tree of depth log4(tasks), each merge small enough to

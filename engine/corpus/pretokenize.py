@@ -41,9 +41,7 @@ class PreTokenizer:
         self.special_tokens = tuple(special_tokens)
         # Longest first, so "<|a|><|a|>" wins over "<|a|>" where both match.
         ordered = sorted(set(self.special_tokens), key=len, reverse=True)
-        self.special_regex = (
-            regex.compile("|".join(regex.escape(s) for s in ordered)) if ordered else None
-        )
+        self.special_regex = regex.compile("|".join(regex.escape(s) for s in ordered)) if ordered else None
         self.chunked = self.pattern_name is not None
 
     def split_special(self, text: str) -> Iterator[tuple[str, bool]]:

@@ -36,9 +36,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, BinaryIO
 
-from engine.errors import CorpusError
 from engine.corpus.pretokenize import PreTokenizer, merge_counts
 from engine.corpus.sources import JSONL, PARQUET, TEXT, Source, open_binary, optional
+from engine.errors import CorpusError
 
 MAX_BLOCK = 2 << 20
 """Largest block of a file counted at once: its text and split parts are what a process holds."""
@@ -125,7 +125,9 @@ def plan_shards(sources: Sequence[Source], settings: CountSettings, shard_bytes:
         else:
             starts = range(0, max(src.size, 1), shard_bytes)
             shards += [
-                Shard(src.path, src.format, None, min(shard_bytes, src.size - s), s, None if s + shard_bytes >= src.size else s + shard_bytes)
+                Shard(
+                    src.path, src.format, None, min(shard_bytes, src.size - s), s, None if s + shard_bytes >= src.size else s + shard_bytes
+                )
                 for s in starts
             ]
     return shards
@@ -401,9 +403,7 @@ def read_blocks(
         try:
             text = carry + body.decode("utf-8", errors)
         except UnicodeDecodeError as e:
-            raise CorpusError(
-                f"{name}: not valid UTF-8 at byte offset {offset + e.start} (use --errors replace to train anyway)"
-            ) from None
+            raise CorpusError(f"{name}: not valid UTF-8 at byte offset {offset + e.start} (use --errors replace to train anyway)") from None
         offset += len(body)
         if eof:
             if text:
@@ -428,7 +428,15 @@ def _lines(f: Any, block_size: int) -> Iterator[bytes]:
         yield carry
 
 
-_JSON_KINDS = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number", bool: "true or false", type(None): "null"}
+_JSON_KINDS = {
+    dict: "an object",
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "true or false",
+    type(None): "null",
+}
 
 
 def _jsonl_documents(f: Any, shard: Shard, start: int, settings: CountSettings, bad: list[int]) -> Iterator[str]:
@@ -444,7 +452,9 @@ def _jsonl_documents(f: Any, shard: Shard, start: int, settings: CountSettings, 
             problem = f"not valid JSON ({getattr(e, 'msg', e)})"
         else:
             if not isinstance(record, dict) or field not in record:
-                problem = f'no "{field}" field' + ("" if isinstance(record, dict) else f" (the line holds {_JSON_KINDS.get(type(record), 'a value')})")
+                problem = f'no "{field}" field' + (
+                    "" if isinstance(record, dict) else f" (the line holds {_JSON_KINDS.get(type(record), 'a value')})"
+                )
             elif not isinstance(text := record[field], str):
                 problem = f'"{field}" is {_JSON_KINDS.get(type(text), "a value")}, not a string'
             else:

@@ -107,7 +107,7 @@ def expand_inputs(inputs: Sequence[str | os.PathLike[str]]) -> list[Source]:
     found: dict[str, int] = {}
     for item in inputs:
         path = os.fspath(item)
-        for name, size in (_expand_url(path) if is_url(path) else _expand_local(path)):
+        for name, size in _expand_url(path) if is_url(path) else _expand_local(path):
             found[name] = size
     return [describe(name, found[name]) for name in sorted(found)]
 

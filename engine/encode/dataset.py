@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.formats.atomic import atomic_write, check_writable_file
 from engine.corpus.shards import CountSettings, source_texts, trim_heap
 from engine.corpus.sources import Source, optional
 from engine.encode.tokenizer import ID_WIDTHS, Tokenizer
+from engine.formats.atomic import atomic_write, check_writable_file
 
 BATCH_CHARS = 1 << 20
 """Characters of text written at once (and bytes of a plain-text file read at once): a few
@@ -156,8 +156,17 @@ def encode_dataset(
             tmp.unlink(missing_ok=True)
             raise
         info = sidecar(
-            tokenizer, sources, path, model=model, digest=digest.result(), dtype=dtype, tokens=tokens,
-            documents=documents, text_field=text_field, eot=eot, bad_records=bad[0],
+            tokenizer,
+            sources,
+            path,
+            model=model,
+            digest=digest.result(),
+            dtype=dtype,
+            tokens=tokens,
+            documents=documents,
+            text_field=text_field,
+            eot=eot,
+            bad_records=bad[0],
         )
     side = atomic_write(sidecar_path(path), json.dumps(info, indent=2, ensure_ascii=False) + "\n")
     return DatasetSummary(path, side, dtype, tokens, documents, read[0], bad[0])
@@ -183,8 +192,18 @@ def _running(pid: int) -> bool:
 
 
 def sidecar(
-    tokenizer: Tokenizer, sources: Sequence[Source], path: Path, *, model: str, digest: str, dtype: str, tokens: int,
-    documents: int, text_field: str, eot: int | None, bad_records: int,
+    tokenizer: Tokenizer,
+    sources: Sequence[Source],
+    path: Path,
+    *,
+    model: str,
+    digest: str,
+    dtype: str,
+    tokens: int,
+    documents: int,
+    text_field: str,
+    eot: int | None,
+    bad_records: int,
 ) -> dict[str, Any]:
     """The sidecar's fields: enough to load the ids and to tell which model (``digest``: its
     ``model_digest``) and inputs made them."""

@@ -26,11 +26,11 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any, TypeVar
 
-from engine.formats import tokenizer_files as formats
-from engine.formats.atomic import atomic_write
+from engine.corpus.pretokenize import PreTokenizer
 from engine.encode._encoder_core import Encoder, MergeRanks, SharedCache, Vocab
 from engine.errors import ModelFileError
-from engine.corpus.pretokenize import PreTokenizer
+from engine.formats import tokenizer_files as formats
+from engine.formats.atomic import atomic_write
 from engine.train.trainer import Trainer
 
 Pair = tuple[int, int]

@@ -17,10 +17,10 @@ from typing import Any
 
 import regex
 
-from engine.formats.byte_unicode import bytes_to_token_string, token_string_to_bytes, token_strings_to_bytes
+from engine.corpus.pretokenize import PATTERNS
 from engine.errors import ModelFileError, unreadable
 from engine.formats.atomic import Pathish
-from engine.corpus.pretokenize import PATTERNS
+from engine.formats.byte_unicode import bytes_to_token_string, token_string_to_bytes, token_strings_to_bytes
 
 TOKENIZER_JSON = "tokenizer.json"
 VOCAB_JSON = "vocab.json"
@@ -134,7 +134,9 @@ def tiktoken_ranks(vocab: Mapping[int, bytes], merges: Sequence[tuple[bytes, byt
     results = [ids[a + b] for a, b in merges]
     for rank, (earlier, later) in enumerate(zip(results, results[1:]), start=1):
         if later <= earlier:
-            raise ValueError(f"merge {rank} has id {later}, not above the previous merge's {earlier}: tiktoken ranks must follow merge order")
+            raise ValueError(
+                f"merge {rank} has id {later}, not above the previous merge's {earlier}: tiktoken ranks must follow merge order"
+            )
     table = _token_table(vocab, special_tokens)
     return "".join(f"{base64.b64encode(token_string_to_bytes(s)).decode('ascii')} {i}\n" for s, i in table.items())
 
@@ -174,7 +176,9 @@ def read_hf_json(path: Pathish) -> ModelData:
         raise ModelFileError(f"{path}: a normalizer is not supported (byte-level BPE uses none)")
     pattern = _hf_pattern(path, doc.get("pre_tokenizer"))
     added = doc.get("added_tokens") or []
-    if not isinstance(added, list) or not all(isinstance(a, dict) and isinstance(a.get("content"), str) and isinstance(a.get("id"), int) for a in added):
+    if not isinstance(added, list) or not all(
+        isinstance(a, dict) and isinstance(a.get("content"), str) and isinstance(a.get("id"), int) for a in added
+    ):
         raise ModelFileError(f"{path}: 'added_tokens' must be a list of {{'id': int, 'content': str}}")
     table = model.get("vocab")
     if isinstance(table, dict):  # added tokens may be listed there by content, not as bytes

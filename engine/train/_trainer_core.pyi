@@ -15,9 +15,7 @@ class Core:
 
     def __init__(self, words: bytes, ends: array[int], counts: array[int], base_tokens: list[bytes], /) -> None:
         """Lay out a ``WordTable``'s words (``ends`` and ``counts``: int64, one per word)."""
-    def step(
-        self, tie_limit: int, /
-    ) -> tuple[int, int, int, list[Pair], bytes, bytes, bytes, int, int] | None:
+    def step(self, tie_limit: int, /) -> tuple[int, int, int, list[Pair], bytes, bytes, bytes, int, int] | None:
         """One merge: (left, right, count, ties, changes, pushes, stale, heap_size,
         live_pairs), the events as packed int64 rows; None when no pair is left."""
     def run(self, n: int, /) -> list[tuple[int, int, int]]:

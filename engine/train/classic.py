@@ -37,12 +37,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from engine.corpus.counting import Progress
+from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.shards import MAX_BLOCK, read_blocks
 from engine.corpus.sources import open_binary
 from engine.errors import CorpusError, ModelFileError, SettingsError, unreadable
-from engine.train.events import MergeStep, Pair
 from engine.formats.atomic import atomic_write
-from engine.corpus.pretokenize import PreTokenizer
+from engine.train.events import MergeStep, Pair
 from engine.train.trainer import TIE_LIMIT, Word, gc_paused
 
 END_OF_WORD = "</w>"

@@ -33,4 +33,3 @@ def train_classic_reference(
             vocab.append(a + b)
         words = {merge_symbols(word, a, b): count for word, count in words.items()}
     return vocab, merges
-

@@ -37,16 +37,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from engine.train._trainer_core import Core
 from engine.corpus.counting import CountSummary, Progress, check_counted, count_iterable, count_table
-from engine.corpus.counts_file import SavedCounts, load_counts, save_counts as save_counts_file
-from engine.errors import CorpusError, SettingsError
-from engine.train.events import MergeStep, Pair, Token
-from engine.train.occurrences import Cell, Occurrence, PairOccurrences, WordCells
+from engine.corpus.counts_file import SavedCounts, load_counts
+from engine.corpus.counts_file import save_counts as save_counts_file
 from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.shards import CountSettings, keep_mmap_threshold
 from engine.corpus.word_table import WordTable
-
+from engine.errors import CorpusError, SettingsError
+from engine.train._trainer_core import Core
+from engine.train.events import MergeStep, Pair, Token
+from engine.train.occurrences import Cell, Occurrence, PairOccurrences, WordCells
 
 TIE_LIMIT = 5
 """How many tied pairs a ``MergeStep`` lists."""

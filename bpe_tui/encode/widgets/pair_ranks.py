@@ -19,10 +19,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Region
 from textual.widgets import Static
 
-from engine import Tokenizer
-
-from bpe_tui.encode.walk import Focus
 from bpe_tui.common.tokens import token_text
+from bpe_tui.encode.walk import Focus
+from engine import Tokenizer
 
 
 class PairRanks(Vertical):
@@ -80,9 +79,7 @@ class PairRanks(Vertical):
         word = token_text(focus.trace.text.encode())
         if step.chosen is not None:
             merged = step.after[step.chosen]
-            outcome = Text.assemble(
-                "merges now: ", pairs[step.chosen], " → ", token_text(vocab[merged]), f" (id {merged})"
-            )
+            outcome = Text.assemble("merges now: ", pairs[step.chosen], " → ", token_text(vocab[merged]), f" (id {merged})")
         elif step.ranks:
             outcome = Text.assemble("No pair is in the merges: ", word, " is done.")
         else:

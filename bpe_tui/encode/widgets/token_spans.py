@@ -22,10 +22,9 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from engine import Tokenizer
-
-from bpe_tui.encode.walk import EncodeWalk
 from bpe_tui.common.tokens import show_token, token_text
+from bpe_tui.encode.walk import EncodeWalk
+from engine import Tokenizer
 
 
 class Span(NamedTuple):
@@ -92,8 +91,7 @@ def final_spans(tokenizer: Tokenizer, ids: list[int], styles: SpanStyles) -> lis
     """Spans of a finished encode."""
     special = set(tokenizer.special_ids.values())
     return [
-        Span(tokenizer.vocab[i], i, styles.special if i in special else (styles.odd if n % 2 else styles.even))
-        for n, i in enumerate(ids)
+        Span(tokenizer.vocab[i], i, styles.special if i in special else (styles.odd if n % 2 else styles.even)) for n, i in enumerate(ids)
     ]
 
 

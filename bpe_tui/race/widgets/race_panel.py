@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from rich.console import RenderableType
 from rich.style import Style
-
 from textual.widget import Widget
 
 from bpe_tui.race.state import Race

@@ -6,8 +6,8 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from bpe_tui.common.durations import show_seconds
-from bpe_tui.race.state import FINISHED, STOPPED, Race, show_rate, show_speedup
 from bpe_tui.common.tokens import parts_text
+from bpe_tui.race.state import FINISHED, STOPPED, Race, show_rate, show_speedup
 from bpe_tui.race.widgets.race_panel import RacePanel
 
 
@@ -43,7 +43,10 @@ class RaceVerdict(RacePanel):
         if race.agreed:
             return Text(f"✓ all {race.compared:,} merges agree", good)
         if race.compared:
-            return Text.assemble((f"✓ {race.compared:,} merges agree so far", good), ("  each compared once both have made it", self.style_of("race-verdict--dim")))
+            return Text.assemble(
+                (f"✓ {race.compared:,} merges agree so far", good),
+                ("  each compared once both have made it", self.style_of("race-verdict--dim")),
+            )
         return Text("agreement: every merge is compared as soon as both racers have made it", self.style_of("race-verdict--dim"))
 
     def _speedup(self, race: Race, now: float) -> Text:

@@ -24,7 +24,13 @@ BADGES = {
 class RacerProgress(RacePanel):
     """Racer ``index``'s lane: a bar of merges, then time and speed in its own clock's seconds."""
 
-    COMPONENT_CLASSES = {"racer-progress--bar", "racer-progress--done", "racer-progress--back", "racer-progress--dim", "racer-progress--label"}
+    COMPONENT_CLASSES = {
+        "racer-progress--bar",
+        "racer-progress--done",
+        "racer-progress--back",
+        "racer-progress--dim",
+        "racer-progress--label",
+    }
 
     def __init__(self, index: int, *, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -10,13 +10,12 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 
-from engine import PairChange
-from engine.train.trainer import TIE_LIMIT
-
+from bpe_tui.common.panel import SnapshotPanel, columns
 from bpe_tui.common.tokens import parts_text, token_text
 from bpe_tui.train.snapshot import TrainSnapshot
 from bpe_tui.train.widgets.pair_table import change_text
-from bpe_tui.common.panel import SnapshotPanel, columns
+from engine import PairChange
+from engine.train.trainer import TIE_LIMIT
 
 
 class MergeChanges(SnapshotPanel):

@@ -13,11 +13,10 @@ from rich.console import RenderableType
 from rich.style import Style
 from rich.text import Text
 
-from engine import PairOccurrences, WordCells
-
+from bpe_tui.common.panel import SnapshotPanel
 from bpe_tui.common.tokens import parts_text, token_text
 from bpe_tui.train.snapshot import MergeInCorpus, TrainSnapshot
-from bpe_tui.common.panel import SnapshotPanel
+from engine import PairOccurrences, WordCells
 
 LABEL_WIDTH = 14
 """Cells for a word's label (text and count): longer words are cut."""
@@ -38,7 +37,10 @@ class PairInCorpus(SnapshotPanel):
             lines.append(Text())
             lines += self._merged(snapshot, merged, height - len(lines))
         elif upcoming is not None and len(lines) + 2 <= height:
-            lines += [Text(), Text("press n: the merge joins each live pair into one cell and relinks prev/next", self.style_of("panel--dim"))]
+            lines += [
+                Text(),
+                Text("press n: the merge joins each live pair into one cell and relinks prev/next", self.style_of("panel--dim")),
+            ]
         return Text("\n", no_wrap=True, overflow="ellipsis").join(lines[:height])
 
     # -- the pair about to merge ------------------------------------------------------------

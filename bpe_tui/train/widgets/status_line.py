@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from rich.console import RenderableType
 from rich.text import Text
-
 from textual.reactive import reactive
 from textual.widget import Widget
 

@@ -10,14 +10,13 @@ import math
 
 from rich.console import RenderableType
 from rich.text import Text
-
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, Sparkline
 
+from bpe_tui.common.panel import SnapshotPanel, columns
 from bpe_tui.common.tokens import token_text
 from bpe_tui.train.snapshot import TrainSnapshot
-from bpe_tui.common.panel import SnapshotPanel, columns
 
 try:
     from bpe_tui.train.widgets.growth_plot import GrowthPlot
