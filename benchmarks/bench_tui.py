@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 from textual import events  # noqa: E402
 
 from bpe_tui.app import BpeApp  # noqa: E402
-from bpe_tui.train.options import TrainOptions  # noqa: E402
 from bpe_tui.train.screen import SPEEDS, TrainScreen  # noqa: E402
 from engine import Trainer  # noqa: E402
+from engine.train.settings import TrainOptions  # noqa: E402
 
 SPECIAL = ["<|endoftext|>"]
 SIZE = (200, 50)

@@ -1,4 +1,9 @@
-"""The Textual application: hosts the training screen, the encode view and the race."""
+"""The Textual application: opens the screens, and owns the way between them.
+
+Screens never import one another: a screen that wants another posts a request
+(``bpe_tui.common.navigation``) and the app opens the screen asked for. ``SCREENS_BY_NAME``
+lists the screens by the name ``bpe-tui explain`` takes; each carries its own ``HELP``.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +17,26 @@ from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Label
 
+from bpe_tui.common.corpus import sample_corpus
+from bpe_tui.common.navigation import Ask, OpenCompare, OpenEncode
+from bpe_tui.common.prompt import PromptScreen
+from bpe_tui.common.screen_help import help_for
 from bpe_tui.compare.screen import CompareScreen
+from bpe_tui.encode.screen import EncodeScreen
 from bpe_tui.help.screen import HelpScreen
-from bpe_tui.help.text import help_for
 from bpe_tui.race.screen import RaceScreen
-from bpe_tui.train.options import DEFAULT_SPECIAL, TrainOptions, sample_corpus
 from bpe_tui.train.screen import TrainScreen
 from engine import BpeError
 from engine.corpus.sources import TEXT, expand_inputs
+from engine.train.settings import DEFAULT_SPECIAL, TrainOptions
+
+SCREENS_BY_NAME: dict[str, type[TrainScreen] | type[EncodeScreen] | type[CompareScreen] | type[RaceScreen]] = {
+    "train": TrainScreen,
+    "encode": EncodeScreen,
+    "compare": CompareScreen,
+    "race": RaceScreen,
+}
+"""The app's screens by the name ``bpe-tui explain`` takes."""
 
 CLASSIC_TOY = "toy-low-lower.txt"
 """The lecture's toy corpus, for classic BPE opened from a screen with no plain-text corpus."""
@@ -92,7 +109,18 @@ class BpeApp(App[int]):
     def action_help(self) -> None:
         entry = help_for(self.screen)
         if entry is not None:
-            self.push_screen(HelpScreen(entry, getattr(self.screen, "offers", lambda action: True)))
+            self.push_screen(HelpScreen(entry, self.screen.BINDINGS, getattr(self.screen, "offers", lambda action: True)))
+
+    # -- what screens ask for -------------------------------------------------------------------
+
+    def on_open_encode(self, request: OpenEncode) -> None:
+        self.push_screen(EncodeScreen(request.tokenizer, request.text))
+
+    def on_open_compare(self, request: OpenCompare) -> None:
+        self.push_screen(CompareScreen.on_sample(request.text, *request.more))
+
+    def on_ask(self, request: Ask) -> None:
+        self.push_screen(PromptScreen(request.question, request.value, request.placeholder, request.integer), request.then)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "help":  # shown only over a screen that has help

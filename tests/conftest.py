@@ -12,6 +12,8 @@ import pytest
 from engine.formats.byte_unicode import token_string_to_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
+pytest_plugins = ["tests.compare_models"]
+"""Fixtures offered to every test: ``models`` (Hugging Face model files) for the compare tests."""
 SHARED = ROOT.parent / "shared"
 
 

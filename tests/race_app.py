@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from textual.pilot import Pilot
 
 from bpe_tui.app import BpeApp
+from bpe_tui.common.corpus import sample_corpus
 from bpe_tui.race.process import OPTIMIZED, REFERENCE, optimized_merges
 from bpe_tui.race.screen import RaceScreen
 from bpe_tui.race.state import Merge, Racer
-from bpe_tui.train.options import TrainOptions, sample_corpus
 from engine import reference_merges
+from engine.train.settings import TrainOptions
 from tests.train_app import wait_until
 
 VOCAB = 400

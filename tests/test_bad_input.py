@@ -10,9 +10,9 @@ import pytest
 
 from bpe_tui.app import MIN_SIZE, BpeApp, TooSmallScreen
 from bpe_tui.encode.screen import EncodeScreen
-from bpe_tui.train.options import TrainOptions
 from bpe_tui.train.screen import TrainScreen
 from engine import CorpusError, Tokenizer, Trainer
+from engine.train.settings import TrainOptions
 from tests.conftest import refused, run_cli
 from tests.train_app import wait_until
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from engine import CorpusError, ModelFileError, PreTokenizer, Tokenizer, Trainer
 from engine.compare.baselines import ByteTokenizer, CharacterTokenizer, Token, WordTokenizer, byte_offsets
 from engine.compare.comparison import BpeSpans, compare, corpus_tokenizers, load_span_tokenizer
-from tests.compare_models import gpt2_dir, models  # noqa: F401  (models: a fixture)
+from tests.compare_models import gpt2_dir
 from tests.conftest import ROOT
 
 CORPUS = "the cat sat on the mat. the cat ate 12 fish!<|endoftext|>你好 world 🌍"
@@ -39,7 +39,7 @@ def bpe() -> BpeSpans:
 def covers_exactly(text: str, tokens: list[Token]) -> bool:
     """The spans lie end to end from 0 to the text's last byte."""
     ends = [0, *(t.end for t in tokens)]
-    return all(t.start == end for t, end in zip(tokens, ends)) and ends[-1] == len(text.encode("utf-8"))
+    return all(t.start == end for t, end in zip(tokens, ends, strict=False)) and ends[-1] == len(text.encode("utf-8"))
 
 
 @given(texts)

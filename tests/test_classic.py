@@ -47,7 +47,7 @@ def deepseek_counts():
 def test_seed_002_deepseek_pair_counts_in_first_seen_order():
     """The notes print ``get_stats`` of the paragraph: every count, in first-seen order."""
     notes = seed_002()
-    line = next(l for l in notes.splitlines() if l.startswith("defaultdict(<class 'int'>"))
+    line = next(s for s in notes.splitlines() if s.startswith("defaultdict(<class 'int'>"))
     listed = [((a, b), int(n)) for a, b, n in re.findall(r"\('([^']*)', '([^']*)'\): (\d+)", line)]
     assert len(listed) > 50
     trainer = ClassicTrainer(deepseek_counts(), 10**6, split="punct")
@@ -190,7 +190,7 @@ def test_each_step_tells_what_a_recount_sees(counts, eow):
     while True:
         recount: dict[tuple[str, str], int] = {}  # dict order: first seen
         for word, count in segmented.items():
-            for pair in zip(word, word[1:]):
+            for pair in zip(word, word[1:], strict=False):
                 recount[pair] = recount.get(pair, 0) + count
         assert {name(p): c for p, c in trainer.pair_counter.items()} == recount
         top = [(name(p), c) for p, c in trainer.top_pairs(3)]
@@ -207,7 +207,7 @@ def test_each_step_tells_what_a_recount_sees(counts, eow):
         segmented = {merge_symbols(w, *tied[0]): c for w, c in segmented.items()}
         after: dict[tuple[str, str], int] = {}
         for word, count in segmented.items():
-            for pair in zip(word, word[1:]):
+            for pair in zip(word, word[1:], strict=False):
                 after[pair] = after.get(pair, 0) + count
         moved = {p: (before.get(p, 0), after.get(p, 0)) for p in {*before, *after} if before.get(p, 0) != after.get(p, 0)}
         del moved[tied[0]]

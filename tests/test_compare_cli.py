@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from engine import PreTokenizer
-from tests.compare_models import SAMPLE, gpt2_dir, models  # noqa: F401  (models: a fixture)
+from tests.compare_models import SAMPLE, gpt2_dir
 from tests.conftest import CLI_ENV, ROOT, refused, run_cli
 
 TEXT = "Hello, 🌍! 你好! The keeper's cat watched 1234 waves."

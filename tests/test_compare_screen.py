@@ -62,7 +62,7 @@ async def test_a_row_per_tokenizer_with_its_counts(rows: list) -> None:
         screen = app.screen
         widgets = list(screen.query(TokenizerRow))
         assert len(widgets) == 4
-        for widget, tokenizer in zip(widgets, rows):
+        for widget, tokenizer in zip(widgets, rows, strict=True):
             tokens = tokenizer.tokenize(TEXT)
             line = summary(widget)
             assert line.startswith(tokenizer.name)
@@ -79,11 +79,11 @@ async def test_differences_are_coloured_apart(rows: list) -> None:
     app = BpeApp(CompareScreen(rows, TEXT, reference=3))
     async with app.run_test(size=(120, 40)):
         screen = app.screen
-        for widget, row in zip(screen.query(RowTokens), screen.rows):
+        for widget, row in zip(screen.query(RowTokens), screen.rows, strict=True):
             styles = widget.row_styles()
             shown = backgrounds(widget)
             assert shown
-            for n, ((text, bg), token, differs) in enumerate(zip(shown, row.tokens, row.differs)):
+            for n, ((text, bg), token, differs) in enumerate(zip(shown, row.tokens, row.differs, strict=False)):  # shown: line 0 only
                 if token.unknown:
                     expected = styles.unknown
                 elif differs:
@@ -106,7 +106,7 @@ async def test_typing_re_tokenizes_every_row(rows: list) -> None:
         text = "tech lowestqr"
         assert screen.query_one(TextArea).text == text
         await wait_until(pilot, lambda: screen.text == text and screen.rows[0].text_bytes == len(text))
-        for widget, tokenizer in zip(screen.query(TokenizerRow), rows):
+        for widget, tokenizer in zip(screen.query(TokenizerRow), rows, strict=True):
             tokens = tokenizer.tokenize(text)
             assert f"{len(tokens)} tokens" in summary(widget)
             assert ids_on_screen(widget.query_one(RowTokens)) == [t.id for t in tokens]
@@ -134,7 +134,7 @@ async def test_the_token_under_the_cursor_is_underlined_in_every_row(rows: list)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         await pilot.press("end", "left")  # on 好: character 10, bytes 12-15
-        for widget, row in zip(screen.query(RowTokens), screen.rows):
+        for widget, row in zip(screen.query(RowTokens), screen.rows, strict=True):
             underlined = [s for s in widget.render_line(0) if s.style and s.style.underline]
             holding = next(t for t in row.tokens if t.start <= 12 < t.end)
             assert "".join(s.text for s in underlined).strip() == show_token(holding.piece), row.tokenizer.name

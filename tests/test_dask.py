@@ -85,7 +85,7 @@ def test_a_cluster_counts_like_one_process_and_local_workers(corpus, alone, clie
     # Progress: bytes across the cluster, a shard at a time, ending at the total.
     total = sum(size for _, size in summary.inputs)
     assert seen[0] == (0, total) and seen[-1] == (total, total)
-    assert all(a[0] < b[0] for a, b in zip(seen, seen[1:]))
+    assert all(a[0] < b[0] for a, b in zip(seen, seen[1:], strict=False))
 
 
 @needs_dask
@@ -238,6 +238,9 @@ def test_dask_with_options_it_cannot_go_with_is_refused(corpus, extra, message):
 
 
 def test_the_engine_imports_dask_only_when_a_cluster_is_asked_for():
-    code = "import sys, engine, engine.corpus.counting, engine.train.trainer, engine.corpus.dask_count; print(sorted({'dask', 'distributed'} & set(sys.modules)))"
+    code = (
+        "import sys, engine, engine.corpus.counting, engine.train.trainer, engine.corpus.dask_count; "
+        "print(sorted({'dask', 'distributed'} & set(sys.modules)))"
+    )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=CLI_ENV, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr

@@ -8,10 +8,10 @@ from textual.screen import Screen
 from textual.widgets import Static, TextArea
 
 from bpe_tui.app import BpeApp
+from bpe_tui.common.token_spans import TokenSpans
 from bpe_tui.encode.screen import EncodeScreen
 from bpe_tui.encode.walk import EncodeWalk
 from bpe_tui.encode.widgets.pair_ranks import PairRanks
-from bpe_tui.encode.widgets.token_spans import TokenSpans
 from engine import Tokenizer, Trainer
 
 CORPUS = (

@@ -5,11 +5,10 @@ from __future__ import annotations
 from textual.binding import Binding
 from textual.widgets import TextArea
 
-from bpe_tui.app import BpeApp
+from bpe_tui.app import SCREENS_BY_NAME, BpeApp
 from bpe_tui.compare.screen import CompareScreen
 from bpe_tui.encode.screen import EncodeScreen
 from bpe_tui.help.screen import HelpScreen, HelpText
-from bpe_tui.help.text import SCREEN_HELP
 from bpe_tui.race.screen import RaceScreen
 from bpe_tui.train.screen import TrainScreen
 from bpe_tui.train.widgets.pair_in_corpus import PairInCorpus
@@ -155,7 +154,8 @@ async def test_help_is_in_the_command_palette() -> None:
 
 
 def test_explain_prints_the_help_of_each_screen() -> None:
-    for name, entry in SCREEN_HELP.items():
+    for name, screen in SCREENS_BY_NAME.items():
+        entry = screen.HELP
         done = run_cli("explain", name)
         assert done.returncode == 0 and done.stderr == ""
         lines = done.stdout.splitlines()
@@ -163,9 +163,9 @@ def test_explain_prints_the_help_of_each_screen() -> None:
         for title, _ in entry.panels:
             assert title in lines
         text = " ".join(lines)
-        for tooltip in tooltips(entry.screen):
+        for tooltip in tooltips(screen):
             assert tooltip in text
-    assert list(SCREEN_HELP) == ["train", "encode", "compare", "race"]
+    assert list(SCREENS_BY_NAME) == ["train", "encode", "compare", "race"]
     assert run_cli("explain").stdout == run_cli("explain", "train").stdout
     assert "n       Do one merge" in run_cli("explain").stdout.splitlines()
 
@@ -183,10 +183,10 @@ def test_explain_lists_the_keys_bound() -> None:
         "compare": ["esc", "/", "r", "q", "q"],
         "race": ["s", "q", "q"],
     }.items():
-        entry = SCREEN_HELP[name]
-        rows = printed_keys(name)
-        assert [does for _, does in rows] == [*tooltips(entry.screen), *tooltips(BpeApp), "Every key above as a command, by name"]
-        assert [key for key, _ in rows] == [*keys, "?", "ctrl+p"]
+        screen = SCREENS_BY_NAME[name]
+        printed = printed_keys(name)
+        assert [does for _, does in printed] == [*tooltips(screen), *tooltips(BpeApp), "Every key above as a command, by name"]
+        assert [key for key, _ in printed] == [*keys, "?", "ctrl+p"]
 
 
 def test_explain_an_unknown_screen() -> None:

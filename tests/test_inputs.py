@@ -185,7 +185,8 @@ BAD = {
     [
         (
             ["notjson.jsonl"],
-            "notjson.jsonl: line 3: not valid JSON (Expecting property name enclosed in double quotes); --skip-bad-records skips such records",
+            "notjson.jsonl: line 3: not valid JSON (Expecting property name enclosed in double quotes); "
+            "--skip-bad-records skips such records",
         ),
         (["nofield.jsonl"], 'nofield.jsonl: line 2: no "text" field'),
         (["number.jsonl"], 'number.jsonl: line 3: "text" is a number, not a string'),
@@ -262,8 +263,8 @@ def test_a_url_is_read_through_fsspec(tmp_path, plain_merges):
 async def test_the_screen_trains_on_jsonl_shards_and_tells_of_skipped_records(tmp_path, plain_merges):
     from bpe_tui.app import BpeApp
     from bpe_tui.encode.screen import EncodeScreen
-    from bpe_tui.train.options import TrainOptions
     from bpe_tui.train.screen import TrainScreen
+    from engine.train.settings import TrainOptions
     from tests.train_app import wait_until
 
     for i in range(2):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bpe_tui.cli import main
-from bpe_tui.train.options import sample_corpus
+from bpe_tui.common.corpus import sample_corpus
 from bpe_tui.train.screen import TRAINER_PROCESS
 from engine import ResumeError, Tokenizer
 from engine.formats.tokenizer_files import MERGES_TXT, TOKENIZER_JSON, VOCAB_JSON

@@ -21,7 +21,7 @@ def _starts(trainer: Trainer, words: list[bytes], pair: tuple[int, int]) -> set[
     out = set()
     for i in range(len(words)):
         cells = trainer.word_cells(i).cells
-        out.update(x.position for x, y in zip(cells, cells[1:]) if (x.token, y.token) == pair)
+        out.update(x.position for x, y in zip(cells, cells[1:], strict=False) if (x.token, y.token) == pair)
     return out
 
 
@@ -36,7 +36,7 @@ def test_cells_are_the_current_segmentation_linked_in_order(text, merges):
         assert [trainer.token_bytes(c.token) for c in word.cells] == parts[text_bytes]
         cells = word.cells
         assert cells[0].prev is None and cells[-1].next is None
-        for x, y in zip(cells, cells[1:]):
+        for x, y in zip(cells, cells[1:], strict=False):
             assert x.position < y.position and x.next == y.position and y.prev == x.position
 
 

@@ -64,8 +64,8 @@ async def test_shown_after_merges_it_replays_the_last_one_and_marks_stale_positi
 
 async def test_a_a_a_is_merged_once_and_the_second_position_skipped(tmp_path):
     from bpe_tui.app import BpeApp
-    from bpe_tui.train.options import TrainOptions
     from bpe_tui.train.screen import TrainScreen
+    from engine.train.settings import TrainOptions
 
     corpus = tmp_path / "aaa.txt"
     corpus.write_text("aaa", encoding="utf-8")

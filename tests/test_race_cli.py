@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from bpe_tui.common.corpus import sample_corpus
 from bpe_tui.race.command import run_headless
-from bpe_tui.train.options import TrainOptions, sample_corpus
 from engine import PreTokenizer
+from engine.train.settings import TrainOptions
 from tests.conftest import refused, run_cli
 from tests.race_app import SWAPPED
 

@@ -29,7 +29,7 @@ def split_shards(path: Path, kind: str, cuts: list[int]) -> list[Shard]:
     size = path.stat().st_size
     starts = sorted({0, *(c % (size + 1) for c in cuts)})
     ends: list[int | None] = [*starts[1:], None]
-    return [Shard(str(path), kind, None, 0, s, e) for s, e in zip(starts, ends)]
+    return [Shard(str(path), kind, None, 0, s, e) for s, e in zip(starts, ends, strict=True)]
 
 
 def shard_total(shards: list[Shard], settings: CountSettings) -> Counter[bytes]:

@@ -191,7 +191,7 @@ def test_encode_steps_is_the_encode_loop(tok, text):
         first, last = trace.steps[0], trace.steps[-1]
         assert first.parts == [tok.encoder[bytes([b])] for b in trace.text.encode()]
         assert last.chosen is None and last.after == trace.ids
-        for step, following in zip(trace.steps, trace.steps[1:]):
+        for step, following in zip(trace.steps, trace.steps[1:], strict=False):
             assert step.after == following.parts
             ranks = [r for r in step.ranks if r is not None]
             assert step.chosen == step.ranks.index(min(ranks))
@@ -209,7 +209,7 @@ def test_encode_steps_story_of_one_word(tok):
 @given(texts, st.lists(st.integers(0, 400), max_size=8))
 def test_encode_iterable_equals_encode_wherever_the_text_is_cut(tok, text, cuts):
     bounds = sorted({min(c, len(text)) for c in cuts})
-    pieces = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)])]
+    pieces = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)], strict=True)]
     assert list(tok.encode_iterable(pieces)) == tok.encode(text)
 
 

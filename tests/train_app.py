@@ -8,8 +8,9 @@ from collections.abc import Awaitable, Callable
 from textual.pilot import Pilot
 
 from bpe_tui.app import BpeApp
-from bpe_tui.train.options import TrainOptions, sample_corpus
+from bpe_tui.common.corpus import sample_corpus
 from bpe_tui.train.screen import TrainScreen
+from engine.train.settings import TrainOptions
 
 SAMPLE_MERGES = 1000 - 256 - 1
 

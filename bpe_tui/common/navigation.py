@@ -1,8 +1,47 @@
-"""Where a screen stands among the app's screens: what its ``q`` does."""
+"""How screens move between each other without knowing one another.
+
+A screen never imports another screen: it posts one of these requests, which bubbles up to
+the app, and the app (``bpe_tui.app``) opens the screen asked for. ``over_another`` tells a
+screen whether it was opened over another of ours, so its ``q`` goes back rather than quits.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from textual.message import Message
 from textual.screen import Screen
+
+from engine import Tokenizer
+from engine.compare.baselines import SpanTokenizer
+
+
+class OpenEncode(Message):
+    """Open the encode view on ``tokenizer``, stepping through ``text`` (None: its sample)."""
+
+    def __init__(self, tokenizer: Tokenizer, text: str | None) -> None:
+        super().__init__()
+        self.tokenizer, self.text = tokenizer, text
+
+
+class OpenCompare(Message):
+    """Open the compare view on ``text`` (None: its sample): character, byte, word and BPE
+    built from the bundled sample, then ``more``, the first of which is the reference."""
+
+    def __init__(self, text: str | None, *more: SpanTokenizer) -> None:
+        super().__init__()
+        self.text, self.more = text, more
+
+
+class Ask(Message):
+    """Ask the user one line (``PromptScreen``); ``then`` receives the answer, None if cancelled."""
+
+    def __init__(
+        self, question: str, then: Callable[[str | None], None], value: str = "", placeholder: str = "", integer: bool = False
+    ) -> None:
+        super().__init__()
+        self.question, self.then = question, then
+        self.value, self.placeholder, self.integer = value, placeholder, integer
 
 
 def over_another(screen: Screen) -> bool:

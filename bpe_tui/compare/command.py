@@ -19,10 +19,10 @@ from rich.console import Console
 from rich.style import Style
 from rich.table import Table
 
+from bpe_tui.common.corpus import SAMPLE, sample_corpus
+from bpe_tui.common.text_input import read_text
+from bpe_tui.common.token_spans import HEADLESS_STYLES, row_lines, span_rows
 from bpe_tui.compare.widgets.tokenizer_row import RowStyles, count_widths, row_spans, summary, title
-from bpe_tui.encode.command import HEADLESS_STYLES, read_text
-from bpe_tui.encode.widgets.token_spans import row_lines, span_rows
-from bpe_tui.train.options import SAMPLE, sample_corpus
 from engine.compare.comparison import Row, compare, corpus_tokenizers, load_span_tokenizer
 from engine.corpus.sources import open_binary
 

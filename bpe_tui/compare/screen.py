@@ -19,9 +19,10 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static, TextArea
 from textual.worker import get_current_worker
 
+from bpe_tui.common.corpus import SAMPLE, sample_corpus
 from bpe_tui.common.navigation import over_another
+from bpe_tui.common.screen_help import ScreenHelp
 from bpe_tui.compare.widgets.tokenizer_row import ComparedRows, RowStyles, RowTokens, TokenizerRow, count_widths
-from bpe_tui.train.options import SAMPLE, sample_corpus
 from engine.compare.baselines import SpanTokenizer
 from engine.compare.comparison import Row, against, compare, corpus_tokenizers
 
@@ -35,7 +36,7 @@ RETOKENIZE_AFTER = 0.15
 class CompareScreen(Screen[None]):
     """``tokenizers`` side by side on one editable text, marked against ``reference``."""
 
-    CSS_PATH = ["../encode/screen.tcss", "screen.tcss"]
+    CSS_PATH = ["../common/tokens.tcss", "screen.tcss"]
     AUTO_FOCUS = "#text"
 
     BINDINGS = [
@@ -45,6 +46,44 @@ class CompareScreen(Screen[None]):
         Binding("q", "back", "Back", tooltip="Back to the screen below", id="compare.back"),
         Binding("q", "quit_app", "Quit", tooltip="Quit bpe-tui", id="compare.quit"),
     ]
+
+    HELP = ScreenHelp(
+        title="the compare view",
+        intro=(
+            "One text, one row per tokenizer: the lecture's walk from characters to bytes, words "
+            "and BPE, then any models you bring, side by side. The text is editable: shortly after "
+            "typing stops every row re-tokenizes."
+        ),
+        panels=(
+            (
+                "the rows",
+                "character: one token per code point, its id ord(ch); byte: one per UTF-8 byte, 256 "
+                "of them; word: one per GPT-2 pre-token, from the corpus's words, <unk> for the "
+                "rest; BPE: our byte-level BPE trained on the corpus; then each --model. The tokens "
+                "are coloured with their ids underneath, as in the encode view.",
+            ),
+            (
+                "the summary line of a row",
+                "Its name, kind and vocabulary size; its tokens; bytes per token, the lecture's "
+                "compression ratio (the text's bytes over its tokens: higher packs more text into "
+                "each token); unknown tokens, in red (words not in the corpus, [UNK], <unk>); and "
+                "how many of its tokens differ from the reference.",
+            ),
+            (
+                "where the cuts differ (the line above the rows)",
+                "One row is the reference: the first --model, else the trained BPE; r makes the "
+                "focused row the reference. A token of another row is orange when the reference has "
+                "no token with exactly its span (the same bytes, from the same start to the same "
+                "end); tokens the reference shares keep the encode view's colours.",
+            ),
+            (
+                "the cursor",
+                "The token under the text cursor is underlined in every row, and every row scrolls "
+                "to it, so one place in the text reads across all the tokenizers.",
+            ),
+        ),
+    )
+    """What ``?`` and ``bpe-tui explain compare`` say of this screen."""
 
     def __init__(self, tokenizers: Sequence[SpanTokenizer], text: str | None = None, reference: int = 0) -> None:
         super().__init__()

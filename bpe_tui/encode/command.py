@@ -11,24 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
 from rich.console import Console
-from rich.style import Style
 
+from bpe_tui.common.text_input import read_text
+from bpe_tui.common.token_spans import HEADLESS_STYLES, final_spans, row_lines, span_rows
 from bpe_tui.encode.widgets.encode_stats import compression
-from bpe_tui.encode.widgets.token_spans import SpanStyles, final_spans, row_lines, span_rows
-from engine import BpeError, SettingsError, Tokenizer
-from engine.errors import unreadable
-
-HEADLESS_STYLES = SpanStyles(
-    even=Style(color="white", bgcolor="blue"),
-    odd=Style(color="white", bgcolor="magenta"),
-    special=Style(color="black", bgcolor="yellow", bold=True),
-    id=Style(dim=True),
-)
-
+from engine import SettingsError, Tokenizer
 
 DATASET_FLAGS = {
     "--eot": lambda a: a.eot,
@@ -38,27 +27,6 @@ DATASET_FLAGS = {
     "--skip-bad-records": lambda a: a.skip_bad_records,
 }
 """The options of ``--out`` alone, each with whether it is given."""
-
-
-def read_text(args: argparse.Namespace) -> str | None:
-    """The text to encode: ``--text``, ``--file``, stdin when headless, else None."""
-    if args.text is not None:
-        return args.text
-    if args.file is not None:
-        if len(args.file) > 1:
-            raise SettingsError("several --file inputs are encoded into a file: give --out IDS")
-        path = Path(args.file[0])
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise BpeError(unreadable(path, e)) from None
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise BpeError(f"{path} is not UTF-8 text (byte {data[e.start]:#04x} at offset {e.start})") from None
-    if args.headless or args.json:
-        return sys.stdin.read()
-    return None
 
 
 def print_tokens(tokenizer: Tokenizer, text: str, as_json: bool) -> None:

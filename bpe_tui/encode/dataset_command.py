@@ -17,10 +17,10 @@ from pathlib import Path
 from rich.console import Console
 
 from bpe_tui.common.progress_bars import TokenRateColumn, progress_bars
-from bpe_tui.train.options import DEFAULT_SPECIAL
 from engine import SettingsError, Tokenizer
 from engine.corpus.sources import expand_inputs
 from engine.encode.dataset import check_out, encode_dataset
+from engine.train.settings import DEFAULT_SPECIAL
 
 
 def run_dataset(args: argparse.Namespace) -> int:

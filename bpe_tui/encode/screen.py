@@ -14,13 +14,13 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
-from bpe_tui.common.navigation import over_another
+from bpe_tui.common.navigation import OpenCompare, over_another
+from bpe_tui.common.screen_help import ScreenHelp
+from bpe_tui.common.token_spans import TokenSpans
 from bpe_tui.common.tokens import show_token
-from bpe_tui.compare.screen import CompareScreen
-from bpe_tui.encode.walk import EncodeWalk
+from bpe_tui.encode.walk import EncodeWalk, step_spans
 from bpe_tui.encode.widgets.encode_stats import EncodeStats
 from bpe_tui.encode.widgets.pair_ranks import PairRanks
-from bpe_tui.encode.widgets.token_spans import TokenSpans, step_spans
 from engine import Tokenizer
 from engine.compare.comparison import BpeSpans
 
@@ -31,7 +31,7 @@ SAMPLE_TEXT = "Hello world! A tech talk on tokenizers: 你好, BPE."
 class EncodeScreen(Screen[None]):
     """Encode a text with ``tokenizer`` and walk through every merge."""
 
-    CSS_PATH = "screen.tcss"
+    CSS_PATH = ["screen.tcss", "../common/tokens.tcss"]
     AUTO_FOCUS = "#tokens"
 
     BINDINGS = [
@@ -47,6 +47,47 @@ class EncodeScreen(Screen[None]):
         Binding("q", "back", "Back", tooltip="Back to the training screen, when opened from it", id="encode.back"),
         Binding("q", "quit_app", "Quit", tooltip="Quit bpe-tui, when opened on its own", id="encode.quit"),
     ]
+
+    HELP = ScreenHelp(
+        title="the encode view",
+        intro=(
+            "Encoding a text with a trained tokenizer, as GPT-2 does. The text is cut into "
+            "pre-tokens, each pre-token into bytes; then, inside each pre-token, the adjacent pair "
+            "with the lowest merge rank (its 0-based line in merges.txt, the order training "
+            "learned it) merges first, until no pair is in the merge list. step K/TOTAL counts "
+            "merges over the whole text."
+        ),
+        panels=(
+            (
+                "text",
+                "The text being encoded. / (or tab) moves into it: it re-encodes as you type and "
+                "shows the final tokens; esc goes back to stepping.",
+            ),
+            (
+                "step K/TOTAL (the line below the text)",
+                "The merge that comes next: its two tokens, its merge rank, and the pre-token it happens in.",
+            ),
+            (
+                "tokens and ids",
+                "The text as token spans in alternating colours, each id underneath. The pre-token "
+                "being worked on is underlined, the pair that merges next is green and special "
+                "tokens are gold.",
+            ),
+            (
+                "pre-token",
+                "The lecture's printout for ␣tech, live: the parts of the pre-token being worked "
+                "on, every adjacent pair with its merge rank or “not in merges”, and the lowest "
+                "rank marked: that pair merges now. When no pair is in the merges the pre-token "
+                "is done.",
+            ),
+            (
+                "stats",
+                "Bytes, characters, tokens now and at the end, and bytes per token, against the "
+                "same text as plain UTF-8 bytes (one token per byte).",
+            ),
+        ),
+    )
+    """What ``?`` and ``bpe-tui explain encode`` say of this screen."""
 
     def __init__(self, tokenizer: Tokenizer, text: str | None = None) -> None:
         super().__init__()
@@ -133,7 +174,7 @@ class EncodeScreen(Screen[None]):
         self.query_one(TokenSpans).focus()
 
     def action_compare(self) -> None:
-        self.app.push_screen(CompareScreen.on_sample(self.walk.text, BpeSpans(self.tokenizer, "this tokenizer")))
+        self.post_message(OpenCompare(self.walk.text, BpeSpans(self.tokenizer, "this tokenizer")))
 
     def action_back(self) -> None:
         self.dismiss()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bpe_tui.common.token_spans import Span, SpanStyles
 from engine import EncodeStep, PreTokenTrace, Tokenizer
 
 
@@ -68,3 +69,27 @@ class EncodeWalk:
             si = 0
         trace = self.traces[ti]
         return Focus(ti, trace, trace.steps[si])
+
+
+def step_spans(tokenizer: Tokenizer, walk: EncodeWalk, k: int, styles: SpanStyles) -> tuple[list[Span], int | None]:
+    """Spans after the first ``k`` merges, and the index of the first span of the pre-token
+    that merges next (None at the end)."""
+    focus = walk.focus(k)
+    merging = focus.step.chosen if focus and k < walk.total else None
+    spans: list[Span] = []
+    first = None
+    for ti, (trace, parts) in enumerate(zip(walk.traces, walk.parts(k))):
+        in_focus = focus is not None and ti == focus.index
+        if in_focus and merging is not None:
+            first = len(spans)
+        for pi, i in enumerate(parts):
+            if trace.special:
+                style = styles.special
+            elif merging is not None and in_focus and pi in (merging, merging + 1):
+                style = styles.merge
+            else:
+                style = styles.odd if len(spans) % 2 else styles.even
+            if in_focus:
+                style += styles.focus
+            spans.append(Span(tokenizer.vocab[i], i, style))
+    return spans, first

@@ -7,18 +7,19 @@ import argparse
 from rich.console import Console
 from rich.style import Style
 
+from bpe_tui.common.screen_help import render_help
 from engine import SettingsError
 
 
 def run_explain(args: argparse.Namespace) -> int:
-    from bpe_tui.app import BpeApp
-    from bpe_tui.help.text import SCREEN_HELP, render_help
+    from bpe_tui.app import SCREENS_BY_NAME, BpeApp
 
-    entry = SCREEN_HELP.get(args.screen)
-    if entry is None:
-        raise SettingsError(f"explain {args.screen}: no such screen (choose from {', '.join(SCREEN_HELP)})")
+    screen = SCREENS_BY_NAME.get(args.screen)
+    if screen is None:
+        raise SettingsError(f"explain {args.screen}: no such screen (choose from {', '.join(SCREENS_BY_NAME)})")
+    entry = screen.HELP
     console = Console(highlight=False)
     console.print(f"bpe-tui {args.screen}: {entry.title}", style="bold underline")
     console.print()
-    console.print(render_help(entry, BpeApp.BINDINGS, heading=Style(bold=True), dim=Style(dim=True)))
+    console.print(render_help(entry, screen.BINDINGS, BpeApp.BINDINGS, heading=Style(bold=True), dim=Style(dim=True)))
     return 0

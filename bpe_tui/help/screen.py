@@ -1,15 +1,15 @@
-"""The help that ``?`` opens over a screen: each panel in the lecture's words, and the keys."""
+"""The help that ``?`` opens over a screen: the help text that screen carries, and its keys."""
 
 from __future__ import annotations
 
 from rich.console import RenderableType
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
 
-from bpe_tui.help.text import ScreenHelp, Shown, render_help
+from bpe_tui.common.screen_help import ScreenHelp, Shown, render_help
 
 
 class HelpText(Widget):
@@ -17,15 +17,16 @@ class HelpText(Widget):
 
     COMPONENT_CLASSES = {"help-text--heading", "help-text--dim"}
 
-    def __init__(self, entry: ScreenHelp, shown: Shown, *, id: str | None = None) -> None:
+    def __init__(self, entry: ScreenHelp, bindings: list[BindingType], shown: Shown, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.entry = entry
+        self.bindings = bindings
         self.shown = shown
 
     def render(self) -> RenderableType:
         style = self.get_component_rich_style
         heading, dim = style("help-text--heading", partial=True), style("help-text--dim", partial=True)
-        return render_help(self.entry, self.app.BINDINGS, heading=heading, dim=dim, shown=self.shown)
+        return render_help(self.entry, self.bindings, self.app.BINDINGS, heading=heading, dim=dim, shown=self.shown)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -34,10 +35,11 @@ class HelpScreen(ModalScreen[None]):
     CSS_PATH = "screen.tcss"
     BINDINGS = [Binding("escape,q,question_mark", "close", "close", tooltip="Close the help", id="help.close")]
 
-    def __init__(self, entry: ScreenHelp, shown: Shown) -> None:
-        """``shown``: whether the screen under the help has an action."""
+    def __init__(self, entry: ScreenHelp, bindings: list[BindingType], shown: Shown) -> None:
+        """``bindings``: the keys of the screen under the help; ``shown``: whether it has an action."""
         super().__init__()
         self.entry = entry
+        self.bindings = bindings
         self.shown = shown
 
     def compose(self) -> ComposeResult:
@@ -45,7 +47,7 @@ class HelpScreen(ModalScreen[None]):
             frame.border_title = f"help: {self.entry.title}"
             frame.border_subtitle = "esc, q or ? closes · ↑ ↓ scroll"
             with VerticalScroll(id="help-scroll"):
-                yield HelpText(self.entry, self.shown, id="help-text")
+                yield HelpText(self.entry, self.bindings, self.shown, id="help-text")
 
     def action_close(self) -> None:
         self.dismiss()

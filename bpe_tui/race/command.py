@@ -15,14 +15,15 @@ from rich.console import Console, Group
 from rich.table import Table
 
 from bpe_tui.common.child_process import listen
+from bpe_tui.common.corpus import chosen_corpus, options_from_args
 from bpe_tui.common.durations import show_seconds
 from bpe_tui.race.process import RACERS, follow, start_racers
 from bpe_tui.race.state import FINISHED, MERGING, Lane, Race, Racer, show_rate, show_speedup
-from bpe_tui.train.options import TrainOptions, chosen_corpus
+from engine.train.settings import TrainOptions
 
 
 def run_race(args: argparse.Namespace) -> int:
-    options = TrainOptions.from_args(args)
+    options = options_from_args(args)
     with chosen_corpus(args.inputs) as (inputs, label):
         if args.headless:
             return run_headless(inputs, label, options)

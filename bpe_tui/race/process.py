@@ -23,8 +23,8 @@ from multiprocessing.connection import Connection
 
 from bpe_tui.common.child_process import ChildProcess
 from bpe_tui.race.state import Merge, Race, Racer
-from bpe_tui.train.options import TrainOptions
 from engine import BpeError, Trainer, reference_merges
+from engine.train.settings import TrainOptions
 
 FRAME = 0.1
 """Seconds of merging between two reports: the screen's frame rate."""

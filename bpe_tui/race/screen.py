@@ -25,14 +25,15 @@ from textual.worker import get_current_worker
 
 from bpe_tui.common.child_process import ChildProcess, ensure_running, listen
 from bpe_tui.common.navigation import over_another
+from bpe_tui.common.screen_help import ScreenHelp
 from bpe_tui.race.process import RACERS, follow, start_racers
 from bpe_tui.race.state import COUNTING, FINISHED, MERGING, READY, STOPPED, Race, Racer
 from bpe_tui.race.widgets.merges_side_by_side import MergesSideBySide
 from bpe_tui.race.widgets.race_panel import RacePanel
 from bpe_tui.race.widgets.race_verdict import RaceVerdict
 from bpe_tui.race.widgets.racer_progress import RacerProgress
-from bpe_tui.train.options import TrainOptions
 from engine import BpeError
+from engine.train.settings import TrainOptions
 
 COMPARED = (
     "Raced: merging, from equal pre-token counts to the last merge, each in its own process. "
@@ -53,6 +54,43 @@ class RaceScreen(Screen[None]):
         Binding("q", "back", "back", tooltip="Stop the race and go back to the screen below", id="race.back"),
         Binding("q", "quit_app", "quit", tooltip="Stop the race and quit bpe-tui", id="race.quit"),
     ]
+
+    HELP = ScreenHelp(
+        title="the race",
+        intro=(
+            "The lecture's first trainer against the optimized one, on the same corpus, each in "
+            "a process of its own. The reference recounts every adjacent pair of the whole corpus "
+            "before each merge; the optimized trainer keeps pair_counter and pair_positions, and "
+            "each merge visits only the positions of the merged pair, updating the counts of its "
+            "prev/next neighbours and pushing new pairs on the lazy heap."
+        ),
+        panels=(
+            (
+                "race on FILE (the top lines)",
+                "The corpus, the merges planned (vocabulary size minus 256 bytes and the special "
+                "tokens) and its distinct pre-tokens. Both count the corpus with the same code, "
+                "timed apart; what is raced is merging, from the pre-token counts to the last merge.",
+            ),
+            (
+                "the two lanes",
+                "One per racer: merges done of total on a bar, merging time, merges per second, the "
+                "time left at that rate, and the time spent counting. Each racer times itself in "
+                "its own process.",
+            ),
+            (
+                "verdict",
+                "Every merge is compared as soon as both have made it: they must agree pair for pair, "
+                "in the same order, or the panel turns red with the merge number and both pairs. "
+                "Once one racer finishes it shows the speed-up so far (the ratio of merge rates); "
+                "once both have, the final one (the ratio of merging times).",
+            ),
+            (
+                "merges side by side",
+                "The newest merges of both racers, numbered in the order made, each marked ✓ where they agree and ✗ where they differ.",
+            ),
+        ),
+    )
+    """What ``?`` and ``bpe-tui explain race`` say of this screen."""
 
     class Reported(Message):
         """Racer ``index`` sent ``report``; every one counts (each carries new merges)."""

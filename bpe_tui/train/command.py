@@ -11,7 +11,6 @@ uninterrupted run gives.
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import time
@@ -22,29 +21,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from bpe_tui.common.corpus import chosen_corpus, options_from_args
 from bpe_tui.common.durations import show_seconds
 from bpe_tui.common.progress_bars import progress_bars
-from bpe_tui.train.options import Merges, TrainOptions, chosen_corpus, replay_saved
 from bpe_tui.train.snapshot import SteppableTrainer
-from engine import BpeError, ResumeError, SettingsError, Tokenizer, Trainer
-from engine.corpus.sources import expand_inputs
-from engine.formats.atomic import check_writable_file
+from engine import BpeError, Trainer
+from engine.formats.atomic import check_writable_dir
 from engine.train.classic import ClassicTrainer
+from engine.train.settings import Merges, TrainOptions, replay_saved
 
 DEFAULT_OUT = "out"
-
-
-CLASSIC_REFUSES = {
-    "pattern": "--pattern does not apply to --classic: it cuts words at whitespace (or --words punct)",
-    "special_tokens": "--special-token does not apply to --classic: its vocabulary is strings, with no special tokens",
-    "workers": "--workers does not apply to --classic: it counts its words in one process",
-    "resume": "--resume does not apply to --classic: train it again (it starts from scratch)",
-    "counts": "--counts does not apply to --classic: it reads its words from one plain-text file",
-    "save_counts": "--save-counts does not apply to --classic: it reads its words from one plain-text file",
-    "skip_bad_records": "--skip-bad-records does not apply to --classic: it reads one plain-text file",
-    "dask": "--dask does not apply to --classic: it counts its words in one process",
-}
-"""Options of byte-level training that classic BPE has no use for, and the line refusing each."""
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -56,68 +42,15 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
-    """Check the settings and every path named, before a screen opens (or a server starts)."""
-    if args.classic:
-        given = next((name for name in CLASSIC_REFUSES if getattr(args, name)), None)
-        if given is not None:
-            raise SettingsError(CLASSIC_REFUSES[given])
-        if len(args.inputs) > 1:
-            raise SettingsError("--classic trains on one plain-text file")
-        options = TrainOptions(args.vocab_size, (), errors=args.errors, classic=args.words or "whitespace")
-    else:
-        if args.words is not None:
-            raise SettingsError("--words goes with --classic: byte-level training cuts pre-tokens with --pattern")
-        if args.dask is not None:
-            _check_dask(args)
-        options = TrainOptions.from_args(args)
-    resume = _saved_merges(args, options) if args.resume else None
+    """Check the options and every path named, before a screen opens (or a server starts):
+    the options once, in the engine; then the run to resume and where the files go."""
+    options = options_from_args(args)
+    resume = options.saved_merges(args.resume) if args.resume else None
     if args.resume and args.out is None:  # a resumed run goes on in its own directory
         args.out = args.resume if Path(args.resume).is_dir() else str(Path(args.resume).parent)
     if args.out is not None or args.headless:
-        _check_out(Path(args.out or DEFAULT_OUT))
-    if args.save_counts:
-        check_writable_file(Path(args.save_counts), "--save-counts")
-    if args.inputs:  # missing files, globs that match nothing, unknown extensions: one line now
-        expand_inputs(args.inputs)
+        check_writable_dir(Path(args.out or DEFAULT_OUT), "--out")
     return options, resume
-
-
-def _check_dask(args: argparse.Namespace) -> None:
-    """Refuse --dask with options it cannot go with, or a value that cannot work, up front."""
-    if args.counts:
-        raise SettingsError("--dask counts a corpus: it does not go with --counts")
-    if args.workers is not None:
-        raise SettingsError("--workers sets the processes counting on this machine: with --dask the cluster counts")
-    from engine.corpus.dask_count import check_target
-
-    check_target(args.dask)
-
-
-def _check_out(out: Path) -> None:
-    """Refuse an output directory that cannot be written now, not after the training."""
-    if out.exists() and not out.is_dir():
-        raise SettingsError(f"--out {out}: exists and is not a directory")
-    existing = next(p for p in (out, *out.parents) if p.exists())
-    if not existing.is_dir():
-        raise SettingsError(f"--out {out}: {existing} is not a directory")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise SettingsError(f"--out {out}: {existing} is not writable")
-
-
-def _saved_merges(args: argparse.Namespace, options: TrainOptions) -> Merges:
-    """The merges saved in ``--resume``, once its settings are found to match these."""
-    saved = Tokenizer.load(args.resume)
-    where = args.resume
-    if saved.pattern != options.pattern:
-        raise ResumeError(f"{where}: trained with --pattern {saved.pattern}, not {options.pattern}: resume with the same settings")
-    special_tokens = list(options.special_tokens)
-    if saved.special_tokens != special_tokens:
-        raise ResumeError(
-            f"{where}: trained with special tokens {saved.special_tokens}, not {special_tokens}: resume with the same settings"
-        )
-    if len(saved.merges) > options.merges_planned:
-        raise ResumeError(f"{where}: has {len(saved.merges):,} merges already, more than --vocab-size {args.vocab_size} leaves room for")
-    return saved.merges
 
 
 def _interactive(args: argparse.Namespace, options: TrainOptions, inputs: list[str], label: str, resume: Merges | None) -> int:

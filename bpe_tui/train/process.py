@@ -21,10 +21,10 @@ import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
-from bpe_tui.train.options import Inputs, TrainOptions, replay_saved
 from bpe_tui.train.snapshot import MergeInCorpus, SteppableTrainer, sample, watched_step
 from engine import BpeError, MergeStep, Tokenizer, Trainer
 from engine.corpus.sources import label
+from engine.train.settings import Inputs, TrainOptions, replay_saved
 
 SLICE = 0.04
 """Seconds of merging at full speed between two looks at the commands."""

@@ -25,11 +25,8 @@ from textual.widgets import Footer, Label, ProgressBar
 from textual.worker import get_current_worker
 
 from bpe_tui.common.child_process import ChildProcess, ensure_running, listen
-from bpe_tui.common.navigation import over_another
-from bpe_tui.common.prompt import PromptScreen
-from bpe_tui.compare.screen import CompareScreen
-from bpe_tui.encode.screen import EncodeScreen
-from bpe_tui.train.options import Inputs, TrainOptions
+from bpe_tui.common.navigation import Ask, OpenCompare, OpenEncode, over_another
+from bpe_tui.common.screen_help import ScreenHelp
 from bpe_tui.train.process import serve
 from bpe_tui.train.snapshot import TrainSnapshot
 from bpe_tui.train.widgets.corpus_words import CorpusWords
@@ -41,6 +38,7 @@ from bpe_tui.train.widgets.status_line import StatusLine
 from bpe_tui.train.widgets.vocab_growth import VocabGrowth
 from engine import BpeError, Tokenizer
 from engine.compare.comparison import BpeSpans
+from engine.train.settings import Inputs, TrainOptions
 
 SPEEDS: tuple[int | None, ...] = (1, 2, 5, 10, 30, 100, 1000, None)
 """Play speeds in merges per second; None: as fast as the trainer goes."""
@@ -83,6 +81,69 @@ class TrainScreen(Screen[None]):
         ),
         Binding("q", "quit", "quit", tooltip="Quit bpe-tui (back, when opened over another screen)", id="train.quit"),
     ]
+
+    HELP = ScreenHelp(
+        title="the training screen",
+        intro=(
+            "Byte-level BPE training, one merge at a time, with the lecture's data structures. "
+            "Every pre-token (整词) of the corpus is laid out once as token positions (token_idx) "
+            "linked by prev/next. Each merge joins the most frequent adjacent pair into a new "
+            "token and visits only the positions of that pair, never the whole corpus. Classic BPE "
+            "(--classic) uses this screen with strings instead of bytes: each word ends in </w>, "
+            "ties go to the pair seen first, and there is no encode view."
+        ),
+        panels=(
+            (
+                "merge K/TOTAL (the top line)",
+                "Merges done out of those planned (vocabulary size minus 256 bytes and the special "
+                "tokens), what the trainer is doing now, bytes per token so far and the play speed.",
+            ),
+            (
+                PairTable.BORDER_TITLE,
+                "The pairs with the highest counts in pair_counter (词对计数器), in the order the "
+                "trainer picks them: the highest count, and on a tie the lexicographically greater "
+                "pair of byte strings. The winner is highlighted, pairs tied with it are marked =, "
+                "and counts the last merge changed show before→after.",
+            ),
+            (
+                MergeChanges.BORDER_TITLE,
+                "The merge a + b → ab, its new id and count, and the tied pairs it beat. At each "
+                "position of the pair in pair_positions, prev_token (before a) loses the pair "
+                "(prev_token, a) and gains (prev_token, ab); next_token (after b) loses (b, next_token) "
+                "and gains (ab, next_token). These before→after counts are all a merge changes.",
+            ),
+            (
+                HeapStats.BORDER_TITLE,
+                "The sizes of the heap (优先队列), pair_counter and pair_positions, which is "
+                "append-only: a stored position is checked when used, never removed. The heap is "
+                "lazy: a merge only lowers counts, so old entries stay put and only pairs holding the "
+                "new token are pushed. A stale pop is an entry that reaches the top with a count "
+                "pair_counter no longer has: it is re-pushed with the true count, or dropped at zero.",
+            ),
+            (
+                CorpusWords.BORDER_TITLE,
+                "The most frequent pre-tokens, each split into its current tokens, with how often "
+                "it occurs. Merges rewrite them as they land: ␣|t|h|e becomes ␣the in the first "
+                "merges, as prev/next links join neighbouring positions into one.",
+            ),
+            (
+                VocabGrowth.BORDER_TITLE,
+                "Bytes per token on the whole corpus, which grows as merges land; the winning count "
+                "of every merge, which falls as the common pairs are used up; and the newest tokens "
+                "with their id and the count they won with.",
+            ),
+            (
+                PairInCorpus.BORDER_TITLE,
+                "Shown with o: where the pair about to merge lives, each word as the trainer holds "
+                "it, one cell [position token] per token position, its prev/next links drawn ↔. The "
+                "pair's recorded positions in pair_positions are live where the pair still starts "
+                "(highlighted) and stale where a merge since changed a token: the merge checks those "
+                "and skips them. After a merge, the same words before and after it: the pair's two "
+                "cells joined into one, and the prev/next links it rewired marked.",
+            ),
+        ),
+    )
+    """What ``?`` and ``bpe-tui explain train`` say of this screen."""
 
     class Sampled(Message):
         """The trainer's state after a slice of merges."""
@@ -227,10 +288,10 @@ class TrainScreen(Screen[None]):
             return None
 
     def _push_encode(self, tokenizer: Tokenizer, text: str | None) -> None:
-        self.app.push_screen(EncodeScreen(tokenizer, text))
+        self.post_message(OpenEncode(tokenizer, text))
 
     def _push_compare(self, tokenizer: Tokenizer, text: str | None) -> None:
-        self.app.push_screen(CompareScreen.on_sample(text, BpeSpans(tokenizer, f"this tokenizer ({self.label})")))
+        self.post_message(OpenCompare(text, BpeSpans(tokenizer, f"this tokenizer ({self.label})")))
 
     # -- what the thread reports ----------------------------------------------------------
 
@@ -326,7 +387,7 @@ class TrainScreen(Screen[None]):
         if self.snapshot is not None:
             self._pause()
             question = f"Go to merge (0 to {self.merges_planned:,}):"
-            self.app.push_screen(PromptScreen(question, placeholder="k", integer=True), chosen)
+            self.post_message(Ask(question, chosen, placeholder="k", integer=True))
 
     def action_save(self) -> None:
         def chosen(answer: str | None) -> None:
@@ -338,7 +399,7 @@ class TrainScreen(Screen[None]):
             self._send("save", self.out)
         elif self.snapshot is not None:
             question = f"Save {self._options.saves} to directory:"
-            self.app.push_screen(PromptScreen(question, "out"), chosen)
+            self.post_message(Ask(question, chosen, "out"))
 
     def action_encode(self) -> None:
         self._open_on_tokenizer(self._push_encode)

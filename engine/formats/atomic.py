@@ -29,6 +29,18 @@ def check_writable_file(path: Path, option: str) -> None:
         raise SettingsError(f"{option} {path}: {path.parent} is not writable")
 
 
+def check_writable_dir(path: Path, option: str) -> None:
+    """Refuse, as ``option PATH: why``, a directory that files could not be written into,
+    made if need be: checked before the work that leads to them, not after."""
+    if path.exists() and not path.is_dir():
+        raise SettingsError(f"{option} {path}: exists and is not a directory")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise SettingsError(f"{option} {path}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise SettingsError(f"{option} {path}: {existing} is not writable")
+
+
 def atomic_write(path: Pathish, data: str | bytes) -> Path:
     """Write ``data`` to a temporary file beside ``path``, sync it, then rename it over ``path``."""
     path = Path(path)

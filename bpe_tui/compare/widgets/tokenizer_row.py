@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from bpe_tui.encode.widgets.token_spans import Span, SpanStyles, TokenSpans
+from bpe_tui.common.token_spans import Span, SpanStyles, TokenSpans
 from engine.compare.baselines import SpanTokenizer
 from engine.compare.comparison import Row
 

@@ -7,7 +7,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from bpe_tui.common.panel import columns
+from bpe_tui.common.columns import columns
 from bpe_tui.common.tokens import parts_text
 from bpe_tui.race.state import Race
 from bpe_tui.race.widgets.race_panel import RacePanel

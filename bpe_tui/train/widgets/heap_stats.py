@@ -10,9 +10,9 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 
-from bpe_tui.common.panel import SnapshotPanel
 from bpe_tui.common.tokens import parts_text
 from bpe_tui.train.snapshot import TrainSnapshot
+from bpe_tui.train.widgets.panel import SnapshotPanel
 
 
 class HeapStats(SnapshotPanel):

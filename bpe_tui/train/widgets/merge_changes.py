@@ -10,10 +10,11 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 
-from bpe_tui.common.panel import SnapshotPanel, columns
+from bpe_tui.common.columns import columns
 from bpe_tui.common.tokens import parts_text, token_text
 from bpe_tui.train.snapshot import TrainSnapshot
 from bpe_tui.train.widgets.pair_table import change_text
+from bpe_tui.train.widgets.panel import SnapshotPanel
 from engine import PairChange
 from engine.train.trainer import TIE_LIMIT
 

@@ -13,9 +13,9 @@ from rich.console import RenderableType
 from rich.style import Style
 from rich.text import Text
 
-from bpe_tui.common.panel import SnapshotPanel
 from bpe_tui.common.tokens import parts_text, token_text
 from bpe_tui.train.snapshot import MergeInCorpus, TrainSnapshot
+from bpe_tui.train.widgets.panel import SnapshotPanel
 from engine import PairOccurrences, WordCells
 
 LABEL_WIDTH = 14

@@ -5,9 +5,10 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 
-from bpe_tui.common.panel import SnapshotPanel, columns
+from bpe_tui.common.columns import columns
 from bpe_tui.common.tokens import parts_text, token_text
 from bpe_tui.train.snapshot import ROWS, TrainSnapshot
+from bpe_tui.train.widgets.panel import SnapshotPanel
 
 
 def change_text(before: int, after: int) -> str:

@@ -14,9 +14,10 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, Sparkline
 
-from bpe_tui.common.panel import SnapshotPanel, columns
+from bpe_tui.common.columns import columns
 from bpe_tui.common.tokens import token_text
 from bpe_tui.train.snapshot import TrainSnapshot
+from bpe_tui.train.widgets.panel import SnapshotPanel
 
 try:
     from bpe_tui.train.widgets.growth_plot import GrowthPlot

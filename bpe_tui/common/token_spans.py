@@ -23,7 +23,6 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from bpe_tui.common.tokens import show_token, token_text
-from bpe_tui.encode.walk import EncodeWalk
 from engine import Tokenizer
 
 
@@ -47,6 +46,15 @@ class SpanStyles:
     """Added to the tokens of the pre-token being worked on."""
     merge: Style = Style()
     """Replaces the colour of the pair that merges next."""
+
+
+HEADLESS_STYLES = SpanStyles(
+    even=Style(color="white", bgcolor="blue"),
+    odd=Style(color="white", bgcolor="magenta"),
+    special=Style(color="black", bgcolor="yellow", bold=True),
+    id=Style(dim=True),
+)
+"""Token colours for the terminal, where no stylesheet applies (``--headless``)."""
 
 
 @lru_cache(maxsize=1 << 16)
@@ -93,30 +101,6 @@ def final_spans(tokenizer: Tokenizer, ids: list[int], styles: SpanStyles) -> lis
     return [
         Span(tokenizer.vocab[i], i, styles.special if i in special else (styles.odd if n % 2 else styles.even)) for n, i in enumerate(ids)
     ]
-
-
-def step_spans(tokenizer: Tokenizer, walk: EncodeWalk, k: int, styles: SpanStyles) -> tuple[list[Span], int | None]:
-    """Spans after the first ``k`` merges, and the index of the first span of the pre-token
-    that merges next (None at the end)."""
-    focus = walk.focus(k)
-    merging = focus.step.chosen if focus and k < walk.total else None
-    spans: list[Span] = []
-    first = None
-    for ti, (trace, parts) in enumerate(zip(walk.traces, walk.parts(k))):
-        in_focus = focus is not None and ti == focus.index
-        if in_focus and merging is not None:
-            first = len(spans)
-        for pi, i in enumerate(parts):
-            if trace.special:
-                style = styles.special
-            elif merging is not None and in_focus and pi in (merging, merging + 1):
-                style = styles.merge
-            else:
-                style = styles.odd if len(spans) % 2 else styles.even
-            if in_focus:
-                style += styles.focus
-            spans.append(Span(tokenizer.vocab[i], i, style))
-    return spans, first
 
 
 class TokenSpans(ScrollView, can_focus=True, inherit_bindings=False):

@@ -1,0 +1,31 @@
+"""The text a command works on: ``--text``, ``--file``, or standard input when headless."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from engine import BpeError, SettingsError
+from engine.errors import unreadable
+
+
+def read_text(args: argparse.Namespace) -> str | None:
+    """The text to encode: ``--text``, ``--file``, stdin when headless, else None."""
+    if args.text is not None:
+        return args.text
+    if args.file is not None:
+        if len(args.file) > 1:
+            raise SettingsError("several --file inputs are encoded into a file: give --out IDS")
+        path = Path(args.file[0])
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise BpeError(unreadable(path, e)) from None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise BpeError(f"{path} is not UTF-8 text (byte {data[e.start]:#04x} at offset {e.start})") from None
+    if args.headless or args.json:
+        return sys.stdin.read()
+    return None

@@ -1,0 +1,219 @@
+"""What a training run is asked for (``TrainOptions``): built once from the command line,
+checked once here, then carried as one value to the headless run, the training screen, the
+screen's trainer process and the race."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.corpus.counting import Progress
+from engine.corpus.dask_count import check_target
+from engine.corpus.shards import CountSettings, first_text, plan_shards
+from engine.corpus.sources import expand_inputs
+from engine.encode.tokenizer import Tokenizer
+from engine.errors import ResumeError, SettingsError
+from engine.formats.atomic import check_writable_file
+from engine.train.classic import ClassicTrainer
+from engine.train.trainer import Trainer, check_settings, count_corpus, first_merge_id, load_saved_counts
+
+DEFAULT_SPECIAL = "<|endoftext|>"
+Merges = list[tuple[bytes, bytes]]
+Inputs = Sequence[str | Path]
+"""Corpus files, directories and glob patterns."""
+
+CLASSIC_REFUSES = {
+    "pattern": "--pattern does not apply to --classic: it cuts words at whitespace (or --words punct)",
+    "special_tokens": "--special-token does not apply to --classic: its vocabulary is strings, with no special tokens",
+    "workers": "--workers does not apply to --classic: it counts its words in one process",
+    "resume": "--resume does not apply to --classic: train it again (it starts from scratch)",
+    "counts": "--counts does not apply to --classic: it reads its words from one plain-text file",
+    "save_counts": "--save-counts does not apply to --classic: it reads its words from one plain-text file",
+    "skip_bad_records": "--skip-bad-records does not apply to --classic: it reads one plain-text file",
+    "dask": "--dask does not apply to --classic: it counts its words in one process",
+}
+"""Options of byte-level training that classic BPE has no use for, and the line refusing each."""
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """What a training run is asked for: carried as one value to the headless run, the
+    training screen and the screen's trainer process."""
+
+    vocab_size: int
+    special_tokens: tuple[str, ...]
+    pattern: str = "gpt2"
+    workers: int | None = None
+    errors: str = "strict"
+    text_field: str = "text"
+    skip_bad_records: bool = False
+    counts: str | None = None
+    """Saved counts to train from instead of reading a corpus."""
+    save_counts: str | None = None
+    """Where to save the corpus's counts once they are counted."""
+    dask: str | None = None
+    """Count on a Dask cluster: ``local[:N]`` or a scheduler address."""
+    classic: str | None = None
+    """Classic word-level BPE with ``</w>``, its words cut this way ("whitespace" or
+    "punct"); None: byte-level BPE."""
+
+    @classmethod
+    def checked(
+        cls,
+        inputs: Sequence[str],
+        vocab_size: int,
+        special_tokens: Sequence[str] | None = None,
+        pattern: str | None = None,
+        workers: int | None = None,
+        errors: str = "strict",
+        text_field: str = "text",
+        skip_bad_records: bool = False,
+        counts: str | None = None,
+        save_counts: str | None = None,
+        dask: str | None = None,
+        classic: bool = False,
+        words: str | None = None,
+        resume: str | None = None,
+    ) -> TrainOptions:
+        """The options as given on the command line (None: not given), checked: a
+        ``SettingsError`` names the first that cannot work, before any corpus is read.
+
+        Every path named is checked too: the corpus files exist and have a known format,
+        and ``save_counts`` can be written.
+        """
+        if classic:
+            given = {
+                "pattern": pattern,
+                "special_tokens": special_tokens,
+                "workers": workers,
+                "resume": resume,
+                "counts": counts,
+                "save_counts": save_counts,
+                "skip_bad_records": skip_bad_records,
+                "dask": dask,
+            }
+            refused = next((name for name, value in given.items() if value), None)
+            if refused is not None:
+                raise SettingsError(CLASSIC_REFUSES[refused])
+            if len(inputs) > 1:
+                raise SettingsError("--classic trains on one plain-text file")
+            options = cls(vocab_size, (), errors=errors, classic=words or "whitespace")
+        else:
+            if words is not None:
+                raise SettingsError("--words goes with --classic: byte-level training cuts pre-tokens with --pattern")
+            if dask is not None:
+                _check_dask(dask, counts, workers)
+            specials = (DEFAULT_SPECIAL,) if special_tokens is None else tuple(special_tokens)
+            check_settings(vocab_size, specials)
+            if workers is not None and workers < 1:
+                raise SettingsError("--workers must be at least 1")
+            if counts and inputs:
+                raise SettingsError("--counts trains from saved counts: give it no corpus files")
+            if counts and save_counts:
+                raise SettingsError("--save-counts saves the counts of a corpus: it does not go with --counts")
+            options = cls(vocab_size, specials, pattern or "gpt2", workers, errors, text_field, skip_bad_records, counts, save_counts, dask)
+        if save_counts:
+            check_writable_file(Path(save_counts), "--save-counts")
+        if inputs:  # missing files, globs that match nothing, unknown extensions: one line now
+            expand_inputs(inputs)
+        return options
+
+    @property
+    def merges_planned(self) -> int | None:
+        """None for classic BPE until its corpus is read: its alphabet comes from the text."""
+        return None if self.classic else self.vocab_size - first_merge_id(self.special_tokens)
+
+    @property
+    def count_settings(self) -> CountSettings:
+        return CountSettings(self.pattern, self.special_tokens, self.text_field, self.errors, self.skip_bad_records)
+
+    def count(self, inputs: Inputs, progress: Progress | None = None) -> Counter[bytes]:
+        """The pre-token counts of ``inputs`` (or the saved ``counts``) with these settings."""
+        if self.counts is not None:
+            return load_saved_counts(self.counts, self.pattern, self.special_tokens).counts
+        return count_corpus(inputs, self.count_settings, self.workers, progress, self.dask)[0].counter()
+
+    @property
+    def saves(self) -> str:
+        """The files a save writes."""
+        return "classic_bpe.json" if self.classic else "tokenizer.json, vocab.json and merges.txt"
+
+    @property
+    def byte_level(self) -> bool:
+        """Byte-level BPE: its model opens in the encode view, and where its pairs lie shows
+        in the pair-in-the-corpus panel (classic BPE has neither)."""
+        return not self.classic
+
+    def load(self, inputs: Inputs, progress: Progress | None = None) -> Trainer | ClassicTrainer:
+        """Count ``inputs`` (or load ``counts``) into a trainer at merge 0."""
+        if self.classic:
+            return ClassicTrainer.from_file(inputs[0], self.vocab_size, self.classic, progress, self.errors)
+        if self.counts is not None:
+            return Trainer.from_counts_file(self.counts, self.vocab_size, self.special_tokens, self.pattern, progress)
+        return Trainer.from_files(
+            inputs,
+            self.vocab_size,
+            self.special_tokens,
+            pattern=self.pattern,
+            workers=self.workers,
+            errors=self.errors,
+            progress=progress,
+            text_field=self.text_field,
+            skip_bad_records=self.skip_bad_records,
+            save_counts=self.save_counts,
+            dask=self.dask,
+        )
+
+    def opening_text(self, inputs: Inputs, chars: int = 240) -> str | None:
+        """The start of the first document, cut at a line or word end: something to encode
+        (None when training from saved counts: there is no text)."""
+        if not inputs:
+            return None
+        settings = self.count_settings
+        shards = plan_shards(expand_inputs(inputs), settings)
+        text = next((t for t in (first_text(shard, settings, chars) for shard in shards) if t), "")
+        cut = max(text.rfind("\n"), text.rfind(" "))
+        return text[:cut] if len(text) == chars and cut > 0 else text
+
+    def save(self, trainer: Trainer | ClassicTrainer, directory: str | Path) -> list[Path]:
+        """Write the model as trained so far to ``directory``, each file atomically."""
+        if isinstance(trainer, ClassicTrainer):
+            return [trainer.model().save(directory)]
+        return Tokenizer.from_trainer(trainer).save_dir(directory)
+
+    def saved_merges(self, resume: str) -> Merges:
+        """The merges saved in ``resume`` (a directory or a tokenizer file), once its settings
+        are found to match these; ``ResumeError`` if they do not."""
+        saved = Tokenizer.load(resume)
+        if saved.pattern != self.pattern:
+            raise ResumeError(f"{resume}: trained with --pattern {saved.pattern}, not {self.pattern}: resume with the same settings")
+        special_tokens = list(self.special_tokens)
+        if saved.special_tokens != special_tokens:
+            raise ResumeError(
+                f"{resume}: trained with special tokens {saved.special_tokens}, not {special_tokens}: resume with the same settings"
+            )
+        if self.merges_planned is not None and len(saved.merges) > self.merges_planned:
+            raise ResumeError(
+                f"{resume}: has {len(saved.merges):,} merges already, more than --vocab-size {self.vocab_size} leaves room for"
+            )
+        return saved.merges
+
+
+def _check_dask(dask: str, counts: str | None, workers: int | None) -> None:
+    """Refuse --dask with options it cannot go with, or a value that cannot work, up front."""
+    if counts:
+        raise SettingsError("--dask counts a corpus: it does not go with --counts")
+    if workers is not None:
+        raise SettingsError("--workers sets the processes counting on this machine: with --dask the cluster counts")
+    check_target(dask)
+
+
+def replay_saved(trainer: Trainer, merges: Merges, saved: str, corpus: str) -> None:
+    """Redo a saved run's merges on ``trainer``; ``ResumeError`` if it would choose others."""
+    if not trainer.replay(merges):
+        raise ResumeError(
+            f"{saved}: its merges are not the ones {corpus} gives with these settings (another corpus, "
+            "or other --errors?): resume it on the corpus it was trained on, or train from scratch"
+        )
