@@ -9,7 +9,7 @@ The page draws its terminal on a canvas (xterm.js), so the text on screen is rea
 xterm's own buffer: a setter installed before the page's script runs keeps the terminal
 object the page creates (``this.terminal = new Terminal(...)``) in ``window.bpeTerminal``.
 
-``python -m tests.served docs/serve-train.png`` takes the README's screenshot.
+``python -m tests.served docs/serve-train.png`` takes the screenshot at the top of the README.
 """
 
 from __future__ import annotations

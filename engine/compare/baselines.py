@@ -69,7 +69,7 @@ class CharacterTokenizer:
 
     def tokenize(self, text: str) -> list[Token]:
         offsets = byte_offsets(text)
-        return [Token(ord(c), start, end, c.encode("utf-8")) for c, start, end in zip(text, offsets, offsets[1:])]
+        return [Token(ord(c), start, end, c.encode("utf-8")) for c, start, end in zip(text, offsets, offsets[1:], strict=False)]
 
 
 class ByteTokenizer:

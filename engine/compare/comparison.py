@@ -41,7 +41,7 @@ class BpeSpans:
         pieces = list(map(self.tokenizer.vocab.__getitem__, ids))
         ends = list(accumulate(map(len, pieces)))
         special = self._special
-        return [Token(i, end - len(piece), end, piece, special=i in special) for i, piece, end in zip(ids, pieces, ends)]
+        return [Token(i, end - len(piece), end, piece, special=i in special) for i, piece, end in zip(ids, pieces, ends, strict=True)]
 
 
 def load_span_tokenizer(path: str | os.PathLike[str]) -> SpanTokenizer:

@@ -38,7 +38,9 @@ class HfSpans:
         unknown = self.unknown_id
         return [
             Token(i, at[start], at[end], token.encode("utf-8"), unknown=i == unknown, special=bool(special))
-            for i, token, (start, end), special in zip(encoding.ids, encoding.tokens, encoding.offsets, encoding.special_tokens_mask)
+            for i, token, (start, end), special in zip(
+                encoding.ids, encoding.tokens, encoding.offsets, encoding.special_tokens_mask, strict=True
+            )
         ]
 
 

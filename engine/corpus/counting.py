@@ -253,14 +253,14 @@ def _count_parallel(
             q.join_thread()  # no queue thread left behind: a later fork would copy it
 
 
-def _worker(settings: CountSettings, tasks: Queue[tuple[int, Shard] | None], results: Queue[tuple]) -> None:
+def _worker(settings: CountSettings, tasks: Queue[tuple[int, Shard] | None], results: Queue[tuple[object, ...]]) -> None:
     # Ctrl-C reaches the whole process group: the parent decides what it means, not workers.
     # SIGTERM (the parent cleaning up) just ends a worker, whatever handler it was forked with.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     tally = PartTally(settings.pretokenizer)  # one for every shard: a part seen in one is not resolved again
     try:
-        for index, shard in iter(tasks.get, None):  # type: ignore[misc]
+        for index, shard in iter(tasks.get, None):
             result = count_shard(shard, settings, lambda n: results.put(("read", n)), tally)
             results.put(("shard", index, result))
         results.put(("counts", WordTable.sorted(tally.total())))

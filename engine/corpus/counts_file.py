@@ -60,7 +60,7 @@ def save_counts(path: str | os.PathLike[str], table: WordTable, pretok: PreToken
     payload = b"".join(
         (
             _little(array("Q", table.counts)),
-            _little(array("I", (b - a for a, b in zip([0, *ends], ends)))),
+            _little(array("I", (b - a for a, b in zip([0, *ends], ends, strict=False)))),
             table.words,
         )
     )

@@ -160,7 +160,7 @@ def _tree_count(
     client.subscribe_topic(topic, lambda event: credit((event[1],)))  # event: (time, plan index)
     try:
         futures = client.map(_count, starts, groups, settings=settings, count=count, topic=topic, pure=False)
-        tasks = {f.key: range(start, start + len(group)) for f, start, group in zip(futures, starts, groups)}
+        tasks = {f.key: range(start, start + len(group)) for f, start, group in zip(futures, starts, groups, strict=True)}
         done = distributed.as_completed(futures, loop=client.loop)
         del futures  # each table is let go once merged, not kept until the end
         ready: list[Any] = []

@@ -41,7 +41,7 @@ def class_ranges() -> list[tuple[int, int, int]]:
                 else:
                     ranges.append((c, c, bits))
     ranges.sort()
-    if any(a[1] >= b[0] for a, b in zip(ranges, ranges[1:])):
+    if any(a[1] >= b[0] for a, b in zip(ranges, ranges[1:], strict=False)):
         raise SystemExit("a code point in two of \\p{L}, \\p{N}, \\s: the scanner assumes they are apart")
     return ranges
 

@@ -358,7 +358,9 @@ class _Reader:
 
 def _decompressed(reader: _Reader, shard: Shard) -> Any:
     if shard.compression == "gzip":
-        return gzip.GzipFile(fileobj=reader, mode="rb")  # type: ignore[arg-type]
+        # typeshed's reader protocol also asks for seek(), which GzipFile only calls to rewind:
+        # this stream is read forward once, so _Reader has none.
+        return gzip.GzipFile(fileobj=reader, mode="rb")  # type: ignore[call-overload]
     zstd = optional("zstandard", "zstd", f"{shard.path}: reading zstd")
     return zstd.ZstdDecompressor().stream_reader(reader, read_across_frames=True)
 
@@ -504,7 +506,7 @@ def _parquet_documents(raw: BinaryIO, shard: Shard, settings: CountSettings, dig
 
 def _glibc(name: str) -> Callable[..., object] | None:
     try:
-        return getattr(ctypes.CDLL(None), name)
+        return ctypes.CDLL(None)[name]
     except (OSError, AttributeError):
         return None
 

@@ -60,9 +60,10 @@ def _fs(url: str) -> tuple[Any, str]:
     """The fsspec filesystem of a URL and the path within it."""
     fsspec = optional("fsspec", "dask", f"{url}: reading a URL")
     try:
-        return fsspec.core.url_to_fs(url)
+        fs_and_path: tuple[Any, str] = fsspec.core.url_to_fs(url)
     except (ImportError, ValueError) as e:  # no backend for the protocol (s3fs, gcsfs, ...)
         raise CorpusError(f"{url}: cannot open this URL ({e})") from None
+    return fs_and_path
 
 
 def open_binary(path: str) -> BinaryIO:
@@ -70,9 +71,10 @@ def open_binary(path: str) -> BinaryIO:
     if is_url(path):
         fs, inner = _fs(path)
         try:
-            return fs.open(inner, "rb")
+            opened: BinaryIO = fs.open(inner, "rb")  # an fsspec file: binary, read-only
         except OSError as e:
             raise CorpusError(unreadable(path, e)) from None
+        return opened
     try:
         f = open(path, "rb")
     except OSError as e:

@@ -86,6 +86,6 @@ class WordTable:
     def items(self) -> Iterator[tuple[bytes, int]]:
         """``(word, count)`` in order, like a dict's ``items()``."""
         words, start = self.words, 0
-        for end, count in zip(self.ends, self.counts):
+        for end, count in zip(self.ends, self.counts, strict=True):
             yield words[start:end], count
             start = end

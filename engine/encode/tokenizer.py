@@ -157,6 +157,7 @@ class Tokenizer:
         if not self._compiled:
             return None
         name = self.pretokenizer.pattern_name
+        assert name is not None  # compiled only under a named pattern
         specials = [(s, self.special_ids[s]) for s in sorted(set(self.special_tokens), key=len, reverse=True)]
         return Encoder(self._ranks, self._table, _COMPILED[name], self._direct, self.cache_size, specials, shared)
 
@@ -306,7 +307,7 @@ class Tokenizer:
         rank = self._rank_of.get
         merged = self._merged
         ids = list(map(self._byte_ids.__getitem__, piece))
-        ranks = list(map(rank, zip(ids, ids[1:]), repeat(_NONE)))
+        ranks = list(map(rank, zip(ids, ids[1:], strict=False), repeat(_NONE)))
         while True:
             best = min(ranks, default=_NONE)
             i = ranks.index(best) if best != _NONE else None
@@ -408,7 +409,8 @@ class Tokenizer:
         shared = SharedCache(self._ranks, self._table, self._direct, self.cache_size)
 
         def encode(text: str) -> T:
-            encoder = getattr(local, "encoder", None) or self._new_encoder(shared)
+            encoder: Encoder | None = getattr(local, "encoder", None) or self._new_encoder(shared)
+            assert encoder is not None  # threads run only when encoding is compiled (checked above)
             local.encoder = encoder
             return compiled(encoder, text)
 

@@ -48,4 +48,4 @@ def token_strings_to_bytes(texts: Sequence[str]) -> list[bytes]:
     joined = "".join(texts)
     data = token_string_to_bytes(joined)
     ends = list(accumulate(map(len, texts)))
-    return [data[a:b] for a, b in zip([0, *ends], ends)]
+    return [data[a:b] for a, b in zip([0, *ends], ends, strict=False)]

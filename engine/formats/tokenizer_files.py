@@ -132,7 +132,7 @@ def tiktoken_ranks(vocab: Mapping[int, bytes], merges: Sequence[tuple[bytes, byt
     """
     ids = {t: i for i, t in vocab.items()}
     results = [ids[a + b] for a, b in merges]
-    for rank, (earlier, later) in enumerate(zip(results, results[1:]), start=1):
+    for rank, (earlier, later) in enumerate(zip(results, results[1:], strict=False), start=1):
         if later <= earlier:
             raise ValueError(
                 f"merge {rank} has id {later}, not above the previous merge's {earlier}: tiktoken ranks must follow merge order"
@@ -267,7 +267,7 @@ def _parse_vocab(path: Path, table: Any, where: str) -> dict[int, bytes]:
             raise ModelFileError(f"{path}: id {i} is used twice")
         seen.add(i)
         ids.append(i)
-    return dict(zip(ids, _all_to_bytes(path, list(table), lambda k: f"id {ids[k]}")))
+    return dict(zip(ids, _all_to_bytes(path, list(table), lambda k: f"id {ids[k]}"), strict=True))
 
 
 def _parse_merges(path: Path, merges: Any) -> list[tuple[bytes, bytes]]:
@@ -285,7 +285,7 @@ def _parse_merges(path: Path, merges: Any) -> list[tuple[bytes, bytes]]:
 def _merge_pairs(path: Path, pairs: list[list[Any]], where: Callable[[int], str]) -> list[tuple[bytes, bytes]]:
     """The merges, as pairs of bytes, of pairs of token strings (``where``: names merge k)."""
     tokens = _all_to_bytes(path, [t for pair in pairs for t in pair], lambda k: where(k // 2))
-    return list(zip(tokens[0::2], tokens[1::2]))
+    return list(zip(tokens[0::2], tokens[1::2], strict=True))
 
 
 def _hf_pattern(path: Path, pre: Any) -> str:

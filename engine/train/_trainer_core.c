@@ -183,7 +183,7 @@ static int add_token(Core *c, const Token *a, const Token *b) {
 /* Merges free pair_positions arrays of every size, scattered through the heap: glibc keeps
  * such memory, and the process would grow by what the lists once held. Once a few MB are
  * free, they go back to the system. Large arrays never land there: they get mappings of
- * their own (engine.shards.keep_mmap_threshold, before a Core is made), which realloc grows in
+ * their own (engine.corpus.shards.keep_mmap_threshold, before a Core is made), which realloc grows in
  * place. */
 #define GIVE_BACK (2 << 20)
 static void give_back(Core *c) {

@@ -1,6 +1,6 @@
 """Types of the compiled trainer core (engine/train/_trainer_core.c)."""
 
-from array import array
+from _typeshed import ReadableBuffer
 
 Pair = tuple[int, int]
 
@@ -13,8 +13,9 @@ class Core:
     corpus_bytes: int
     words: int
 
-    def __init__(self, words: bytes, ends: array[int], counts: array[int], base_tokens: list[bytes], /) -> None:
-        """Lay out a ``WordTable``'s words (``ends`` and ``counts``: int64, one per word)."""
+    def __init__(self, words: ReadableBuffer, ends: ReadableBuffer, counts: ReadableBuffer, base_tokens: list[bytes], /) -> None:
+        """Lay out a ``WordTable``'s words, or ``table()``'s (any buffers: ``ends`` and
+        ``counts`` int64, one per word)."""
     def step(self, tie_limit: int, /) -> tuple[int, int, int, list[Pair], bytes, bytes, bytes, int, int] | None:
         """One merge: (left, right, count, ties, changes, pushes, stale, heap_size,
         live_pairs), the events as packed int64 rows; None when no pair is left."""

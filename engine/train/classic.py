@@ -42,7 +42,7 @@ from engine.corpus.shards import MAX_BLOCK, read_blocks
 from engine.corpus.sources import open_binary
 from engine.errors import CorpusError, ModelFileError, SettingsError, unreadable
 from engine.formats.atomic import atomic_write
-from engine.train.events import MergeStep, Pair
+from engine.train.events import MergeStep, Pair, Token
 from engine.train.trainer import TIE_LIMIT, Word, gc_paused
 
 END_OF_WORD = "</w>"
@@ -258,7 +258,8 @@ class ClassicTrainer:
             self._ranked = sorted((-c, i, w) for i, (w, c) in enumerate(self._word_counts.items()))
         out = []
         for c, i, text in self._ranked[:k]:
-            parts, p = [], self._starts[i]
+            parts: list[Token] = []
+            p = self._starts[i]
             while p != -1:
                 parts.append(self.vocab[self._tokens[p]])
                 p = self._next[p]

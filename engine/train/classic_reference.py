@@ -23,7 +23,7 @@ def train_classic_reference(
     for _ in range(merges_for(vocab_size, vocab)):
         pairs: dict[tuple[str, str], int] = {}
         for word, count in words.items():
-            for pair in zip(word, word[1:]):
+            for pair in zip(word, word[1:], strict=False):
                 pairs[pair] = pairs.get(pair, 0) + count
         if not pairs:
             break

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, NamedTuple, TypeVar, Union, overload
+from typing import Generic, NamedTuple, TypeVar, overload
 
 Pair = tuple[int, int]
-Token = Union[bytes, str]
+Token = bytes | str
 """A token as the trainer knows it: bytes (byte-level ``Trainer``) or a string (``ClassicTrainer``)."""
 R = TypeVar("R")
 

@@ -30,7 +30,7 @@ def reference_merges(
     while len(vocab) < vocab_size:
         pairs: Counter[tuple[int, int]] = Counter()
         for word, count in words.items():
-            for pair in zip(word, word[1:]):
+            for pair in zip(word, word[1:], strict=False):
                 pairs[pair] += count
         if not pairs:
             return

@@ -160,6 +160,8 @@ class Trainer:
     size_unit = "bytes"
     """What ``corpus_size`` counts."""
     tie_break = "greater bytes win"
+    _core: Core
+    """The compiled state, laid out by ``_build``."""
 
     def __init__(
         self,
@@ -268,9 +270,9 @@ class Trainer:
         """Lay out ``words`` (by default the core's, as they were given) and queue their
         pairs: the state before any merge."""
         base = [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in self.special_tokens]
-        table = self._core.table() if words is None else (words.words, words.ends, words.counts)
+        data, ends, counts = self._core.table() if words is None else (words.words, words.ends, words.counts)
         keep_mmap_threshold()  # the core's large arrays get mappings of their own (counts from a file skip count_table)
-        self._core = Core(*table, base)
+        self._core = Core(data, ends, counts, base)
         self._first_merge_id = first_merge_id(self.special_tokens)
         self.merge_pairs = MergePairs()
         self.merge_counts = array("q")
@@ -435,7 +437,7 @@ class Trainer:
         counts = self.merge_counts[:k]
         self._build()
         self._core.redo(redo)
-        for (a, b), count in zip(redo, counts):
+        for (a, b), count in zip(redo, counts, strict=True):
             self._record(a, b, count)
 
     def replay(self, merges: Sequence[tuple[bytes, bytes]]) -> bool:
