@@ -78,7 +78,7 @@ def print_json(text: str, rows: list[Row], reference: int) -> None:
                         "unknown": t.unknown,
                         "differs": differs,
                     }
-                    for t, differs in zip(row.tokens, row.differs)
+                    for t, differs in zip(row.tokens, row.differs, strict=True)
                 ],
             }
             for row in rows

@@ -66,8 +66,8 @@ def run_dataset(args: argparse.Namespace) -> int:
         return 130
     seconds = time.perf_counter() - started
     print(
-        f"{summary.tokens:,} tokens ({summary.dtype}) of {summary.documents:,} document{'' if summary.documents == 1 else 's'}, {summary.bytes_read / 1e6:,.1f} MB "
-        f"in {seconds:.1f} s: {summary.path}, {summary.sidecar}"
+        f"{summary.tokens:,} tokens ({summary.dtype}) of {summary.documents:,} document{'' if summary.documents == 1 else 's'}, "
+        f"{summary.bytes_read / 1e6:,.1f} MB in {seconds:.1f} s: {summary.path}, {summary.sidecar}"
     )
     if args.skip_bad_records:
         bad = summary.bad_records
