@@ -17,7 +17,7 @@ setup(
             "engine.encode._encoder_core",
             ["engine/encode/_encoder_core.c", "engine/corpus/_pretokenize_core.c"],
             include_dirs=SHARED,
-            depends=["engine/_pair_hash.h", "engine/corpus/_pretokenize_core.h", "engine/corpus/_unicode_classes.h"],
+            depends=["engine/_atomics.h", "engine/_pair_hash.h", "engine/corpus/_pretokenize_core.h", "engine/corpus/_unicode_classes.h"],
         ),
         Extension("engine.corpus._space_parts", ["engine/corpus/_space_parts.c"]),
     ]
