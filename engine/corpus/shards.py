@@ -28,6 +28,7 @@ import ctypes
 import gzip
 import hashlib
 import json
+import os
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -504,7 +505,20 @@ def _parquet_documents(raw: BinaryIO, shard: Shard, settings: CountSettings, dig
 # -- counting ---------------------------------------------------------------------------------
 
 
+def _on_glibc() -> bool:
+    """Whether this process runs on glibc, whose malloc the functions below tune: other C
+    libraries lack those functions or their constants, and on Windows (no ``os.confstr``)
+    ``ctypes.CDLL(None)`` raises TypeError, which would stop this module from importing."""
+    try:
+        return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def _glibc(name: str) -> Callable[..., object] | None:
+    """glibc's function ``name`` from this process, or None where glibc is not."""
+    if not _on_glibc():
+        return None
     try:
         return ctypes.CDLL(None)[name]
     except (OSError, AttributeError):
