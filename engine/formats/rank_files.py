@@ -152,6 +152,8 @@ def _parse(path: Path, data: bytes) -> tuple[list[bytes], list[int]]:
     formed (the usual case: it is then exactly what its tokens and ranks write out); else
     line by line, to name the first bad line."""
     fields = data.split()
+    if not fields:
+        raise ModelFileError(f"{path}: empty: not a rank file")
     texts, numbers = fields[0::2], fields[1::2]
     try:
         tokens = list(map(binascii.a2b_base64, texts))
@@ -180,8 +182,6 @@ def _parse(path: Path, data: bytes) -> tuple[list[bytes], list[int]]:
 
 def _refuse_line(path: Path, lines: list[bytes]) -> NoReturn:
     """Raise the ``ModelFileError`` that names the first malformed line."""
-    if not lines:
-        raise ModelFileError(f"{path}: empty: not a rank file")
     for n, line in enumerate(lines, start=1):
         f = line.split(b" ")
         shown = line[:60].decode("utf-8", errors="replace")

@@ -16,6 +16,7 @@ normalizer or pre-tokenizer, a WordPiece or Unigram model) is refused in one lin
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from engine.corpus.stages import BEHAVIORS, NORMALIZERS, AddedToken, Behavior, P
 from engine.errors import ModelFileError, unreadable
 from engine.formats.atomic import Pathish
 from engine.formats.byte_unicode import bytes_to_token_string, token_string_to_bytes, token_strings_to_bytes
+from engine.formats.hf_regex import from_onig, to_onig
 
 TOKENIZER_JSON = "tokenizer.json"
 VOCAB_JSON = "vocab.json"
@@ -161,7 +163,7 @@ def _hf_pre_tokenizer_json(pattern: PatternSpec) -> dict[str, Any]:
         if not isinstance(stage, Split):
             raise ValueError("a tokenizer.json has a prefix space only at the end of the pre-tokenizer (ByteLevel's add_prefix_space)")
         behavior = next(name for name, b in HF_BEHAVIORS.items() if b == stage.behavior)
-        steps.append({"type": "Split", "pattern": {"Regex": stage.pattern}, "behavior": behavior, "invert": stage.invert})
+        steps.append({"type": "Split", "pattern": {"Regex": to_onig(stage.pattern)}, "behavior": behavior, "invert": stage.invert})
     byte_level = {
         "type": "ByteLevel",
         "add_prefix_space": options["add_prefix_space"],
@@ -238,8 +240,10 @@ def read_hf_json(path: Pathish) -> ModelData:
     pattern = _hf_pre_tokenizer(path, doc.get("pre_tokenizer"))
     added = _hf_added_tokens(path, doc.get("added_tokens") or [])
     table = model.get("vocab")
-    if isinstance(table, dict):  # added tokens may be listed there by content, not as bytes
-        table = {t: i for t, i in table.items() if t not in {a.content for a in added}}
+    if isinstance(table, dict):  # added tokens may be listed there too, by content (not as bytes)
+        added = _hf_added_ids(path, added, table)
+        ids = {a.id for a in added}
+        table = {t: i for t, i in table.items() if i not in ids}
     vocab = _parse_vocab(path, table, "'model.vocab'")
     merges = _parse_merges(path, model.get("merges"))
     for a in added:
@@ -400,7 +404,7 @@ def _hf_pre_tokenizer(path: Path, pre: Any) -> PatternSpec:
 def _hf_split(path: Path, step: dict[str, Any]) -> Split:
     pattern = step.get("pattern")
     if isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str):
-        text = pattern["Regex"]
+        text = from_onig(pattern["Regex"])
     elif isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
         text = regex.escape(pattern["String"])
     else:
@@ -415,6 +419,37 @@ def _hf_split(path: Path, step: dict[str, Any]) -> Split:
     except regex.error as e:
         raise ModelFileError(f"{path}: the pre_tokenizer's regex does not compile ({e}): {text[:60]!r}") from None
     return Split(text, behavior, bool(step.get("invert")))
+
+
+def _hf_added_ids(path: Path, added: list[AddedToken], table: dict[Any, Any]) -> list[AddedToken]:
+    """The added tokens with the ids HF gives them, which are the file's in any file HF
+    wrote: a token that is also in the model's vocabulary takes the id there; any other
+    takes the next id after the vocabulary and the tokens added before it. A token the
+    model's vocabulary has, as other bytes, at another id is refused (HF would give it
+    that entry's id)."""
+    size = len(table)
+    ids: dict[str, int] = {}
+    out = []
+    for token in added:
+        if token.content in ids:
+            i = ids[token.content]
+        elif token.content in table:
+            i = table[token.content]
+            try:
+                same = i == token.id or token_string_to_bytes(token.content) == token.content.encode("utf-8")
+            except KeyError:
+                same = True  # no byte-level entry can be written so: the entry is this added token
+            if not same:
+                raise ModelFileError(
+                    f"{path}: added token {token.content!r} (id {token.id}) is also the model's byte-level token {token.content!r} "
+                    f"(id {i}), which stands for other bytes: not supported"
+                )
+        else:
+            top = max(ids.values(), default=None)
+            i = size if top is None or (top < size and size) else top + 1
+        ids[token.content] = i
+        out.append(dataclasses.replace(token, id=i))
+    return out
 
 
 def _hf_added_tokens(path: Path, added: Any) -> list[AddedToken]:
