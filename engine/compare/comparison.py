@@ -51,8 +51,8 @@ def load_span_tokenizer(path: str | os.PathLike[str], pattern: str | None = None
     (WordPiece, Unigram, ...) through Hugging Face ``tokenizers``. ``ModelFileError`` in one
     line when neither can."""
     name = Path(path).name or str(path)
-    if is_rank_file(path):
-        return BpeSpans(Tokenizer.load(path, pattern), name)
+    if is_rank_file(path):  # named as tiktoken names its encodings: cl100k_base
+        return BpeSpans(Tokenizer.load(path, pattern), name.removesuffix(".gz").removesuffix(".tiktoken"))
     try:
         return BpeSpans(Tokenizer.load(path), name)
     except ModelFileError as refusal:
