@@ -55,7 +55,8 @@ def test_another_rank_file_with_its_pattern(tmp_path):
     assert done.returncode == 0, done.stderr
     ids = [t["id"] for t in json.loads(done.stdout)]
     assert max(ids) < 5000 and bytes(b for t in json.loads(done.stdout) for b in t["bytes"]).decode() == ENGLISH
-    refused(run_cli("compare", "--text", "hi", "--headless", "--pattern", "gpt4"), "--pattern is the pre-tokenizer of a .tiktoken rank file")
+    no_rank_file = run_cli("compare", "--text", "hi", "--headless", "--pattern", "gpt4")
+    refused(no_rank_file, "--pattern is the pre-tokenizer of a .tiktoken rank file")
 
 
 @pytest.mark.parametrize("text", [ENGLISH, CHINESE])
