@@ -19,9 +19,11 @@ import base64
 import binascii
 import gzip
 import hashlib
+import operator
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import compress
 from pathlib import Path
 from typing import NoReturn
 
@@ -111,7 +113,8 @@ def read_rank_file(path: Pathish, pattern: str | None = None, special_tokens: Ma
     if ranks != sorted(ranks):
         order = sorted(range(len(ranks)), key=ranks.__getitem__)
         tokens, ranks = [tokens[k] for k in order], [ranks[k] for k in order]
-    missing = set(range(256)).difference(t[0] for t in tokens if len(t) == 1)
+    longer = list(map((1).__lt__, map(len, tokens)))  # per token: made by a merge (not a single byte)
+    missing = set(range(256)).difference(t[0] for t in compress(tokens, map(operator.not_, longer)) if t)
     if missing:
         raise ModelFileError(f"{path}: no token is the single byte {min(missing):#04x}: not a byte-level BPE rank file")
     lefts, rights, bad = recover_merges(tokens)
@@ -121,8 +124,8 @@ def read_rank_file(path: Pathish, pattern: str | None = None, special_tokens: Ma
             f"{path}: line {line}: token {tokens[bad]!r} (rank {ranks[bad]}) is not made by merging lower-ranked tokens: "
             "not a byte-level BPE rank file"
         )
-    made = [k for k, a in enumerate(lefts) if a >= 0]
-    lefts, rights = [lefts[k] for k in made], [rights[k] for k in made]
+    made = list(compress(range(len(tokens)), longer))
+    lefts, rights = list(compress(lefts, longer)), list(compress(rights, longer))
     merges = list(zip(map(tokens.__getitem__, lefts), map(tokens.__getitem__, rights), strict=True))
     if ranks[-1] != len(ranks) - 1:  # ranks with gaps: positions become ranks
         lefts, rights, made = (list(map(ranks.__getitem__, side)) for side in (lefts, rights, made))
