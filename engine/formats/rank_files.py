@@ -33,6 +33,8 @@ from engine.formats.atomic import Pathish
 
 SUFFIXES = (".tiktoken", ".tiktoken.gz")
 
+_NOT_SEPARATORS = bytes(b for b in range(256) if b not in b" \n")
+
 CL100K_PATTERN = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 )
@@ -152,8 +154,9 @@ def _read(path: Path) -> bytes:
 
 def _parse(path: Path, data: bytes) -> tuple[list[bytes], list[int]]:
     """The tokens and ranks of the lines, in file order. All at once when the file is well
-    formed (the usual case: it is then exactly what its tokens and ranks write out); else
-    line by line, to name the first bad line."""
+    formed (the usual case: every line two fields, one space between them, the first the
+    canonical base64 of a token, the second digits); else line by line, to name the first
+    bad line."""
     fields = data.split()
     if not fields:
         raise ModelFileError(f"{path}: empty: not a rank file")
@@ -161,10 +164,10 @@ def _parse(path: Path, data: bytes) -> tuple[list[bytes], list[int]]:
     try:
         tokens = list(map(binascii.a2b_base64, texts))
         if (
-            len(texts) != len(numbers)  # checked first: the zip below is strict
+            len(texts) != len(numbers)
             or not b"".join(numbers).isdigit()
             or [line[:-1] for line in map(binascii.b2a_base64, tokens)] != texts
-            or b"".join(b"%s %s\n" % pair for pair in zip(texts, numbers, strict=True)) != data
+            or (data + b"\n"[data.endswith(b"\n") :]).translate(None, _NOT_SEPARATORS) != b" \n" * len(texts)  # one space a line
         ):
             raise ValueError
     except (ValueError, binascii.Error):
@@ -196,7 +199,7 @@ def _refuse_line(path: Path, lines: list[bytes]) -> NoReturn:
             token = None
         if token is None or base64.b64encode(token) != f[0]:
             raise ModelFileError(f"{path}: line {n}: {shown!r} does not start with the base64 of a token")
-    raise AssertionError("a malformed line was not found")  # pragma: no cover
+    raise ModelFileError(f"{path}: not a rank file (lines of 'base64 rank')")  # pragma: no cover (each bad line is named above)
 
 
 def _line_of(data: bytes, rank: int) -> int:
