@@ -166,8 +166,16 @@ class Stages:
                 pieces = [p if p.startswith(" ") else " " + p for p in pieces]
                 continue
             assert isinstance(stage, Split)  # compiled for every Split
+            isolated = stage.behavior == "isolated" and not stage.invert and not compiled.groups
             out = []
             for piece in pieces:
+                if isolated:
+                    # The usual case, in one call: a regex that matches the whole piece, with
+                    # no empty match, cuts it into its matches (GPT-4's, Llama-3's, ...).
+                    found = compiled.findall(piece)
+                    if "" not in found and sum(map(len, found)) == len(piece):
+                        out += found
+                        continue
                 out += [piece[s:e] for s, e in split_spans(compiled, stage.behavior, stage.invert, piece)]
             pieces = out
         return pieces
