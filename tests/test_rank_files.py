@@ -222,3 +222,27 @@ def test_recovery_reports_the_first_token_not_made():
     )
     with pytest.raises(TypeError):
         recover_merges([b"a", "b"])  # type: ignore[list-item]
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_damaged_rank_files_load_or_are_refused_in_one_line(tmp_path_factory, data):
+    """Bytes changed, cut out or put in anywhere: the file loads (a damage that leaves a
+    byte-level BPE), or one line names it; never another error."""
+    lines = gzip.decompress(rank_file("cl100k_base").read_bytes()).splitlines(keepends=True)[:600]
+    raw = bytearray(b"".join(lines))
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(raw) - 1))
+        kind = data.draw(st.sampled_from(["change", "cut", "insert"]))
+        if kind == "change":
+            raw[at] = data.draw(st.integers(0, 255))
+        elif kind == "cut":
+            del raw[at : at + data.draw(st.integers(1, 40))]
+        else:
+            raw[at:at] = data.draw(st.binary(min_size=1, max_size=8))
+    path = tmp_path_factory.mktemp("damaged") / "d.tiktoken"
+    path.write_bytes(bytes(raw))
+    try:
+        Tokenizer.load(path, pattern="gpt4")
+    except (ModelFileError, SettingsError) as e:
+        assert str(e).startswith(f"{path}: ") and "\n" not in str(e)

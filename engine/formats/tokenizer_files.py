@@ -243,7 +243,7 @@ def read_hf_json(path: Pathish) -> ModelData:
     if isinstance(table, dict):  # added tokens may be listed there too, by content (not as bytes)
         added = _hf_added_ids(path, added, table)
         ids = {a.id for a in added}
-        table = {t: i for t, i in table.items() if i not in ids}
+        table = {t: i for t, i in table.items() if not (isinstance(i, int) and i in ids)}  # a bad id is named below
     vocab = _parse_vocab(path, table, "'model.vocab'")
     merges = _parse_merges(path, model.get("merges"))
     for a in added:
@@ -433,7 +433,7 @@ def _hf_added_ids(path: Path, added: list[AddedToken], table: dict[Any, Any]) ->
     for token in added:
         if token.content in ids:
             i = ids[token.content]
-        elif token.content in table:
+        elif isinstance(table.get(token.content), int) and not isinstance(table[token.content], bool):
             i = table[token.content]
             try:
                 same = i == token.id or token_string_to_bytes(token.content) == token.content.encode("utf-8")
