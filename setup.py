@@ -75,5 +75,6 @@ setup(
             depends=["engine/_atomics.h", "engine/_pair_hash.h", "engine/corpus/_pretokenize_core.h", "engine/corpus/_unicode_classes.h"],
         ),
         Extension("engine.corpus._space_parts", ["engine/corpus/_space_parts.c"]),
+        Extension("engine.formats._ranks_core", ["engine/formats/_ranks_core.c"]),
     ],
 )
