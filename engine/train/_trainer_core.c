@@ -504,10 +504,37 @@ static inline int32_t prev_start(const Core *c, int32_t pos) {
     return t >= 0 || IS_SEP(t) ? pos - 1 : -2 - t;
 }
 
-/* The separator after the token (or separator) at ``pos``: the end of its word. */
+/* The word holding position ``pos``: the last one starting at or before it (a position
+ * merged away still lies inside its word). */
+static int32_t word_of(const Core *c, int32_t pos) {
+    int32_t lo = 0, hi = c->nwords - 1;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo + 1) / 2;
+        if (c->starts[mid] <= pos) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Word w's separator: just before the next word's start. */
+static inline int32_t word_sep(const Core *c, int32_t w) {
+    return (w + 1 < c->nwords ? c->starts[w + 1] : c->npos) - 1;
+}
+
+/* Tokens a merge steps over to find a word's end before it looks the word up instead. */
+#define SHORT_WORD 16
+
+/* The separator after the token (or separator) at ``pos``: the end of its word. Most words
+ * are a few tokens, and going token by token is quickest; in a long one, the end is found
+ * from the word starts, so a merge costs what its occurrences cost, not the word's length. */
 static inline int32_t word_end(const Core *c, int32_t pos) {
-    for (int32_t t; (t = c->tokens[pos]) >= 0;) pos += c->vocab[t].len;
-    return pos;
+    int32_t from = pos;
+    for (int k = 0; k < SHORT_WORD; k++) {
+        int32_t t = c->tokens[pos];
+        if (t < 0) return pos;
+        pos += c->vocab[t].len;
+    }
+    return word_sep(c, word_of(c, from));
 }
 
 /* The count a word's separator holds. */
@@ -759,13 +786,13 @@ static Py_ssize_t word_arg(const Core *c, PyObject *arg) {
     return w;
 }
 
-/* Word w's length in bytes: up to the separator before the next word's start. */
+/* Word w's length in bytes: up to its separator. */
 static int64_t word_len(const Core *c, Py_ssize_t w) {
-    return (w + 1 < c->nwords ? c->starts[w + 1] : c->npos) - 1 - c->starts[w];
+    return word_sep(c, (int32_t)w) - c->starts[w];
 }
 
 static int64_t word_count(const Core *c, Py_ssize_t w) {
-    return count_at(c, c->tokens[word_end(c, c->starts[w])]);
+    return count_at(c, c->tokens[word_sep(c, (int32_t)w)]);
 }
 
 /* Write word w's bytes to ``out``: its tokens' bytes, whatever the merges so far. */
@@ -828,18 +855,6 @@ static PyObject *Core_segmentation(Core *c, PyObject *arg) {
     for (int32_t pos = c->starts[w]; out && c->tokens[pos] >= 0; pos += c->vocab[c->tokens[pos]].len)
         if (append_new(out, PyLong_FromLong(c->tokens[pos]))) Py_CLEAR(out);
     return out;
-}
-
-/* The word holding position ``pos``: the last one starting at or before it (a position
- * merged away still lies inside its word). */
-static int32_t word_of(const Core *c, int32_t pos) {
-    int32_t lo = 0, hi = c->nwords - 1;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo + 1) / 2;
-        if (c->starts[mid] <= pos) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
 }
 
 /* Does the pair (a, b) start at ``pos`` now? The check a merge makes before using a
