@@ -53,19 +53,20 @@
 #define IS_SEP(t) ((t) <= c->sep_top)
 
 /* A pair_positions list. Most pairs occur in a few words only: up to INLINE positions are
- * kept in the record itself, more in an array of 8, 16, 32, ... Lists only grow or are
- * emptied whole, so the array's size follows from n. */
+ * kept in the record itself (cap 0), more in an array of cap. The lists of the layout are
+ * made at their size (in a long word they hold most of the state's memory); lists that grow
+ * double. */
 #define INLINE 2
 #define FIRST_ARRAY 8
-/* Packed to 4 bytes (a pragma gcc, clang and MSVC all honour): a pair record is 28 bytes, not
- * 32, and a heap entry 12, not 16. The assertions below keep the layout from changing. */
+/* Packed to 4 bytes (a pragma gcc, clang and MSVC all honour): a heap entry is 12 bytes, not
+ * 16. The assertions below keep the layout from changing. */
 #pragma pack(push, 4)
 typedef struct {
     union {
         int32_t *v;
         int32_t in[INLINE];
     };
-    int32_t n;
+    int32_t n, cap;
 } Positions;
 
 typedef struct {
@@ -79,8 +80,8 @@ typedef struct {
     int32_t pair;
 } Entry;
 #pragma pack(pop)
-_Static_assert(sizeof(Positions) == 12 && _Alignof(Positions) == 4, "a positions list is 12 bytes");
-_Static_assert(sizeof(PairRec) == 28 && _Alignof(PairRec) == 4, "a pair record is 28 bytes");
+_Static_assert(sizeof(Positions) == 16 && _Alignof(Positions) == 4, "a positions list is 16 bytes");
+_Static_assert(sizeof(PairRec) == 32 && _Alignof(PairRec) == 4, "a pair record is 32 bytes");
 _Static_assert(sizeof(Entry) == 12 && _Alignof(Entry) == 4, "a heap entry is 12 bytes");
 
 typedef struct {
@@ -147,38 +148,49 @@ static int grow(void **p, int32_t *cap, int32_t need, size_t item) {
 }
 
 static inline int32_t *positions_of(Positions *ps) {
-    return ps->n > INLINE ? ps->v : ps->in;
+    return ps->cap ? ps->v : ps->in;
 }
 
-/* Bytes a positions list holds outside its record: lists only grow or are emptied whole, so
- * an array's size follows from its length. */
+/* Bytes a positions list holds outside its record. */
 static size_t positions_bytes(const Positions *ps) {
-    if (ps->n <= INLINE) return 0;
-    size_t cap = FIRST_ARRAY;
-    while (cap < (size_t)ps->n) cap *= 2;
-    return cap * sizeof(int32_t);
+    return (size_t)ps->cap * sizeof(int32_t);
 }
 
 /* Empty a list; ``freed`` counts the bytes given back. */
 static void positions_free(Positions *ps, size_t *freed) {
     *freed += positions_bytes(ps);
-    if (ps->n > INLINE) free(ps->v);
+    if (ps->cap) free(ps->v);
     *ps = (Positions){0};
+}
+
+/* Make an empty list's room for ``k`` positions at once. */
+static int positions_reserve(Positions *ps, int32_t k) {
+    if (k <= INLINE) return 0;
+    ps->v = malloc((size_t)k * sizeof(int32_t));
+    if (!ps->v) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    ps->cap = k;
+    return 0;
 }
 
 static int positions_add(Positions *ps, int32_t pos, size_t *freed) {
     int32_t n = ps->n;
-    if (n == INLINE || (n >= FIRST_ARRAY && !(n & (n - 1)))) {  /* out of the record, or full */
-        if (n > INLINE) *freed += positions_bytes(ps);  /* where realloc moves the array */
-        int32_t *v = n == INLINE ? malloc(FIRST_ARRAY * sizeof(int32_t)) : realloc(ps->v, 2 * (size_t)n * sizeof(int32_t));
+    if (n == (ps->cap ? ps->cap : INLINE)) {  /* out of the record, or full */
+        int64_t cap = ps->cap ? 2 * (int64_t)ps->cap : FIRST_ARRAY;
+        if (cap > INT32_MAX) cap = INT32_MAX;  /* positions are int32: a list never holds more */
+        *freed += positions_bytes(ps);  /* where realloc moves the array */
+        int32_t *v = ps->cap ? realloc(ps->v, (size_t)cap * sizeof(int32_t)) : malloc((size_t)cap * sizeof(int32_t));
         if (!v) {
             PyErr_NoMemory();
             return -1;
         }
-        if (n == INLINE) memcpy(v, ps->in, sizeof(ps->in));
+        if (!ps->cap) memcpy(v, ps->in, sizeof(ps->in));
         ps->v = v;
+        ps->cap = (int32_t)cap;
     }
-    (n >= INLINE ? ps->v : ps->in)[n] = pos;
+    (ps->cap ? ps->v : ps->in)[n] = pos;
     ps->n = n + 1;
     return 0;
 }
@@ -416,7 +428,10 @@ static void Core_dealloc(Core *c) {
 }
 
 /* Lay out ``nw`` words (their bytes one after another in ``s``, each ending at ``ends``, each
- * with its count in ``counts``), count their pairs and record where they start. */
+ * with its count in ``counts``), count their pairs and record where they start. Every pair
+ * is a pair of bytes here: a table of 65,536 finds their records, made in the order they
+ * first occur, and a first pass counts each one's positions, so its list is made at its
+ * size, without growing, before the second pass fills it. */
 static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t *counts, Py_ssize_t nw, int64_t n) {
     c->nwords = (int32_t)nw;
     c->npos = (int32_t)n;
@@ -424,37 +439,54 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
     c->big_from = (int32_t)(INT32_MAX - 2 - n - nw);  /* so that SEP(big_from + nw - 1) fits int32 */
     c->tokens = malloc((size_t)n * sizeof(int32_t));
     c->starts = malloc((size_t)(nw ? nw : 1) * sizeof(int32_t));
-    if (!c->tokens || !c->starts) {
+    int32_t *byte_pair = malloc(65536 * sizeof(int32_t));
+    int r = -1;
+    if (!c->tokens || !c->starts || !byte_pair) {
         PyErr_NoMemory();
-        return -1;
+        goto done;
     }
-    if (rehash(c, 1 << 8)) return -1;  /* small: grows as it fills, which the tests then reach */
+    memset(byte_pair, 0xff, 65536 * sizeof(int32_t));
+    if (rehash(c, 1 << 8)) goto done;  /* small: grows as it fills, which the tests then reach */
+    for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
+        int64_t k = counts[w];
+        if (k < 0) {
+            PyErr_SetString(PyExc_ValueError, "word counts must not be negative");
+            goto done;
+        }
+        for (int64_t i = from + 1; i < ends[w]; i++) {
+            int32_t *p = &byte_pair[s[i - 1] << 8 | s[i]];
+            if (*p < 0 && (*p = get_pair(c, s[i - 1], s[i])) < 0) goto done;
+            c->pairs[*p].count += k;
+            c->pairs[*p].pos.n++;  /* counted here, filled below */
+        }
+    }
+    for (int32_t p = 0; p < c->npairs; p++) {
+        Positions *ps = &c->pairs[p].pos;
+        int32_t k = ps->n;
+        ps->n = 0;
+        if (positions_reserve(ps, k)) goto done;
+    }
     int32_t pos = 0;
     c->tokens[pos++] = c->sep_top;
     for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
-        int64_t k = counts[w], len = ends[w] - from;
-        if (k < 0) {
-            PyErr_SetString(PyExc_ValueError, "word counts must not be negative");
-            return -1;
-        }
+        int64_t k = counts[w];
         c->starts[w] = pos;
-        c->corpus_bytes += len * k;
+        c->corpus_bytes += (ends[w] - from) * k;
         for (int64_t i = from; i < ends[w]; i++) {
-            if (i > from) {
-                int32_t p = get_pair(c, s[i - 1], s[i]);
-                if (p < 0 || positions_add(&c->pairs[p].pos, pos - 1, &c->freed)) return -1;
-                c->pairs[p].count += k;
-            }
+            if (i > from && positions_add(&c->pairs[byte_pair[s[i - 1] << 8 | s[i]]].pos, pos - 1, &c->freed)) goto done;
             c->tokens[pos++] = s[i];
         }
         if (k >= c->big_from) {
-            if (grow((void **)&c->big, &c->bigcap, c->nbig + 1, sizeof(int64_t))) return -1;
+            if (grow((void **)&c->big, &c->bigcap, c->nbig + 1, sizeof(int64_t))) goto done;
             c->big[c->nbig] = k;
             k = c->big_from + c->nbig++;
         }
         c->tokens[pos++] = SEP(k);
     }
-    return 0;
+    r = 0;
+done:
+    free(byte_pair);
+    return r;
 }
 
 /* Core(words, ends, counts, base_tokens): lay out the words of a ``WordTable`` (its three
