@@ -39,8 +39,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import shapes  # this script's folder is on sys.path
-
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 SPECIAL = "<|endoftext|>"
@@ -60,11 +58,17 @@ SHAPE_BYTES = {"dna": 5_000_000, "one-word": 1_000_000, "code": 4_000_000}
 
 
 def corpus_path(name: str) -> str:
-    """The file of a standard corpus: a shape is generated once into the temporary directory."""
+    """The file of a standard corpus: a shape is generated once into the temporary directory,
+    by another process (a process's peak RSS outlives its exec, so this one, which starts
+    every run, stays small)."""
     if name in SHAPE_BYTES:
-        folder = Path(tempfile.gettempdir()) / "bpe-tui-shapes"
-        folder.mkdir(exist_ok=True)
-        return str(shapes.write(name, SHAPE_BYTES[name], folder / f"{name}-{SHAPE_BYTES[name]}.txt"))
+        path = Path(tempfile.gettempdir()) / "bpe-tui-shapes" / f"{name}-{SHAPE_BYTES[name]}.txt"
+        path.parent.mkdir(exist_ok=True)
+        if not path.exists():
+            subprocess.run(
+                [sys.executable, str(Path(__file__).with_name("shapes.py")), name, str(SHAPE_BYTES[name]), str(path)], check=True
+            )
+        return str(path)
     return str(SHARED / name)
 
 

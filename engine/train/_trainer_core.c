@@ -586,6 +586,41 @@ static inline int64_t count_at(const Core *c, int32_t sep) {
     return code < c->big_from ? code : c->big[code - c->big_from];
 }
 
+/* Does the pair (a, b) start at ``pos`` now? The check a merge makes before using a
+ * recorded position; a live token's end is read, so it stays inside the layout. */
+static inline int starts_pair(const Core *c, int32_t pos, int32_t a, int32_t b) {
+    return c->tokens[pos] == a && c->tokens[pos + c->vocab[a].len] == b;
+}
+
+/* Lists at least this long are compacted once most of their positions are stale. */
+#define COMPACT_FROM 1024
+
+/* Drop the stale positions of pair record ``r`` (keeping the live ones in order) and give
+ * back the room they took. A pair's count is at least its live positions (each weighs its
+ * word's count, at least 1), so a list over twice as long as the count is mostly stale: a
+ * neighbour's merges took its positions away, and it would hold them until its own merge.
+ * In a long word, that is most of what the lists hold. */
+static void compact(Core *c, PairRec *r) {
+    Positions *ps = &r->pos;
+    int32_t *at = positions_of(ps), k = 0;
+    for (int32_t i = 0; i < ps->n; i++)
+        if (starts_pair(c, at[i], r->a, r->b)) at[k++] = at[i];
+    c->stored -= ps->n - k;
+    c->freed += (size_t)(ps->cap - k) * sizeof(int32_t);
+    if (k <= INLINE) {
+        int32_t keep[INLINE];
+        memcpy(keep, at, (size_t)k * sizeof(int32_t));
+        free(ps->v);
+        memcpy(ps->in, keep, sizeof(keep));
+        ps->cap = 0;
+    } else {
+        int32_t *v = realloc(ps->v, (size_t)k * sizeof(int32_t));
+        if (v) ps->v = v;  /* else the larger array stays, as good */
+        ps->cap = v ? k : ps->cap;
+    }
+    ps->n = k;
+}
+
 /* Change the count of (x, y) by delta, noting its count before the step on first change;
  * ``at`` >= 0 is a new position of the pair. */
 static int change(Core *c, int32_t merged, int32_t x, int32_t y, int64_t delta, int side, int32_t at) {
@@ -655,6 +690,8 @@ static int merge(Core *c, int32_t m, int queue) {
         if (r->count == 0) {  /* dead for good: drop its positions */
             c->stored -= r->pos.n;
             positions_free(&r->pos, &c->freed);
+        } else if (r->pos.n >= COMPACT_FROM && r->pos.n > 2 * r->count) {
+            compact(c, r);
         }
         c->live += (r->count > 0) - (t.before > 0);
         /* Only pairs holding the new token can have risen; nothing has queued them yet. */
@@ -899,12 +936,6 @@ static PyObject *Core_segmentation(Core *c, PyObject *arg) {
     for (int32_t pos = c->starts[w]; out && c->tokens[pos] >= 0; pos += c->vocab[c->tokens[pos]].len)
         if (append_new(out, PyLong_FromLong(c->tokens[pos]))) Py_CLEAR(out);
     return out;
-}
-
-/* Does the pair (a, b) start at ``pos`` now? The check a merge makes before using a
- * recorded position; a live token's end is read, so it stays inside the layout. */
-static inline int starts_pair(const Core *c, int32_t pos, int32_t a, int32_t b) {
-    return c->tokens[pos] == a && c->tokens[pos + c->vocab[a].len] == b;
 }
 
 /* pair_positions(left, right, limit) -> (recorded, live, [(position, word, live), ...]):
