@@ -9,12 +9,14 @@
  *   is kept current), so the previous token's start is read at p - 1. These are the seed's
  *   prev/next links, without two more int32 per position. The separator after a word holds
  *   its count, as SEP(count) below every MERGED value (a count too large for that is kept
- *   aside, in ``big``): a merge reads it by going token by token to the end of the word,
- *   rather than keeping the count at every position (4 or 8 bytes a position more).
+ *   aside, in ``big``): a merge reads it by going token by token to the end of a short word
+ *   and from the word starts in a long one (``word_end``), rather than keeping the count at
+ *   every position (4 or 8 bytes a position more).
  * - pairs: one record per pair ever seen, holding its pair_counter count and its
- *   pair_positions list (append-only; a position is checked when used). Records never
- *   move or disappear (ids into ``pairs`` stay valid); a pair whose count falls to 0 is dead
- *   for good, since only pairs holding the newest token ever gain counts.
+ *   pair_positions list (append-only; a position is checked when used; a long list that is
+ *   mostly stale is compacted). Records never move or disappear (ids into ``pairs`` stay
+ *   valid); a pair whose count falls to 0 is dead for good, since only pairs holding the
+ *   newest token ever gain counts.
  * - a hash table from (left, right) token ids to the pair's record.
  * - the lazy max-heap of (count when pushed, pair). A merge only lowers the counts of the
  *   pairs already queued, so their entries stay put and are corrected when they reach the
