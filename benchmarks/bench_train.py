@@ -204,11 +204,12 @@ def main() -> None:
     parser.add_argument("--reference", action="store_true", help="also time the plain reference trainer")
     parser.add_argument("--timeout", type=float, default=120, help="seconds after which a run is stopped")
     parser.add_argument("--only", nargs="*", help="standard corpora to run (by name: en-mix-6m, dna, ...)")
+    parser.add_argument("--trainer", action="append", help="trainers to run (repeatable; default all installed)")
     args = parser.parse_args()
     if args.child:
         child(args.child, args.corpus, args.vocab_size)
         return
-    names = available(["bpe-tui", "bpe-tui steps", "hf-tokenizers", "rustbpe", "bpeasy", "gigatoken"])
+    names = available(args.trainer or ["bpe-tui", "bpe-tui steps", "hf-tokenizers", "rustbpe", "bpeasy", "gigatoken"])
     if args.reference:
         names.append("reference")
     standard = [(c, v) for c, sizes in STANDARD_RUNS for v in sizes if not args.only or any(o in c for o in args.only)]
