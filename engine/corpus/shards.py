@@ -14,9 +14,14 @@ counts of the whole corpus, however the work is spread.
   starts (``PreTokenizer.cut_rules``) and no special token could span.
 - Parquet: one row group.
 - Compressed files: the whole file (a compressed stream cannot be entered in the middle).
+- Streams (standard input, a named pipe): the whole stream, read once as it arrives.
 
 Documents never merge into each other: a plain-text file is one document, a JSONL line or a
 Parquet row is one, and each is pre-tokenized on its own, as if a special token stood between.
+
+A compressed file whose data stops before its end marker (a gzip member or a zstd frame
+cut short) is an error, as is a Parquet file without its footer: never a part of the corpus
+quietly taken for the whole.
 
 Each shard also hashes the bytes it reads (BLAKE2b; for Parquet, the text values): the
 digests of the shards in plan order make the digest of the inputs (``inputs_digest``).
@@ -27,6 +32,7 @@ from __future__ import annotations
 import ctypes
 import gzip
 import hashlib
+import importlib
 import json
 import zlib
 from collections import Counter
@@ -68,6 +74,11 @@ class CountSettings:
     """``"strict"``: invalid UTF-8 is an error; ``"replace"``: it becomes U+FFFD."""
     skip_bad_records: bool = False
     """Count and skip a bad JSONL line or Parquet row instead of stopping at it."""
+    skip_bad_inputs: bool = False
+    """Skip and tell the bad files a directory or a pattern turns up, instead of stopping at
+    the first (``sources.find_inputs``)."""
+    stdin_format: str = TEXT
+    """How standard input (``-``) is read: ``"text"`` or ``"jsonl"``."""
     block_bytes: int = MAX_BLOCK
     """How much of a file is read at once."""
 
@@ -87,8 +98,9 @@ class Shard:
     """A piece of one input file to count.
 
     ``start``/``end``: the nominal byte range of an uncompressed text or JSONL file (``end``
-    None: to the end of the file); ``row_group``: the Parquet row group; a compressed file is
-    read whole. ``size`` is the bytes it stands for in progress reports.
+    None: to the end of the file); ``row_group``: the Parquet row group; a compressed file or
+    a stream is read whole. ``size`` is the bytes it stands for in progress reports (0 for a
+    stream: unknown).
     """
 
     path: str
@@ -100,6 +112,8 @@ class Shard:
     row_group: int | None = None
     first_row: int = 0
     """Rows of the file before this row group (Parquet), for messages naming a row."""
+    stream: bool = False
+    """Standard input or a named pipe: only the process that expanded the inputs can read it."""
 
 
 @dataclass(slots=True)
@@ -119,9 +133,9 @@ def plan_shards(sources: Sequence[Source], settings: CountSettings, shard_bytes:
     for src in sources:
         if src.format == PARQUET:
             shards += _row_groups(src, settings.text_field)
-        elif src.compression or (src.format == TEXT and not settings.pretokenizer.chunked):
+        elif src.stream or src.compression or (src.format == TEXT and not settings.pretokenizer.chunked):
             # A custom pattern has no position-determined cut: its files stay whole.
-            shards.append(Shard(src.path, src.format, src.compression, src.size))
+            shards.append(Shard(src.path, src.format, src.compression, src.size, stream=src.stream))
         else:
             starts = range(0, max(src.size, 1), shard_bytes)
             shards += [
@@ -138,6 +152,7 @@ def _row_groups(src: Source, field: str) -> list[Shard]:
     pq = optional("pyarrow.parquet", "parquet", f"{src.path}: reading Parquet")
     pa = optional("pyarrow", "parquet", f"{src.path}: reading Parquet")
     with open_binary(src.path) as raw:
+        _check_footer(raw, src)
         try:
             meta = pq.ParquetFile(raw).metadata
         except pa.ArrowException as e:
@@ -158,6 +173,23 @@ def _row_groups(src: Source, field: str) -> list[Shard]:
         first_row += g.num_rows
         given += size
     return shards
+
+
+PARQUET_MAGIC = b"PAR1"
+"""How a Parquet file starts, and ends: after its footer."""
+
+
+def _check_footer(raw: BinaryIO, src: Source) -> None:
+    """``CorpusError`` for a Parquet file that starts as one but does not end as one: cut short."""
+    head = raw.read(len(PARQUET_MAGIC))
+    raw.seek(max(0, src.size - len(PARQUET_MAGIC)))
+    tail = raw.read(len(PARQUET_MAGIC))
+    raw.seek(0)
+    if head == PARQUET_MAGIC and tail != PARQUET_MAGIC:
+        raise CorpusError(
+            f"{src.path}: cut short: a Parquet file ends with its footer, and this one stops at byte {src.size:,} without it; "
+            "the file is incomplete"
+        )
 
 
 def count_shard(
@@ -234,9 +266,10 @@ def _texts(
             cut = line_cut if shard.format == JSONL else lambda f, pos: text_cut(f, pos, pretok)
             start = cut(raw, shard.start)
             stop = None if shard.end is None else cut(raw, shard.end)
-            raw.seek(start)
+            if not shard.stream:  # which cannot seek, and is read whole from where it is
+                raw.seek(start)
             reader = stream = _Reader(raw, None if stop is None else max(0, stop - start), progress, hashed)
-        with _read_errors(shard):
+        with _read_errors(shard, reader, stream):
             if shard.format == JSONL:
                 texts: Iterable[str] = _jsonl_documents(stream, shard, start, settings, bad)
             else:
@@ -356,27 +389,44 @@ class _Reader:
         return self.done
 
 
+def _zstd(path: str) -> Any:
+    """Python's own zstd (3.14 on), else its backport."""
+    try:
+        return importlib.import_module("compression.zstd")
+    except ImportError:
+        return optional("backports.zstd", "zstd", f"{path}: reading zstd", package="backports.zstd")
+
+
 def _decompressed(reader: _Reader, shard: Shard) -> Any:
+    """The decompressed stream of a compressed shard: ``EOFError`` where its data stops
+    before an end marker, however many gzip members or zstd frames came before."""
+    # typeshed's reader protocol also asks for seek(), which these readers only call to
+    # rewind: this stream is read forward once, so _Reader has none.
     if shard.compression == "gzip":
-        # typeshed's reader protocol also asks for seek(), which GzipFile only calls to rewind:
-        # this stream is read forward once, so _Reader has none.
         return gzip.GzipFile(fileobj=reader, mode="rb")  # type: ignore[call-overload]
-    zstd = optional("zstandard", "zstd", f"{shard.path}: reading zstd")
-    return zstd.ZstdDecompressor().stream_reader(reader, read_across_frames=True)
+    return _zstd(shard.path).ZstdFile(reader)
 
 
 @contextmanager
-def _read_errors(shard: Shard) -> Iterator[None]:
-    """A compressed file that is corrupt or cut short: one line."""
+def _read_errors(shard: Shard, reader: _Reader | None = None, stream: Any = None) -> Iterator[None]:
+    """A file that cannot be read, a compressed file that is corrupt or cut short: one line."""
     try:
         yield
-    except (OSError, EOFError, zlib.error) as e:
+    except EOFError as e:
+        if reader is None or not shard.compression:
+            raise CorpusError(f"{shard.path}: cannot read it ({e})") from None
+        raise CorpusError(
+            f"{shard.path}: cut short: its {shard.compression} data stops unfinished at byte {reader.done:,}, the end of the file "
+            f"({stream.tell():,} bytes decompressed); the file is incomplete"
+        ) from None
+    except (OSError, zlib.error) as e:
         raise CorpusError(f"{shard.path}: cannot read it ({e})") from None
     except Exception as e:
-        kind = {"zstandard": "zstd", "pyarrow": "Parquet"}.get(type(e).__module__.split(".")[0])
-        if kind is None:
-            raise
-        raise CorpusError(f"{shard.path}: not a valid {kind} file ({e})") from None
+        if type(e).__module__.startswith("pyarrow"):
+            raise CorpusError(f"{shard.path}: not a valid Parquet file ({e})") from None
+        if shard.compression == "zstd" and isinstance(e, _zstd(shard.path).ZstdError):
+            raise CorpusError(f"{shard.path}: not a valid zstd file ({e})") from None
+        raise
 
 
 def _utf8_tail(data: bytes) -> int:

@@ -216,17 +216,22 @@ class Trainer:
         skip_bad_records: bool = False,
         save_counts: str | os.PathLike[str] | None = None,
         dask: object = None,
+        skip_bad_inputs: bool = False,
+        stdin_format: str = "text",
     ) -> Trainer:
-        """Train on files, directories and glob patterns (plain text, JSONL, Parquet, gzip or
-        zstd compressed: see ``engine.corpus.sources``), counted by ``workers`` processes, or on a
-        Dask cluster (``dask``: ``"local[:N]"``, a scheduler address or a
-        ``distributed.Client``; see ``engine.corpus.dask_count``); with ``save_counts``, the counts
-        are also saved there (``engine.corpus.counts_file``).
+        """Train on files, directories, glob patterns and streams (plain text, JSONL, Parquet,
+        gzip or zstd compressed; ``-`` is standard input, read as ``stdin_format``: see
+        ``engine.corpus.sources``), counted by ``workers`` processes, or on a Dask cluster
+        (``dask``: ``"local[:N]"``, a scheduler address or a ``distributed.Client``; see
+        ``engine.corpus.dask_count``); with ``save_counts``, the counts are also saved there
+        (``engine.corpus.counts_file``).
 
-        ``CorpusError`` if they cannot be read or hold no text besides special tokens.
+        ``CorpusError`` if they cannot be read or hold no text besides special tokens; with
+        ``skip_bad_inputs``, bad files a directory or pattern turns up are skipped instead, and
+        listed in ``summary.skipped_inputs``.
         """
         check_settings(vocab_size, special_tokens)
-        settings = CountSettings(pattern, tuple(special_tokens), text_field, errors, skip_bad_records)
+        settings = CountSettings(pattern, tuple(special_tokens), text_field, errors, skip_bad_records, skip_bad_inputs, stdin_format)
         words, summary = count_corpus(inputs, settings, workers, progress, dask)
         if save_counts is not None:
             save_counts_file(save_counts, words, settings.pretokenizer, summary)
