@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from engine import BpeError
+from engine.errors import one_line
 
 
 class _Parser(argparse.ArgumentParser):
@@ -194,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_encode(args)
     except BpeError as e:
-        print(f"bpe-tui: {e}", file=sys.stderr)
+        print(f"bpe-tui: {one_line(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("bpe-tui: interrupted", file=sys.stderr)

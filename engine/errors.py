@@ -44,3 +44,8 @@ def unreadable(path: str | os.PathLike[str], error: OSError) -> str:
     if isinstance(error, PermissionError):
         return f"{path}: permission denied"
     return f"{path}: cannot read ({error.strerror or error})"
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line: another library's error text may run over several."""
+    return " ".join(line.strip() for line in message.splitlines() if line.strip())

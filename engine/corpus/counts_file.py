@@ -118,5 +118,8 @@ def load_counts(path: str | os.PathLike[str]) -> SavedCounts:
     if sys.byteorder == "big":
         values.byteswap()
         lengths.byteswap()
+    # A file that passes its checksum was written so, or made to pass: its parts must fit.
+    if not 0 <= 12 * n <= size or sum(lengths) != size - 12 * n or not all(0 < v < 1 << 63 for v in values):
+        raise CorpusError(f"{path}: corrupt counts file: its {n:,} pre-tokens and their counts do not fit its {size:,} bytes")
     table = WordTable(payload[12 * n :], array("q", accumulate(lengths)), array("q", values))
     return SavedCounts(table, pattern, special_tokens, summary)

@@ -159,16 +159,16 @@ def _row_groups(src: Source, field: str) -> list[Shard]:
         _check_footer(raw, src)
         try:
             meta = pq.ParquetFile(raw).metadata
-        except pa.ArrowException as e:
+            schema = meta.schema.to_arrow_schema()
+            groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
+        except (pa.ArrowException, OSError) as e:  # pyarrow's I/O errors are OSErrors
             raise CorpusError(f"{src.path}: not a valid Parquet file ({e})") from None
-    schema = meta.schema.to_arrow_schema()
     if field not in schema.names:
         columns = ", ".join(schema.names[:8])
         raise CorpusError(f'{src.path}: no column "{field}" (it has {columns}): name the text column with --text-field')
     kind = schema.field(field).type
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
         raise CorpusError(f'{src.path}: column "{field}" holds {kind}, not strings')
-    groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
     weight = sum(g.total_byte_size for g in groups) or 1
     shards, first_row, given = [], 0, 0
     for i, g in enumerate(groups):
@@ -538,21 +538,31 @@ def _line_number(path: str, offset: int) -> int:
 
 def _parquet_documents(raw: BinaryIO, shard: Shard, settings: CountSettings, digest: Any, bad: list[int]) -> Iterator[str]:
     pq = optional("pyarrow.parquet", "parquet", f"{shard.path}: reading Parquet")
+    pa = optional("pyarrow", "parquet", f"{shard.path}: reading Parquet")
     field = settings.text_field
     batches = pq.ParquetFile(raw).iter_batches(batch_size=4096, row_groups=[shard.row_group], columns=[field])
     row = shard.first_row
     for batch in batches:
-        for text in batch.column(0).to_pylist():
+        column = batch.column(0)
+        # As bytes (the same buffers): a string column may still hold invalid UTF-8.
+        for data in column.cast(pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary()).to_pylist():
             row += 1
-            if text is None:
-                if settings.skip_bad_records:
-                    bad[0] += 1
+            if data is None:
+                problem = "is null"
+            else:
+                try:
+                    text = data.decode("utf-8", settings.errors)
+                except UnicodeDecodeError:
+                    problem = "is not valid UTF-8 (use --errors replace to train anyway)"
+                else:
+                    digest.update(len(data).to_bytes(8, "little"))
+                    digest.update(data)
+                    yield text
                     continue
-                raise CorpusError(f'{shard.path}: row {row:,}: "{field}" is null; --skip-bad-records skips such records')
-            data = text.encode("utf-8", "surrogatepass")
-            digest.update(len(data).to_bytes(8, "little"))
-            digest.update(data)
-            yield text
+            if settings.skip_bad_records:
+                bad[0] += 1
+                continue
+            raise CorpusError(f'{shard.path}: row {row:,}: "{field}" {problem}; --skip-bad-records skips such records')
 
 
 # -- counting ---------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from typing import Any
 from engine.corpus.counting import CountSummary, Progress, check_counted, count_iterable, count_table
 from engine.corpus.counts_file import SavedCounts, load_counts
 from engine.corpus.counts_file import save_counts as save_counts_file
-from engine.corpus.pretokenize import PreTokenizer
+from engine.corpus.pretokenize import PreTokenizer, pattern_name
 from engine.corpus.shards import CountSettings, keep_mmap_threshold
 from engine.corpus.word_table import WordTable
 from engine.errors import CorpusError, SettingsError
@@ -110,7 +110,7 @@ def load_saved_counts(path: str | os.PathLike[str], pattern: str, special_tokens
     saved = load_counts(path)
     wanted = PreTokenizer(pattern, special_tokens)
     if saved.pattern != wanted.pattern:
-        name = PreTokenizer(saved.pattern).pattern_name or "a custom pattern"
+        name = pattern_name(saved.pattern) or "a custom pattern"  # a damaged file's may not compile
         raise CorpusError(
             f"{path}: counted with --pattern {name}, not {wanted.pattern_name or 'this pattern'}: "
             "train with the settings they were counted with, or count again"
