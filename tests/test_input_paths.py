@@ -393,3 +393,37 @@ def test_the_whole_file_trains_and_a_cut_at_a_frame_edge_is_whole(tmp_path, whol
 
 def train_counts(text: str) -> Counter[bytes]:
     return PreTokenizer("gpt2").count(text)
+
+
+# -- the training screen --------------------------------------------------------------------------
+
+
+async def test_the_screen_trains_on_a_named_pipe_and_tells_of_skipped_files(tmp_path, named_pipe):
+    """A directory with a link loop, skipped and told in a notice; a named pipe beside it,
+    read once by the trainer's process (the encode view then opens on its own sample)."""
+    from bpe_tui.app import BpeApp
+    from bpe_tui.encode.screen import EncodeScreen
+    from bpe_tui.train.screen import TrainScreen
+    from engine.train.settings import TrainOptions
+    from tests.train_app import wait_until
+
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "good.txt").write_text(GOOD)
+    _loop(d)
+    jsonl = write(tmp_path / "docs.jsonl", DOCS)
+    pipe = named_pipe(jsonl.read_bytes())
+    options = TrainOptions(300, (SPECIAL,), workers=1, skip_bad_inputs=True)
+    assert options.opening_text([str(pipe)]) is None  # nothing read from the pipe before the trainer reads it
+    screen = TrainScreen([str(d), str(pipe)], options, label="d and a pipe")
+    app = BpeApp(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: screen.snapshot is not None)
+        await wait_until(
+            pilot, lambda: any("skipped" in n.message and "d/loop: a symbolic link loop" in n.message for n in app._notifications)
+        )
+        await pilot.press("f")
+        await wait_until(pilot, lambda: screen.snapshot is not None and screen.snapshot.finished)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EncodeScreen))
+    assert screen.snapshot.merges_done == len(train_bpe([d / "good.txt", jsonl], 300, [SPECIAL])[1])
