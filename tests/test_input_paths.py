@@ -327,6 +327,10 @@ def test_standard_input_from_a_terminal_is_refused_rather_than_waited_on(tmp_pat
     refused(done, "-: standard input is a terminal: pipe the corpus in")
 
 
+def test_nothing_on_standard_input_is_one_line(tmp_path):
+    refused(cli("train", "-", "--headless", stdin=b"", cwd=tmp_path), "standard input: nothing came in: no text to train on")
+
+
 # -- compressed files cut short -----------------------------------------------------------------
 
 

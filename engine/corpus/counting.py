@@ -41,7 +41,7 @@ from engine.corpus.shards import (
     plan_shards,
     trim_heap,
 )
-from engine.corpus.sources import Source, find_inputs, label
+from engine.corpus.sources import STDIN, Source, find_inputs, label
 from engine.corpus.word_table import WordTable
 from engine.errors import BpeError, CorpusError
 
@@ -173,7 +173,9 @@ def _nothing(summary: CountSummary) -> str:
     if summary.bad_records:
         return f"every record is bad ({summary.bad_records:,} skipped)"
     if all(size == 0 for _, size in summary.inputs):
-        return "the file is empty" if len(summary.inputs) == 1 else "the files are empty"
+        if len(summary.inputs) > 1:
+            return "the files are empty"
+        return "nothing came in" if summary.inputs[0][0] == STDIN else "the file is empty"
     return "it holds nothing but special tokens"
 
 
