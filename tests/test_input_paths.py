@@ -24,7 +24,7 @@ from bpe_tui.cli import main
 from engine import CorpusError, PreTokenizer, Tokenizer, Trainer, train_bpe
 from engine.corpus import counting
 from engine.corpus.counting import count_inputs
-from engine.corpus.shards import CountSettings
+from engine.corpus.shards import PROGRESS_BYTES, CountSettings
 from engine.corpus.sources import find_inputs
 from tests.conftest import CLI_ENV, ROOT, refused, run_cli, shared_file, zstd_compress
 from tests.test_inputs import DOCS, SPECIAL, write
@@ -270,6 +270,35 @@ def test_a_stream_beside_files_counted_by_workers_gives_the_counts_of_the_files(
     assert streamed == count_inputs(parts, settings, workers=1)[0]
     assert totals == {None}
     assert dict(summary.inputs)[str(path)] == parts[1].stat().st_size  # a stream's size is what was read
+
+
+def test_a_slow_stream_reports_its_bytes_as_they_arrive(tmp_path):
+    """Progress moves while the producer is still writing, not once a whole block has come."""
+    path = tmp_path / "slow.txt"
+    os.mkfifo(path)
+    first = (GOOD * 3000).encode()[: PROGRESS_BYTES + 1000]  # more than one report's worth, less than a block
+    reported = threading.Event()
+    seen: list[bool] = []
+
+    def produce() -> None:
+        with path.open("wb") as f:
+            f.write(first)
+            f.flush()
+            seen.append(reported.wait(timeout=120))  # the reader has reported before more comes
+            f.write(b" and the end\n")
+
+    def progress(phase: str, done: int, total: int | None) -> None:
+        if phase == "read" and done >= PROGRESS_BYTES:
+            reported.set()
+
+    producer = threading.Thread(target=produce, daemon=True)
+    producer.start()
+    settings = CountSettings(special_tokens=(SPECIAL,), block_bytes=4 * PROGRESS_BYTES)
+    counts, summary = count_inputs([path], settings, workers=1, progress=progress)
+    producer.join(timeout=120)
+    assert seen == [True]
+    assert summary.inputs == ((str(path), len(first) + len(b" and the end\n")),)
+    assert counts == PreTokenizer("gpt2", [SPECIAL]).count((first + b" and the end\n").decode())
 
 
 def test_encode_out_reads_standard_input_and_named_pipes(tmp_path, named_pipe):

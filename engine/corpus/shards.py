@@ -33,6 +33,7 @@ import ctypes
 import gzip
 import hashlib
 import importlib
+import io
 import json
 import os
 import zlib
@@ -272,7 +273,7 @@ def _texts(
             stop = None if shard.end is None else cut(raw, shard.end)
             if not shard.stream:  # which cannot seek, and is read whole from where it is
                 raw.seek(start)
-            reader = stream = _Reader(raw, None if stop is None else max(0, stop - start), progress, hashed)
+            reader = stream = _Reader(raw, None if stop is None else max(0, stop - start), progress, hashed, shard.stream)
         with _read_errors(shard, reader, stream):
             if shard.format == JSONL:
                 texts: Iterable[str] = _jsonl_documents(stream, shard, start, settings, bad)
@@ -361,10 +362,15 @@ def _cut_ok(data: bytes, j: int, bad_before: Callable[[str], bool], specials: li
 
 
 class _Reader:
-    """A file read up to ``limit`` bytes, hashing what it reads (if ``hashed``) and reporting how much."""
+    """A file read up to ``limit`` bytes, hashing what it reads (if ``hashed``) and reporting how much.
 
-    def __init__(self, f: BinaryIO, limit: int | None, progress: Callable[[int], None] | None, hashed: bool = True) -> None:
-        self.f, self.left, self.progress = f, limit, progress
+    A ``stream``'s reads are reported as its bytes arrive, not once a whole block has come:
+    a slow producer's progress moves as it writes."""
+
+    def __init__(
+        self, f: BinaryIO, limit: int | None, progress: Callable[[int], None] | None, hashed: bool = True, stream: bool = False
+    ) -> None:
+        self.f, self.left, self.progress, self.stream = f, limit, progress, stream
         self.hash = hashlib.blake2b(digest_size=16) if hashed else None
         self.done = 0
         self.reported = 0
@@ -372,7 +378,15 @@ class _Reader:
     def read(self, n: int = -1) -> bytes:
         if self.left is not None:
             n = self.left if n < 0 else min(n, self.left)
-        data = self.f.read(n)
+        if not (self.stream and n > 0 and isinstance(self.f, io.BufferedReader)):
+            return self._read(self.f.read(n))
+        parts, wanted = [], n
+        while wanted and (part := self._read(self.f.read1(wanted))):  # read1: what has arrived, up to wanted
+            parts.append(part)
+            wanted -= len(part)
+        return b"".join(parts)
+
+    def _read(self, data: bytes) -> bytes:
         if self.hash is not None:
             self.hash.update(data)
         self.done += len(data)
