@@ -91,7 +91,7 @@ class _Server:
         """The newest recorded step, so a sample taken between motions still shows it."""
 
     def run(self, inputs: Inputs, resume: tuple[str, list[tuple[bytes, bytes]]] | None) -> None:
-        def progress(phase: str, done: int, total: int) -> None:
+        def progress(phase: str, done: int, total: int | None) -> None:
             if phase == "read":
                 self.reports.send(("reading", done, total))
 
@@ -106,6 +106,10 @@ class _Server:
         bad = trainer.summary.bad_records if trainer.summary else 0
         if bad:
             self.reports.send(("notice", f"skipped {bad:,} bad record{'' if bad == 1 else 's'} (--skip-bad-records)", "warning"))
+        skipped = trainer.summary.skipped_inputs if trainer.summary else ()
+        if skipped:
+            more = f" and {len(skipped) - 1:,} more" if len(skipped) > 1 else ""
+            self.reports.send(("notice", f"skipped {skipped[0]}{more} (--skip-bad-inputs)", "warning"))
         trainer.progress = None
         self.reports.send(("sampled", sample(trainer, None)))
         motion: Motion | None = None

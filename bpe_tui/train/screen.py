@@ -156,9 +156,9 @@ class TrainScreen(Screen[None]):
             return isinstance(message, TrainScreen.Sampled)
 
     class Reading(Message):
-        """Pre-tokenization progress in bytes."""
+        """Pre-tokenization progress in bytes (total None: a stream, whose size is unknown)."""
 
-        def __init__(self, done: int, total: int) -> None:
+        def __init__(self, done: int, total: int | None) -> None:
             super().__init__()
             self.done, self.total = done, total
 
@@ -300,7 +300,9 @@ class TrainScreen(Screen[None]):
         done = message.done
         bar.update(total=message.total, progress=done)
         label = self.query_one("#loading-label", Label)
-        if done >= message.total:
+        if message.total is None:
+            label.update(f"Pre-tokenizing {self.label}: {done / 1e6:,.1f} MB so far")
+        elif done >= message.total:
             label.update(f"Pre-tokenized {self.label}: laying out the words and counting pairs…")
         else:
             label.update(f"Pre-tokenizing {self.label}: {done / 1e6:,.1f} of {message.total / 1e6:,.1f} MB")
