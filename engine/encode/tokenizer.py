@@ -281,11 +281,20 @@ class Tokenizer:
             atomic_write(directory / formats.MERGES_TXT, formats.gpt2_merges_txt(self.merges)),
         ]
 
+    def files(self) -> dict[str, str]:
+        """What ``save_dir`` writes, by file name: ``tokenizer.json``, ``vocab.json`` and
+        ``merges.txt``, for a caller that delivers them elsewhere than to a directory."""
+        return {
+            formats.TOKENIZER_JSON: formats.hf_json(self.vocab, self.merges, self.special_tokens, self.pattern, self.direct),
+            formats.VOCAB_JSON: formats.gpt2_vocab_json(self.vocab, self.special_tokens),
+            formats.MERGES_TXT: formats.gpt2_merges_txt(self.merges),
+        }
+
     def save_dir(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write ``tokenizer.json``, ``vocab.json`` and ``merges.txt`` into ``directory``."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        return [self.save(directory / formats.TOKENIZER_JSON), *self.save_gpt2_files(directory)]
+        return [atomic_write(directory / name, text) for name, text in self.files().items()]
 
     def export_tiktoken(self, path: str | os.PathLike[str]) -> Path:
         """Write tiktoken's ``.tiktoken`` ranks. Load them with ``tiktoken.load.load_tiktoken_bpe``

@@ -16,7 +16,8 @@ from engine.corpus.sources import expand_inputs
 from engine.encode.tokenizer import Tokenizer
 from engine.errors import ResumeError, SettingsError
 from engine.formats.atomic import check_writable_file
-from engine.train.classic import ClassicTrainer
+from engine.formats.tokenizer_files import MERGES_TXT, TOKENIZER_JSON, VOCAB_JSON
+from engine.train.classic import MODEL_FILE, ClassicTrainer
 from engine.train.trainer import Trainer, check_settings, count_corpus, first_merge_id, load_saved_counts
 
 DEFAULT_SPECIAL = "<|endoftext|>"
@@ -136,9 +137,15 @@ class TrainOptions:
         return count_corpus(inputs, self.count_settings, self.workers, progress, self.dask)[0].counter()
 
     @property
-    def saves(self) -> str:
+    def file_names(self) -> tuple[str, ...]:
         """The files a save writes."""
-        return "classic_bpe.json" if self.classic else "tokenizer.json, vocab.json and merges.txt"
+        return (MODEL_FILE,) if self.classic else (TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT)
+
+    @property
+    def saves(self) -> str:
+        """The files a save writes, as a sentence names them."""
+        *first, last = self.file_names
+        return f"{', '.join(first)} and {last}" if first else last
 
     @property
     def byte_level(self) -> bool:
@@ -176,6 +183,12 @@ class TrainOptions:
         text = next((t for t in (first_text(shard, settings, chars) for shard in shards) if t), "")
         cut = max(text.rfind("\n"), text.rfind(" "))
         return text[:cut] if len(text) == chars and cut > 0 else text
+
+    def files(self, trainer: Trainer | ClassicTrainer) -> dict[str, str]:
+        """The model as trained so far: what ``save`` writes, by file name."""
+        if isinstance(trainer, ClassicTrainer):
+            return trainer.model().files()
+        return Tokenizer.from_trainer(trainer).files()
 
     def save(self, trainer: Trainer | ClassicTrainer, directory: str | Path) -> list[Path]:
         """Write the model as trained so far to ``directory``, each file atomically."""
