@@ -54,7 +54,7 @@ def prepare(args: argparse.Namespace) -> tuple[Tokenizer, str | None]:
     given = [flag for flag, on in DATASET_FLAGS.items() if on(args)]
     if given:
         raise SettingsError(f"{given[0]} goes with --out IDS (encoding files into ids)")
-    return Tokenizer.load(args.model), read_text(args)
+    return Tokenizer.load(args.model, args.pattern), read_text(args)
 
 
 def run_encode(args: argparse.Namespace) -> int:

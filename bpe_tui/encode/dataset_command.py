@@ -30,7 +30,7 @@ def run_dataset(args: argparse.Namespace) -> int:
         raise SettingsError("--out writes ids to a file: it does not go with --headless or --json")
     if args.workers is not None and args.workers < 1:
         raise SettingsError("--workers must be at least 1")
-    tokenizer = Tokenizer.load(args.model)
+    tokenizer = Tokenizer.load(args.model, args.pattern)
     eot = None
     if args.eot:
         eot = tokenizer.special_ids.get(DEFAULT_SPECIAL)
