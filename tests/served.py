@@ -99,17 +99,17 @@ async def serve(*served: str, log: Path) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def serving(*served: str, log: Path) -> AsyncIterator[tuple[str, int]]:
-    """``bpe-tui serve SERVED --port P`` on loopback; its URL and its process group, which
-    every app process it starts is in. On leaving, the server is stopped as Ctrl+C stops it,
-    and it must take every app process it started with it. Async, so that a tab still open
-    in this event loop can answer while the server stops."""
+async def serving(*served: str, log: Path, cwd: Path = ROOT, home: Path | None = None) -> AsyncIterator[tuple[str, int]]:
+    """``bpe-tui serve SERVED --port P`` on loopback, in ``cwd`` with ``HOME`` at ``home``;
+    its URL and its process group, which every app process it starts is in. On leaving, the
+    server is stopped as Ctrl+C stops it, and it must take every app process it started with
+    it. Async, so that a tab still open in this event loop can answer while the server stops."""
     port = free_port()
     with open(log, "w", encoding="utf-8") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "bpe_tui.cli", "serve", *served, "--port", str(port)],
-            cwd=ROOT,
-            env=CLI_ENV,
+            cwd=cwd,
+            env=CLI_ENV if home is None else {**CLI_ENV, "HOME": str(home)},
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: what it leaves behind is findable
