@@ -197,3 +197,32 @@ async def test_the_class_is_full_and_a_closed_tab_ends_its_processes(tmp_path: P
             assert await until(lambda: group_members(server) == [server], limit=30.0), "the closed tab left processes"
             async with session.get(url) as page:
                 assert page.status == 200 and "data-session-websocket-url" in await page.text()
+
+
+def test_one_file_downloads_as_it_is_several_as_one_zip() -> None:
+    """Classic BPE's one file goes as it is; the three of a byte-level tokenizer go as one zip
+    holding a folder of the zip's name."""
+    import io
+    import zipfile
+
+    from bpe_tui.common.downloads import download
+
+    class Browser:  # what Textual's delivery hands on, recorded
+        def __init__(self) -> None:
+            self.got: list[tuple[str, bytes, str | None]] = []
+
+        def deliver_text(self, file, save_filename: str, mime_type: str | None = None) -> None:
+            self.got.append((save_filename, file.read().encode("utf-8"), mime_type))
+
+        def deliver_binary(self, file, save_filename: str, mime_type: str | None = None) -> None:
+            self.got.append((save_filename, file.getvalue(), mime_type))
+
+    browser = Browser()
+    assert download(browser, "bpe-classic-merge-3", {"classic_bpe.json": "{}\n"}) == "classic_bpe.json"
+    assert browser.got == [("classic_bpe.json", b"{}\n", None)]
+    files = {"tokenizer.json": "{}", "vocab.json": "{}", "merges.txt": "#version: 0.2\n"}
+    assert download(browser, "bpe-tokenizer-merge-3", files) == "bpe-tokenizer-merge-3.zip"
+    name, data, mime = browser.got[1]
+    assert (name, mime) == ("bpe-tokenizer-merge-3.zip", "application/zip")
+    with zipfile.ZipFile(io.BytesIO(data)) as zipped:
+        assert {n: zipped.read(n).decode("utf-8") for n in zipped.namelist()} == {f"bpe-tokenizer-merge-3/{n}": t for n, t in files.items()}
