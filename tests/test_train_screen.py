@@ -154,6 +154,36 @@ async def test_save_asks_for_a_directory_then_before_replacing(tmp_path):
     assert Tokenizer.load(tmp_path).merges == []
 
 
+async def test_served_save_downloads_and_writes_nothing(tmp_path, monkeypatch):
+    """In a browser (Textual's web driver), ``s`` asks for no directory, even with ``--out``:
+    the files go to the browser as one zip, and nothing is written where the app runs."""
+    import io
+    import zipfile
+
+    from bpe_tui.app import BpeApp
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(BpeApp, "is_web", property(lambda app: True))
+    delivered: list[tuple[str, bytes]] = []
+
+    def deliver_binary(app, file, save_filename, mime_type):
+        delivered.append((save_filename, file.getvalue()))
+
+    monkeypatch.setattr(BpeApp, "deliver_binary", deliver_binary)
+    app, screen = train_app(out=str(tmp_path / "out"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("n", "n", "s")
+        await wait_until(pilot, lambda: bool(delivered))
+        assert app.screen is screen
+    ((name, data),) = delivered
+    assert name == "bpe-tokenizer-merge-2.zip"
+    with zipfile.ZipFile(io.BytesIO(data)) as zipped:
+        zipped.extractall(tmp_path / "got")
+    assert Tokenizer.load(tmp_path / "got" / "bpe-tokenizer-merge-2").merges == [(b"h", b"e"), (b" ", b"t")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["got"]
+
+
 async def test_quit():
     app, screen = train_app()
     async with app.run_test(size=(80, 24)) as pilot:
