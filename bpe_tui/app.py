@@ -19,8 +19,8 @@ from textual.screen import Screen
 from textual.widgets import Label
 
 from bpe_tui.common.corpus import sample_corpus
-from bpe_tui.common.navigation import Ask, Failed, OpenCompare, OpenEncode
-from bpe_tui.common.prompt import PromptScreen
+from bpe_tui.common.navigation import Ask, Confirm, Failed, OpenCompare, OpenEncode
+from bpe_tui.common.prompt import ConfirmScreen, PromptScreen
 from bpe_tui.common.screen_help import help_for
 from bpe_tui.compare.screen import CompareScreen
 from bpe_tui.encode.screen import EncodeScreen
@@ -132,6 +132,9 @@ class BpeApp(App[int]):
 
     def on_ask(self, request: Ask) -> None:
         self.push_screen(PromptScreen(request.question, request.value, request.placeholder, request.integer), request.then)
+
+    def on_confirm(self, request: Confirm) -> None:
+        self.push_screen(ConfirmScreen(request.question, request.yes, request.no), lambda yes: request.then(bool(yes)))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "help":  # shown only over a screen that has help

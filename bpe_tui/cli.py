@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser(
         "serve",
         help="serve the app to web browsers (needs bpe-tui[web])",
-        usage="bpe-tui serve [COMMAND [ARGS ...]] [--host HOST] [--port PORT] [--public-url URL]",
+        usage="bpe-tui serve [COMMAND [ARGS ...]] [--host HOST] [--port PORT] [--public-url URL] [--max-sessions N]",
         description="Serve `bpe-tui COMMAND ARGS` (default: train) to web browsers, one app process per tab.",
         allow_abbrev=False,  # the served command's options pass through, never taken for ours
     )
@@ -97,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     serve.add_argument("--public-url", metavar="URL", help="the address browsers use, when not http://HOST:PORT")
+    serve.add_argument(
+        "--max-sessions",
+        type=int,
+        default=40,  # a class of 30 with some to spare; 40 sessions fit in 8 GB (docs/screens.md)
+        metavar="N",
+        help="browser tabs open at once; past that a new one is told the class is full (default 40)",
+    )
     serve.set_defaults(has_screen=False)
 
     explain = sub.add_parser("explain", help="what each panel of a screen shows, and its keys")

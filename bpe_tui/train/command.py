@@ -116,7 +116,7 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
             trainer.run()
             merged = time.perf_counter()
             out = Path(args.out or DEFAULT_OUT)
-            replaced = [out / name for name in options.files if (out / name).exists()]
+            replaced = [out / name for name in options.file_names if (out / name).exists()]
             try:
                 paths = options.save(trainer, out)
             except OSError as e:  # making the directory; a file that failed is an OutputError already

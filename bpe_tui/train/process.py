@@ -9,10 +9,12 @@ every ``FRAME`` seconds, and always where a motion stops.
 
 Commands are ``(seq, name, arg)``: ``("by", n)`` merges from where the last step was
 heading, ``("to", k)``, ``("play", merges_per_second or None)``, ``("pause", None)``,
-``("save", directory)``, ``("tokenizer", None)``, ``("watch", shown)`` (the
-pair-in-the-corpus panel was shown or hidden), ``("quit", None)``. Reports are tuples
-whose first item names them: ``reading``, ``sampled``, ``idle``, ``notice``,
-``tokenizer``, ``failed`` (bad input) and ``crashed`` (a bug: the traceback).
+``("save", directory)``, ``("files", None)`` (the files a save writes, sent back rather
+than written: a served app's browser downloads them), ``("tokenizer", None)``,
+``("watch", shown)`` (the pair-in-the-corpus panel was shown or hidden), ``("quit", None)``.
+Reports are tuples whose first item names them: ``reading``, ``sampled``, ``idle``,
+``notice``, ``files``, ``tokenizer``, ``failed`` (bad input) and ``crashed`` (a bug: the
+traceback).
 """
 
 from __future__ import annotations
@@ -148,6 +150,8 @@ class _Server:
             return None
         if name == "save":
             self.save(trainer, str(arg))
+        elif name == "files":
+            self.reports.send(("files", trainer.merges_done, self.options.files(trainer)))
         elif name == "tokenizer":
             assert isinstance(trainer, Trainer)  # the screen offers the encode view only then
             self.reports.send(("tokenizer", Tokenizer.from_trainer(trainer)))

@@ -484,6 +484,10 @@ class ClassicModel:
         }
         return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
+    def files(self) -> dict[str, str]:
+        """What ``save`` writes, by file name."""
+        return {MODEL_FILE: self.to_json()}
+
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write ``directory/classic_bpe.json`` atomically (the directory is made if needed)."""
         Path(directory).mkdir(parents=True, exist_ok=True)

@@ -162,20 +162,20 @@ class TrainOptions:
         return count_corpus(inputs, self.count_settings, self.workers, progress, self.dask)[0].counter()
 
     @property
-    def files(self) -> tuple[str, ...]:
+    def file_names(self) -> tuple[str, ...]:
         """The files a save writes into its directory."""
         return (MODEL_FILE,) if self.classic else (TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT)
 
     @property
     def saves(self) -> str:
-        """The files a save writes, for messages."""
-        *first, last = self.files
+        """The files a save writes, as a sentence names them."""
+        *first, last = self.file_names
         return f"{', '.join(first)} and {last}" if first else last
 
     def check_out(self, directory: str | Path, option: str = "--out") -> None:
         """``SettingsError`` if a save could not write its files into ``directory``: checked
         before the corpus is read, not after it is trained."""
-        check_writable_dir(Path(directory), option, self.files)
+        check_writable_dir(Path(directory), option, self.file_names)
 
     @property
     def byte_level(self) -> bool:
@@ -218,6 +218,12 @@ class TrainOptions:
         text = next((t for t in (first_text(shard, settings, chars) for shard in shards) if t), "")
         cut = max(text.rfind("\n"), text.rfind(" "))
         return text[:cut] if len(text) == chars and cut > 0 else text
+
+    def files(self, trainer: Trainer | ClassicTrainer) -> dict[str, str]:
+        """The model as trained so far: what ``save`` writes, by file name."""
+        if isinstance(trainer, ClassicTrainer):
+            return trainer.model().files()
+        return Tokenizer.from_trainer(trainer).files()
 
     def save(self, trainer: Trainer | ClassicTrainer, directory: str | Path) -> list[Path]:
         """Write the model as trained so far to ``directory``, each file atomically."""
