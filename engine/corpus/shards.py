@@ -457,6 +457,13 @@ def _utf8_tail(data: bytes) -> int:
     return 0
 
 
+def _take(pieces: list[str]) -> str:
+    """The pieces joined, and the list emptied: the text is then held only where it is used."""
+    text = "".join(pieces)
+    pieces.clear()
+    return text
+
+
 def read_blocks(
     f: Any, pretok: PreTokenizer, block_size: int = MAX_BLOCK, errors: str = "strict", name: str = "", offset: int = 0
 ) -> Iterator[tuple[str, int]]:
@@ -486,14 +493,17 @@ def read_blocks(
             raise CorpusError(f"{name}: not valid UTF-8 at byte offset {offset + e.start} (use --errors replace to train anyway)") from None
         offset += len(body)
         if eof:
-            if held or text:
-                yield "".join(held) + text, offset
+            held.append(text)
+            del text
+            if any(held):
+                yield _take(held), offset
             return
         cut = pretok.safe_cut(text)
         if cut:
-            yield "".join(held) + text[:cut], offset
-            held = []
+            held.append(text[:cut])
             carry = text[cut:]
+            del text
+            yield _take(held), offset
         elif pretok.plain and len(text) > keep:
             held.append(text[:-keep])
             carry = text[-keep:]
