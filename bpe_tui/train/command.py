@@ -25,10 +25,13 @@ from bpe_tui.common.corpus import chosen_corpus, options_from_args
 from bpe_tui.common.durations import show_seconds
 from bpe_tui.common.progress_bars import progress_bars
 from bpe_tui.train.snapshot import SteppableTrainer
-from engine import BpeError, Trainer
-from engine.formats.atomic import check_writable_dir
+from bpe_tui.train.trace import check_trace_name, trace_of, trace_text
+from engine import BpeError, SettingsError, Trainer
+from engine.corpus.characters import CharacterCounts
+from engine.formats.atomic import atomic_write, check_writable_dir, check_writable_file
 from engine.train.classic import ClassicTrainer
 from engine.train.settings import Merges, TrainOptions, replay_saved
+from engine.train.trace import MergeRecord, merge_record
 
 DEFAULT_OUT = "out"
 
@@ -50,6 +53,13 @@ def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
         args.out = args.resume if Path(args.resume).is_dir() else str(Path(args.resume).parent)
     if args.out is not None or args.headless:
         check_writable_dir(Path(args.out or DEFAULT_OUT), "--out")
+    if args.trace is not None:
+        if not args.headless:
+            raise SettingsError("--trace is for --headless runs: on the training screen, t exports the merges so far")
+        check_trace_name(args.trace)
+        check_writable_file(Path(args.trace), "--trace")
+    if args.follow and options.classic:
+        raise SettingsError("--follow follows words through byte-level BPE: not with --classic")
     return options, resume
 
 
@@ -57,7 +67,8 @@ def _interactive(args: argparse.Namespace, options: TrainOptions, inputs: list[s
     from bpe_tui.app import BpeApp
     from bpe_tui.train.screen import TrainScreen
 
-    screen = TrainScreen(inputs, options, out=args.out, label=label, resume=None if resume is None else (args.resume, resume))
+    resumed = None if resume is None else (args.resume, resume)
+    screen = TrainScreen(inputs, options, out=args.out, label=label, resume=resumed, follow=args.follow)
     app = BpeApp(screen)
     app.run()
     if app.failure is not None:
@@ -108,7 +119,9 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
                 assert isinstance(trainer, Trainer)  # the command refuses --resume with --classic
                 replay_saved(trainer, resume, args.resume, label)
             counted = time.perf_counter()
-            trainer.run()
+            records = _recorded_run(trainer) if args.trace else None
+            if records is None:
+                trainer.run()
             merged = time.perf_counter()
             out = Path(args.out or DEFAULT_OUT)
             try:
@@ -118,6 +131,9 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
     except KeyboardInterrupt:
         print(f"bpe-tui: interrupted while pre-tokenizing {label}: nothing trained, nothing saved", file=sys.stderr)
         return 130
+    if records is not None:
+        chars = CharacterCounts.from_table(trainer.word_table()) if isinstance(trainer, Trainer) else None
+        paths.append(atomic_write(args.trace, trace_text(args.trace, records, trace_of(label, options), chars)))
     _summary(Console(), trainer, label, paths, counted - started, merged - counted, options)
     bad = trainer.summary.bad_records if trainer.summary else 0
     if options.skip_bad_records and not options.counts:
@@ -130,6 +146,14 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
         )
         return 130
     return 0
+
+
+def _recorded_run(trainer: SteppableTrainer) -> list[MergeRecord]:
+    """Run to the end (or a stop request) as recorded steps: each merge's record for ``--trace``."""
+    records = []
+    while not trainer.stop_requested and (step := trainer.step()) is not None:
+        records.append(merge_record(step, trainer.token))
+    return records
 
 
 def _vocabulary(trainer: SteppableTrainer) -> str:
