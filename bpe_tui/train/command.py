@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 
 from rich.console import Console
@@ -151,8 +152,9 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
 def _recorded_run(trainer: SteppableTrainer) -> list[MergeRecord]:
     """Run to the end (or a stop request) as recorded steps: each merge's record for ``--trace``."""
     records = []
+    token = cache(trainer.token)  # ids keep their token: name each once
     while not trainer.stop_requested and (step := trainer.step()) is not None:
-        records.append(merge_record(step, trainer.token))
+        records.append(merge_record(step, token))
     return records
 
 

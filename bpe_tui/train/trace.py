@@ -14,6 +14,7 @@ import io
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from bpe_tui.common.tokens import chars_label, show_parts, show_token
@@ -49,8 +50,11 @@ def check_trace_name(name: str, option: str = "--trace") -> None:
         raise SettingsError(f"{option} {name}: a trace is written as .csv or .json")
 
 
-def _pair(left: Token, right: Token) -> list[str]:
-    return show_parts([left, right])
+@lru_cache(maxsize=1 << 18)
+def _pair(left: Token, right: Token) -> tuple[str, str]:
+    """A pair read as one text; the same pairs come back merge after merge, so each is read once."""
+    shown_left, shown_right = show_parts([left, right])
+    return shown_left, shown_right
 
 
 def _hex(token: Token) -> str | None:
@@ -93,12 +97,16 @@ def trace_json(records: Sequence[MergeRecord], about: TraceOf, chars: CharacterC
                 "right_hex": _hex(r.right),
                 "characters": _characters(r.token, chars),
                 "count": r.count,
-                "ties": [_pair(a, b) for a, b in r.ties],
-                "changes": [{"pair": _pair(c.left, c.right), "before": c.before, "after": c.after, "side": c.side} for c in r.changes],
+                "ties": [list(_pair(a, b)) for a, b in r.ties],
+                "changes": [
+                    {"pair": list(_pair(c.left, c.right)), "before": c.before, "after": c.after, "side": c.side} for c in r.changes
+                ],
             }
         )
     run = {"corpus": about.corpus, "vocab_size": about.vocab_size, "tie_break": about.tie_break, "merges_done": len(records)}
-    return json.dumps({**run, "merges": merges}, ensure_ascii=False, indent=1) + "\n"
+    head = json.dumps(run, ensure_ascii=False, indent=1)[:-2]  # without its closing brace
+    lines = ",\n".join(json.dumps(merge, ensure_ascii=False) for merge in merges)  # a merge a line: long runs stay small
+    return f'{head},\n "merges": [\n{lines}\n ]\n}}\n'
 
 
 def trace_text(name: str, records: Sequence[MergeRecord], about: TraceOf, chars: CharacterCounts | None = None) -> str:
