@@ -22,12 +22,15 @@ from textual.geometry import Region
 from bpe_tui.app import BpeApp
 from bpe_tui.common.navigation import Deliver
 from bpe_tui.common.tokens import show_parts
+from bpe_tui.encode.screen import EncodeScreen
+from bpe_tui.encode.widgets.pair_ranks import PairRanks
 from bpe_tui.train.screen import TrainScreen
 from bpe_tui.train.widgets.followed_words import FollowedWords
 from bpe_tui.train.widgets.pair_table import PairTable
 from bpe_tui.train.widgets.vocab_growth import NewestTokens
 from engine import Tokenizer, Trainer
 from tests.conftest import refused, run_cli
+from tests.test_encode_screen import on_screen
 from tests.train_app import ZH, ZH_MERGES, after, at_merge, wait_until, zh_app
 
 SUN = "孙悟空"
@@ -254,3 +257,16 @@ def test_snapshot_the_pair_panel_on_chinese(snap_compare, size):
     """The next pair's cells, each naming its character and bytes."""
     app, _ = zh_app()
     assert snap_compare(app, terminal_size=size, run_before=after("n", "n", "o", merge=2))
+
+
+async def test_the_encode_view_names_the_parts_of_a_pre_token():
+    """The pre-token's parts and its pairs, read within it."""
+    trainer = Trainer.from_files([ZH], 400, ["<|endoftext|>"], workers=1)
+    trainer.run(until=SUN_MERGES[0])
+    app = BpeApp(EncodeScreen(Tokenizer.from_trainer(trainer), SUN))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        pairs = app.screen.query_one(PairRanks)
+        head = on_screen(pairs.query_one("#round"))
+        assert head[0] == "parts  孙₁ 孙₂ 孙₃ 悟₁ 悟₂ 悟₃ 空₁ 空₂ 空₃"
+        assert head[1].startswith("merges now: 孙₁ + 孙₂ → \\xe5\\xad")
