@@ -52,9 +52,18 @@ class Deliver(Message):
     ``content`` to ``name`` atomically in a terminal, and sends it as a download in a browser
     (``bpe-tui serve``), where the server's disk is not the user's."""
 
-    def __init__(self, name: str, content: str | bytes, what: str) -> None:
+    def __init__(self, name: str, content: str, what: str) -> None:
         super().__init__()
         self.name, self.content, self.what = name, content, what
+
+
+class Confirm(Message):
+    """Ask the user yes or no (``ConfirmScreen``), the buttons named ``yes`` and ``no``;
+    ``then`` receives True for yes."""
+
+    def __init__(self, question: str, then: Callable[[bool], None], yes: str = "Yes", no: str = "No") -> None:
+        super().__init__()
+        self.question, self.then, self.yes, self.no = question, then, yes, no
 
 
 class Failed(Message):

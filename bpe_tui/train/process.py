@@ -9,12 +9,13 @@ every ``FRAME`` seconds, and always where a motion stops.
 
 Commands are ``(seq, name, arg)``: ``("by", n)`` merges from where the last step was
 heading, ``("to", k)``, ``("play", merges_per_second or None)``, ``("pause", None)``,
-``("save", directory)``, ``("tokenizer", None)``, ``("watch", shown)`` (the
-pair-in-the-corpus panel was shown or hidden), ``("follow", word)`` (follow it, or stop if
-followed), ``("trace", (name, TraceOf))`` (the merges so far as a trace file's text),
-``("quit", None)``. Reports are tuples whose first item names them: ``reading``,
-``sampled``, ``idle``, ``notice``, ``tokenizer``, ``trace``, ``failed`` (bad input) and
-``crashed`` (a bug: the traceback).
+``("save", directory)``, ``("files", None)`` (the files a save writes, sent back rather
+than written: a served app's browser downloads them), ``("tokenizer", None)``,
+``("watch", shown)`` (the pair-in-the-corpus panel was shown or hidden), ``("follow", word)``
+(follow it, or stop if followed), ``("trace", (name, TraceOf))`` (the merges so far as a
+trace file's text), ``("quit", None)``. Reports are tuples whose first item names them:
+``reading``, ``sampled``, ``idle``, ``notice``, ``files``, ``tokenizer``, ``trace``,
+``failed`` (bad input) and ``crashed`` (a bug: the traceback).
 
 Once the corpus is read and the first snapshot sent, the process counts its characters
 (``CharacterCounts``, about 0.3 s on the 2 MB of zh-xiyouji), so that tokens shown on their
@@ -106,7 +107,7 @@ class _Server:
         """Its pair in the corpus words, before and after (while that panel is shown)."""
 
     def run(self, inputs: Inputs, resume: tuple[str, list[tuple[bytes, bytes]]] | None, follow: Sequence[str]) -> None:
-        def progress(phase: str, done: int, total: int) -> None:
+        def progress(phase: str, done: int, total: int | None) -> None:
             if phase == "read":
                 self.reports.send(("reading", done, total))
 
@@ -121,6 +122,10 @@ class _Server:
         bad = trainer.summary.bad_records if trainer.summary else 0
         if bad:
             self.reports.send(("notice", f"skipped {bad:,} bad record{'' if bad == 1 else 's'} (--skip-bad-records)", "warning"))
+        skipped = trainer.summary.skipped_inputs if trainer.summary else ()
+        if skipped:
+            more = f" and {len(skipped) - 1:,} more" if len(skipped) > 1 else ""
+            self.reports.send(("notice", f"skipped {skipped[0]}{more} (--skip-bad-inputs)", "warning"))
         trainer.progress = None
         if isinstance(trainer, Trainer):
             table = trainer.word_table()
@@ -169,6 +174,8 @@ class _Server:
             return None
         if name == "save":
             self.save(trainer, str(arg))
+        elif name == "files":
+            self.reports.send(("files", trainer.merges_done, self.options.files(trainer)))
         elif name == "tokenizer":
             assert isinstance(trainer, Trainer)  # the screen offers the encode view only then
             self.reports.send(("tokenizer", Tokenizer.from_trainer(trainer)))
