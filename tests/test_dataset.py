@@ -269,7 +269,7 @@ def test_interrupt_leaves_nothing_under_the_final_name(gpt2_dir, tmp_path, signu
     exit 130, one line, neither the ids file nor its temporary file left."""
     texts = tmp_path / "texts"  # 660 MB in 10 links to one file: seconds of encoding after the first batch lands
     texts.mkdir()
-    (texts / "0.txt").write_bytes(fixture_file("en-mix-1m.txt").read_bytes() * 66)
+    (texts / "0.txt").write_bytes(fixture_file("en-mix-192k.txt").read_bytes() * 340)
     for i in range(1, 10):
         os.link(texts / "0.txt", texts / f"{i}.txt")
     out = tmp_path / "ids.bin"

@@ -37,7 +37,7 @@ def same_files(a: Path, b: Path) -> bool:
 
 @pytest.fixture(scope="module")
 def big_corpus() -> Path:
-    return fixture_file("en-mix-1m.txt")
+    return fixture_file("en-mix-192k.txt")
 
 
 @pytest.fixture(scope="module")

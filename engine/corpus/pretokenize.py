@@ -2,7 +2,9 @@
 
 Special tokens split the text first (longest match first where they overlap) and never
 take part in merges. Each remaining piece is split by a regex: GPT-2's by default, GPT-4's
-(cl100k) as ``"gpt4"``, or any pattern string.
+(cl100k) as ``"gpt4"``, or any pattern string; or by a sequence of stages, as Hugging Face
+files describe them, with added tokens matched as HF matches them and an optional NFC
+normalizer (``engine.corpus.stages``).
 
 Counting speed-up: under the two named patterns some cuts are always pre-token boundaries:
 a space that follows a non-space, and a newline that follows a non-space (GPT-2) or an
@@ -21,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import regex
 
 from engine.corpus._space_parts import count_space_parts
+from engine.corpus.stages import AddedToken, AddedTokens, PatternSpec, Split, Stage, Stages, simplest
 
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 GPT4_PATTERN = (
@@ -31,21 +34,51 @@ PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
 
 
 class PreTokenizer:
-    """Splits text at special tokens, then into regex pre-tokens."""
+    """Splits text at special tokens, then into regex pre-tokens.
 
-    def __init__(self, pattern: str = "gpt2", special_tokens: Sequence[str] = ()) -> None:
-        self.pattern = PATTERNS.get(pattern, pattern)
+    ``pattern``: a name from ``PATTERNS``, a regex, or stages (``engine.corpus.stages``).
+    ``special_tokens``: strings, or ``AddedToken``s matched as HF matches them;
+    ``normalizer``: ``"NFC"`` or None, applied to the text between the added tokens.
+    """
+
+    def __init__(
+        self, pattern: str | Sequence[Stage] = "gpt2", special_tokens: Sequence[str | AddedToken] = (), normalizer: str | None = None
+    ) -> None:
+        spec = simplest(pattern)
+        self.pattern: PatternSpec = PATTERNS.get(spec, spec) if isinstance(spec, str) else spec
         # Known by name or by its text (a worker process or a loaded file gives the text).
         self.pattern_name = next((name for name, text in PATTERNS.items() if text == self.pattern), None)
-        self.regex = regex.compile(self.pattern)
-        self.special_tokens = tuple(special_tokens)
+        self.regex = regex.compile(self.pattern) if isinstance(self.pattern, str) else None
+        """The regex of a single pattern; None for stages."""
+        self.stages = Stages((Split(self.pattern),) if isinstance(self.pattern, str) else self.pattern)
+        self.added = tuple(s if isinstance(s, AddedToken) else AddedToken(s, -1) for s in special_tokens)
+        """Every token cut out before pre-tokenization; ids are -1 where only strings were given."""
+        self.special_tokens = tuple(s.content for s in self.added)
+        self.normalizer = normalizer
+        self.matcher = AddedTokens(self.added, normalizer)
+        self.plain = self.matcher.one_pass
+        """Whether the added tokens are cut out as plain strings in one pass (longest first
+        where they overlap), as the compiled encoder cuts them, with no normalizer."""
         # Longest first, so "<|a|><|a|>" wins over "<|a|>" where both match.
         ordered = sorted(set(self.special_tokens), key=len, reverse=True)
         self.special_regex = regex.compile("|".join(regex.escape(s) for s in ordered)) if ordered else None
-        self.chunked = self.pattern_name is not None
+        self.chunked = self.pattern_name is not None and self.plain
+
+    def split_added(self, text: str) -> Iterator[tuple[str, AddedToken | None]]:
+        """Yield ``(piece, token)`` in order: each added token with the text it covers, each
+        ordinary piece (normalized) with None; empty ordinary pieces are skipped."""
+        if not self.plain:
+            yield from self.matcher.split(text)
+            return
+        tokens = self.matcher.first.by_text or self.matcher.second.by_text
+        for piece, special in self.split_special(text):
+            yield piece, tokens[piece] if special else None
 
     def split_special(self, text: str) -> Iterator[tuple[str, bool]]:
         """Yield ``(piece, is_special)`` in order; empty ordinary pieces are skipped."""
+        if not self.plain:
+            yield from ((piece, token is not None) for piece, token in self.matcher.split(text))
+            return
         if self.special_regex is None:
             if text:
                 yield text, False
@@ -79,7 +112,10 @@ class PreTokenizer:
         if limit <= 0:
             return 0
         # Matched from the start: overlapping special tokens pair up differently elsewhere.
-        specials = [m.span() for m in self.special_regex.finditer(text)] if self.special_regex else []
+        if self.plain:
+            specials = [m.span() for m in self.special_regex.finditer(text)] if self.special_regex else []
+        else:  # a token's end is a cut where the character after it is known (it may take in spaces, or be in a word)
+            specials = [span for span in self.matcher.first_spans(text) if span[1] < len(text)]
         cut = max((end for _, end in specials if end <= limit), default=0)
         for char, bad_before in self.cut_rules:
             cut = max(cut, _last_cut(text, char, bad_before, cut, limit, specials))
@@ -96,25 +132,16 @@ class PreTokenizer:
         return ((" ", str.isspace), ("\n", str.isspace if self.pattern_name == "gpt2" else _not_alnum))
 
     def pretokens(self, piece: str) -> list[str]:
-        """Regex pre-tokens of one ordinary piece.
+        """Pre-tokens of one ordinary piece.
 
         The named patterns match every character. A custom pattern may not: the text
         between its matches is kept as pre-tokens too, as Hugging Face's ``Split`` with
-        ``behavior: Isolated`` does, so no text is ever dropped.
+        ``behavior: Isolated`` does, so no text is ever dropped. Stages run in turn.
         """
         if self.chunked:
+            assert self.regex is not None  # a named pattern is one regex
             return self.regex.findall(piece)
-        out = []
-        end = 0
-        for m in self.regex.finditer(piece):
-            if m.start() > end:
-                out.append(piece[end : m.start()])
-            if m.end() > m.start():
-                out.append(m.group())
-            end = m.end()
-        if end < len(piece):
-            out.append(piece[end:])
-        return out
+        return self.stages.pieces(piece)
 
     def count(self, text: str) -> Counter[bytes]:
         """Pre-token counts of ``text`` (special tokens excluded), as UTF-8 bytes."""
@@ -140,7 +167,7 @@ class PreTokenizer:
         most of a text is parts seen before."""
         counts: dict[str, int] = {}
         get = counts.get
-        split = self.regex.findall if self.chunked else self.pretokens
+        split = self.regex.findall if self.chunked and self.regex is not None else self.pretokens
         letters = self.chunked
         for lead, part_counts in (("", bare), (" ", spaced)):
             for part, n in part_counts.items():
