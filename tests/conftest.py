@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,8 @@ def fixture_file(name: str) -> Path:
     return path
 
 
-CLI_ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+CLI_ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"} | {k: os.environ[k] for k in ("SYSTEMROOT",) if k in os.environ}
+"""A bare environment; Python on Windows cannot start without SYSTEMROOT."""
 
 
 def run_cli(*args: str, cwd: Path = ROOT, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
