@@ -21,10 +21,17 @@ from pathlib import Path
 import nox
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
-FULL_SUITE_ON = "3.13"
-"""The one Python that runs the whole suite against its wheel (about 10 minutes on 2 cores);
-the others run QUICK. The source checkout's own suite (``.ci/run``) runs on the default Python."""
+FULL_SUITE_ON = "3.11"
+"""The one Python that runs the whole suite against its wheel: the Python the SVG snapshots are
+recorded on, as ``.ci/run`` runs the source checkout's suite. The others run QUICK."""
 QUICK = ["tests/test_trainer.py", "tests/test_tokenizer.py", "tests/test_train_cli.py", "tests/test_formats.py", "tests/test_packaging.py"]
+SOURCE_TREE_CHECKS = [
+    "--ignore=tests/test_layout.py",
+    "--ignore=tests/test_c_sources.py",
+    "--deselect=tests/test_pretokenize_core.py::test_committed_tables_are_what_the_generator_writes_today",
+]
+"""Tests of the source tree (its layout, its C sources, a generated header), which a wheel
+does not carry: the full run against a wheel leaves them out."""
 ROOT = Path(__file__).resolve().parent
 DIST = ROOT / "dist"
 COMPILERS = ("cc", "gcc", "clang", "c++", "g++", "clang++", "tcc")
@@ -94,7 +101,7 @@ def test_wheel(session: nox.Session) -> None:
     wheels = sorted(DIST.glob(f"bpe_tui-*-{_tag(str(session.python))}-*.whl"))
     if len(wheels) != 1:
         session.error(f"want one {_tag(str(session.python))} wheel in {DIST}, found {len(wheels)}: run nox -s wheel first")
-    tmp = Path(session.create_tmp())
+    tmp = Path(session.create_tmp()).resolve()  # absolute: PATH holds a folder in it, and the tests run elsewhere
     tools = tmp / "bin-without-compilers"
     shutil.rmtree(tools, ignore_errors=True)
     tools.mkdir()
@@ -117,7 +124,7 @@ def test_wheel(session: nox.Session) -> None:
     if session.posargs:
         tests = session.posargs
     elif session.python == FULL_SUITE_ON:
-        tests = ["tests", "--ignore=tests/test_layout.py", "--ignore=tests/test_c_sources.py"]  # they check the source tree
+        tests = ["tests", *SOURCE_TREE_CHECKS]
     else:
         tests = QUICK
     with session.chdir(checkout):
