@@ -20,5 +20,10 @@ setup(
             depends=["engine/_pair_hash.h", "engine/corpus/_pretokenize_core.h", "engine/corpus/_unicode_classes.h"],
         ),
         Extension("engine.corpus._space_parts", ["engine/corpus/_space_parts.c"]),
+        Extension(
+            "engine.corpus._pretokenize",
+            ["engine/corpus/_pretokenize.c", "engine/corpus/_pretokenize_core.c"],
+            depends=["engine/corpus/_pretokenize_core.h", "engine/corpus/_unicode_classes.h"],
+        ),
     ]
 )

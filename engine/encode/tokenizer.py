@@ -38,9 +38,6 @@ Pair = tuple[int, int]
 _NONE = 1 << 62
 """Rank of a pair that is not in the merge list: above every real rank."""
 
-_COMPILED = {"gpt2": 0, "gpt4": 1}
-"""The patterns ``Encoder`` matches in C, by name."""
-
 _UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
 _UINT32 = next(code for code in "IL" if array(code).itemsize == 4)
 _TYPECODES = {2: "H", 4: _UINT32}
@@ -148,18 +145,17 @@ class Tokenizer:
 
     @property
     def _compiled(self) -> bool:
-        """Whether encoding runs in C: under a named pattern, with no empty special token."""
-        return self.pretokenizer.pattern_name is not None and "" not in self.special_ids
+        """Whether encoding runs in C: under a pattern the compiled pre-tokenizer knows
+        (``KNOWN_PATTERNS``, by its text), with no empty special token."""
+        return self.pretokenizer.family is not None and "" not in self.special_ids
 
     def _new_encoder(self, shared: SharedCache | None = None) -> Encoder | None:
         """A compiled encoder with an empty cache of its own, looking in ``shared`` first;
         None where encoding goes through ``regex``."""
         if not self._compiled:
             return None
-        name = self.pretokenizer.pattern_name
-        assert name is not None  # compiled only under a named pattern
         specials = [(s, self.special_ids[s]) for s in sorted(set(self.special_tokens), key=len, reverse=True)]
-        return Encoder(self._ranks, self._table, _COMPILED[name], self._direct, self.cache_size, specials, shared)
+        return Encoder(self._ranks, self._table, self.pretokenizer.family_id, self._direct, self.cache_size, specials, shared)
 
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled as what it is made from: the compiled merge table is rebuilt on load."""
