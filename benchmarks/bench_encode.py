@@ -22,6 +22,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,9 +105,9 @@ def main() -> None:
     for r in range(args.rounds):
         for name in names[r % len(names) :] + names[: r % len(names)]:  # each in turn goes first
             encode, decode = contenders[name]()
-            cold, ids = timed(lambda: encode(text))
-            warm, _ = timed(lambda: encode(text))
-            dec, back = timed(lambda: decode(ids))  # noqa: B023 - used at once
+            cold, ids = timed(partial(encode, text))
+            warm, _ = timed(partial(encode, text))
+            dec, back = timed(partial(decode, ids))
             reference = reference or ids
             assert ids == reference and back == text, f"{name} disagrees"
             for key, t in (("cold", cold), ("warm", warm), ("decode", dec)):

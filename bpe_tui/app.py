@@ -2,13 +2,14 @@
 
 Screens never import one another: a screen that wants another posts a request
 (``bpe_tui.common.navigation``) and the app opens the screen asked for. ``SCREENS_BY_NAME``
-lists the screens by the name ``bpe-tui explain`` takes; each carries its own ``HELP``.
+lists the screens by the name ``bpe-tui explain`` takes; each carries its own ``SCREEN_HELP``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import partial
+from typing import Any
 
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
@@ -18,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Label
 
 from bpe_tui.common.corpus import sample_corpus
-from bpe_tui.common.navigation import Ask, OpenCompare, OpenEncode
+from bpe_tui.common.navigation import Ask, Failed, OpenCompare, OpenEncode
 from bpe_tui.common.prompt import PromptScreen
 from bpe_tui.common.screen_help import help_for
 from bpe_tui.compare.screen import CompareScreen
@@ -88,7 +89,7 @@ class BpeApp(App[int]):
     TITLE = "bpe-tui"
     BINDINGS = [Binding("question_mark", "help", "help", key_display="?", tooltip="What this screen shows, and its keys", id="app.help")]
 
-    def __init__(self, first_screen: Screen) -> None:
+    def __init__(self, first_screen: Screen[Any]) -> None:
         super().__init__()
         self._first_screen = first_screen
         self.failure: BpeError | None = None
@@ -127,8 +128,8 @@ class BpeApp(App[int]):
             return help_for(self.screen) is not None
         return True
 
-    def fail(self, error: BpeError) -> None:
-        self.failure = error
+    def on_failed(self, request: Failed) -> None:
+        self.failure = request.error
         self.exit(return_code=2)
 
     def action_race(self) -> None:
@@ -146,13 +147,13 @@ class BpeApp(App[int]):
         is one plain-text file, else on the lecture's toy corpus."""
         training = next((s for s in reversed(self.screen_stack) if isinstance(s, TrainScreen)), None)
         sources = expand_inputs(training.inputs) if training is not None and training.inputs else []
-        if len(sources) == 1 and sources[0].format == TEXT and sources[0].compression is None:
+        if training is not None and len(sources) == 1 and sources[0].format == TEXT and sources[0].compression is None:
             self.push_screen(TrainScreen(sources[0].path, TrainOptions(1000, (), classic="whitespace"), label=training.label))
             return
         with sample_corpus(CLASSIC_TOY) as path:
             self.push_screen(TrainScreen(path, TrainOptions(1000, (), classic="whitespace"), label=f"{path.name} (bundled)"))
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if not isinstance(screen, RaceScreen):
             yield SystemCommand(

@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from engine import BpeError
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
         self.exit(2, f"bpe-tui: {message}\n")
 
 
@@ -40,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     encode = sub.add_parser("encode", help="step through an encode, merge by merge")
-    encode.add_argument("--model", required=True, metavar="PATH", help="tokenizer.json, or a directory with it or vocab.json + merges.txt")
+    encode.add_argument("--model", required=True, metavar="PATH", help=MODEL_HELP)
+    _pattern_option(encode)
     source = encode.add_mutually_exclusive_group()
     source.add_argument("--text", help="text to encode")
     source.add_argument(
@@ -66,15 +68,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--model",
         action="append",
         metavar="PATH",
-        help="a row more (repeatable): a tokenizer dir, GPT-2's vocab.json + merges.txt dir, any HF tokenizer.json",
+        help="a row more (repeatable): a tokenizer dir, GPT-2's vocab.json + merges.txt dir, any HF tokenizer.json, a .tiktoken rank file",
     )
+    _pattern_option(compare)
     compare.add_argument("--corpus", metavar="FILE", help="builds the word vocabulary and trains the BPE row; default: the bundled sample")
     compare.add_argument("--vocab-size", type=int, default=1000, help="vocabulary size of the BPE trained on --corpus (default 1000)")
     compare.add_argument("--headless", action="store_true", help="print the rows and a table, and exit")
     compare.add_argument("--json", action="store_true", help="with --headless: the comparison as JSON")
 
     decode = sub.add_parser("decode", help="print the text of token ids")
-    decode.add_argument("--model", required=True, metavar="PATH", help="tokenizer.json, or a directory with it or vocab.json + merges.txt")
+    decode.add_argument("--model", required=True, metavar="PATH", help=MODEL_HELP)
+    _pattern_option(decode)
     decode.add_argument("ids", nargs="*", metavar="ID", help="token ids (default: read from stdin, separated by spaces or commas)")
     decode.set_defaults(has_screen=False)
 
@@ -96,6 +100,18 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("screen", nargs="?", default="train", help="train (default), encode, compare or race")
     explain.set_defaults(has_screen=False)
     return parser
+
+
+MODEL_HELP = "tokenizer.json, a directory with it or vocab.json + merges.txt, or a .tiktoken rank file"
+
+
+def _pattern_option(parser: argparse.ArgumentParser) -> None:
+    """The pre-tokenizer of a rank file that is not a published one (cl100k_base, o200k_base)."""
+    parser.add_argument(
+        "--pattern",
+        metavar="REGEX",
+        help="the pre-tokenizer of a .tiktoken rank file other than cl100k_base and o200k_base: gpt2, gpt4 or a regex",
+    )
 
 
 def _corpus_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

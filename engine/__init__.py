@@ -7,6 +7,7 @@ its own (``engine/*/_*.c``).
 try:
     from engine.corpus import _space_parts  # noqa: F401
     from engine.encode import _encoder_core  # noqa: F401
+    from engine.formats import _ranks_core  # noqa: F401
     from engine.train import _trainer_core  # noqa: F401
 except ImportError:  # a source tree that was never built
     raise ImportError(
@@ -14,6 +15,7 @@ except ImportError:  # a source tree that was never built
     ) from None
 
 from engine.corpus.pretokenize import PATTERNS, PreTokenizer
+from engine.corpus.stages import AddedToken, PrefixSpace, Split
 from engine.encode.tokenizer import EncodeStep, PreTokenTrace, Tokenizer
 from engine.errors import BpeError, CorpusError, ModelFileError, ResumeError, SettingsError
 from engine.formats.atomic import atomic_write
@@ -23,6 +25,7 @@ from engine.train.reference import reference_merges, train_reference
 from engine.train.trainer import Trainer, Word, train_bpe, train_from_iterator
 
 __all__ = [
+    "AddedToken",
     "BpeError",
     "Cell",
     "CorpusError",
@@ -33,10 +36,12 @@ __all__ = [
     "PATTERNS",
     "PairChange",
     "PairOccurrences",
+    "PrefixSpace",
     "PreTokenTrace",
     "PreTokenizer",
     "ResumeError",
     "SettingsError",
+    "Split",
     "StalePop",
     "Tokenizer",
     "Trainer",

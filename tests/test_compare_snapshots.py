@@ -13,6 +13,7 @@ from bpe_tui.app import BpeApp
 from bpe_tui.compare.screen import CompareScreen
 from engine.compare.comparison import corpus_tokenizers, load_span_tokenizer
 from tests.compare_models import SAMPLE, fixed_unigram_json, fixed_wordpiece_json, gpt2_dir
+from tests.exactness import rank_file
 
 
 def ladder() -> list:
@@ -44,3 +45,11 @@ def test_every_kind_200x50(snap_compare, tmp_path: Path) -> None:
     text = "Hello, 🌍! 你好! The keeper's cat watched 1234 unbelievable waves.\nTokenizers cut the same text differently."
     app = BpeApp(CompareScreen([*ladder(), *models], text, reference=4))
     assert snap_compare(app, terminal_size=(200, 50), run_before=steady)
+
+
+def test_gpt2_gpt4_gpt4o_80x24(snap_compare, tmp_path: Path) -> None:
+    """GPT-2, GPT-4 (cl100k_base) and GPT-4o (o200k_base) on English and Chinese, GPT-2 the reference."""
+    models = [load_span_tokenizer(p) for p in (gpt2_dir(tmp_path), rank_file("cl100k_base"), rank_file("o200k_base"))]
+    text = "The quick brown fox jumps over the lazy dog.\n却说那大圣在水帘洞里，与群猴闲耍。"
+    app = BpeApp(CompareScreen(models, text, reference=0))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=steady)

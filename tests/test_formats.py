@@ -192,7 +192,25 @@ def _edit(good_json: str, edit) -> str:  # noqa: ANN001
         (lambda g: _edit(g, lambda d: d["model"]["merges"].insert(3, ["Ġ", 5])), "merge 3: token 5 is not a string"),
         (lambda g: _edit(g, lambda d: d["model"]["vocab"].update({"ĠĠĠ": "7"})), "not a non-negative integer"),
         (lambda g: _edit(g, lambda d: d.update(pre_tokenizer={"type": "Whitespace"})), "not end in ByteLevel"),
-        (lambda g: _edit(g, lambda d: d.update(normalizer={"type": "NFC"})), "normalizer is not supported"),
+        (lambda g: _edit(g, lambda d: d.update(normalizer={"type": "Lowercase"})), "normalizer 'Lowercase' is not supported"),
+        (
+            lambda g: _edit(g, lambda d: d.update(normalizer={"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "NFKC"}]})),
+            "normalizer 'NFKC' is not supported",
+        ),
+        (lambda g: _edit(g, lambda d: d["pre_tokenizer"]["pretokenizers"].insert(0, {"type": "Digits"})), "'Digits' is not supported"),
+        (
+            lambda g: _edit(g, lambda d: d["pre_tokenizer"]["pretokenizers"].append({"type": "ByteLevel"})),
+            "ByteLevel is not the last pre_tokenizer",
+        ),
+        (
+            lambda g: _edit(g, lambda d: d["pre_tokenizer"]["pretokenizers"][0].update(behavior="Dropped")),
+            "Split behavior 'Dropped' is none of Isolated, Removed",
+        ),
+        (
+            lambda g: _edit(g, lambda d: d["pre_tokenizer"]["pretokenizers"][0].update(pattern={"Regex": "(unclosed"})),
+            "the pre_tokenizer's regex does not compile",
+        ),
+        (lambda g: _edit(g, lambda d: d["model"].update(byte_fallback=True)), "byte_fallback is not supported"),
     ],
 )
 def test_bad_tokenizer_json(tmp_path, good_json, content, message):

@@ -155,7 +155,7 @@ async def test_help_is_in_the_command_palette() -> None:
 
 def test_explain_prints_the_help_of_each_screen() -> None:
     for name, screen in SCREENS_BY_NAME.items():
-        entry = screen.HELP
+        entry = screen.SCREEN_HELP
         done = run_cli("explain", name)
         assert done.returncode == 0 and done.stderr == ""
         lines = done.stdout.splitlines()

@@ -78,3 +78,12 @@ def test_times_read_well(seconds, shown):
 
 def test_speedups_read_well():
     assert (show_speedup(1.04), show_speedup(770.3), show_speedup(12345.6)) == ("1.0×", "770×", "12,346×")
+
+
+def test_a_report_sent_before_a_stop_and_read_after_it_leaves_the_lane_stopped():
+    race = started()
+    race.report(0, ("merged", M[:1], 0.5), now=1.5)
+    race.stop(0, now=2.0)
+    race.report(0, ("merged", M[1:2], 0.9), now=2.1)  # in the pipe when the stop came
+    lane = race.lanes[0]
+    assert lane.state == STOPPED and lane.merges == M[:1] and lane.merging == pytest.approx(1.0)

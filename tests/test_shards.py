@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
 import json
+import os
 import pickle
+import platform
 from collections import Counter
 from pathlib import Path
 
@@ -12,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import CorpusError, PreTokenizer
+from engine.corpus import shards as shards_module
 from engine.corpus.counting import count_inputs
 from engine.corpus.shards import CountSettings, Shard, count_shard, line_cut, plan_shards, text_cut
 from engine.corpus.sources import JSONL, TEXT, expand_inputs
@@ -147,3 +151,38 @@ def test_a_bad_jsonl_line_in_a_later_shard_is_named_by_its_line_number(tmp_path)
         count_inputs([path], CountSettings(), workers=1, shard_bytes=256)
     counts, summary = count_inputs([path], CountSettings(skip_bad_records=True), workers=1, shard_bytes=256)
     assert summary.bad_records == 1 and counts[b" number"] == 99
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's malloc tunables exist only on glibc")
+def test_on_glibc_the_heap_is_trimmed_and_the_mmap_threshold_kept():
+    assert shards_module._malloc_trim is not None and shards_module._mallopt is not None
+    shards_module.trim_heap()
+    shards_module.keep_mmap_threshold()
+
+
+def _no_dll(name):
+    raise TypeError("LoadLibrary() argument 1 must be str, not None")  # Windows, for CDLL(None)
+
+
+def _unknown_name(name):
+    raise ValueError(f"unrecognized configuration name: {name}")  # macOS has no CS_GNU_LIBC_VERSION
+
+
+def _no_value(name):
+    return None  # a C library that knows the name but is not glibc
+
+
+@pytest.mark.parametrize("confstr", [None, _unknown_name, _no_value], ids=["windows", "macos", "other-libc"])
+def test_elsewhere_the_malloc_tunables_are_left_alone(monkeypatch, confstr):
+    """Where glibc is not, nothing is looked up: on Windows ``os.confstr`` is missing and
+    ``ctypes.CDLL(None)`` raises TypeError, which must not stop the module from importing."""
+    if confstr is None:
+        monkeypatch.delattr(os, "confstr", raising=False)
+    else:
+        monkeypatch.setattr(os, "confstr", confstr)
+    monkeypatch.setattr(ctypes, "CDLL", _no_dll)
+    assert shards_module._glibc("malloc_trim") is None and shards_module._glibc("mallopt") is None
+    monkeypatch.setattr(shards_module, "_malloc_trim", None)
+    monkeypatch.setattr(shards_module, "_mallopt", None)
+    shards_module.trim_heap()
+    shards_module.keep_mmap_threshold()

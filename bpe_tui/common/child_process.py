@@ -13,14 +13,18 @@ import multiprocessing.forkserver
 import signal
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
+from typing import Any
 
 ensure_running = multiprocessing.forkserver.ensure_running
+
+Report = tuple[Any, ...]
+"""What a child sends back up its pipe: a tuple whose first item names the report."""
 
 
 class ChildProcess:
     """Starts ``target(commands, reports, *args)`` in a new process named ``name``."""
 
-    def __init__(self, target: Callable[..., None], args: tuple, name: str) -> None:
+    def __init__(self, target: Callable[..., None], args: tuple[object, ...], name: str) -> None:
         context = multiprocessing.get_context("forkserver")
         commands_in, self._commands = context.Pipe(duplex=False)
         self.reports, reports_out = context.Pipe(duplex=False)
@@ -50,7 +54,7 @@ class ChildProcess:
         return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
 
 
-def listen(children: Sequence[ChildProcess], stopped: Callable[[], bool], tick: float = 0.1) -> Iterator[tuple[int, tuple] | None]:
+def listen(children: Sequence[ChildProcess], stopped: Callable[[], bool], tick: float = 0.1) -> Iterator[tuple[int, Report] | None]:
     """``(index, report)`` for each report of ``children``, in arrival order, until every one
     has closed its pipe or ``stopped()``; None after each ``tick`` seconds without a report."""
     open_pipes: dict[Connection, int] = {child.reports: i for i, child in enumerate(children)}
@@ -59,9 +63,10 @@ def listen(children: Sequence[ChildProcess], stopped: Callable[[], bool], tick: 
         if not ready:
             yield None
         for pipe in ready:
+            assert isinstance(pipe, Connection)  # wait() hands back some of the pipes it was given
             try:
-                report = pipe.recv()  # type: ignore[union-attr]
+                report = pipe.recv()
             except EOFError:
-                del open_pipes[pipe]  # type: ignore[arg-type]
+                del open_pipes[pipe]
                 continue
-            yield open_pipes[pipe], report  # type: ignore[index]
+            yield open_pipes[pipe], report

@@ -1,18 +1,20 @@
 """How screens move between each other without knowing one another.
 
 A screen never imports another screen: it posts one of these requests, which bubbles up to
-the app, and the app (``bpe_tui.app``) opens the screen asked for. ``over_another`` tells a
-screen whether it was opened over another of ours, so its ``q`` goes back rather than quits.
+the app, and the app (``bpe_tui.app``) opens the screen asked for (or, on ``Failed``, closes).
+``over_another`` tells a screen whether it was opened over another of ours, so its ``q`` goes
+back rather than quits.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from textual.message import Message
 from textual.screen import Screen
 
-from engine import Tokenizer
+from engine import BpeError, Tokenizer
 from engine.compare.baselines import SpanTokenizer
 
 
@@ -44,7 +46,15 @@ class Ask(Message):
         self.value, self.placeholder, self.integer = value, placeholder, integer
 
 
-def over_another(screen: Screen) -> bool:
+class Failed(Message):
+    """Bad input (``error``): the app closes, and the command reports it (exit status 2)."""
+
+    def __init__(self, error: BpeError) -> None:
+        super().__init__()
+        self.error = error
+
+
+def over_another(screen: Screen[Any]) -> bool:
     """Whether ``screen`` was opened over another of ours (``q`` goes back) rather than
     first (``q`` quits)."""
     stack = screen.app.screen_stack

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -18,7 +20,7 @@ class PromptScreen(ModalScreen[str | None]):
     def __init__(self, question: str, value: str = "", placeholder: str = "", integer: bool = False) -> None:
         super().__init__()
         self._question, self._value, self._placeholder = question, value, placeholder
-        self._type = "integer" if integer else "text"
+        self._type: Literal["integer", "text"] = "integer" if integer else "text"
 
     def compose(self) -> ComposeResult:
         with Vertical(id="prompt"):

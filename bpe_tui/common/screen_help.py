@@ -1,14 +1,16 @@
 """The form of a screen's help, the text of ``?`` and ``bpe-tui explain``: what the screen is
 for and each panel in the lecture's words, then its keys.
 
-Each screen carries its own ``HELP`` beside its ``BINDINGS``; the key list is read from those
-bindings, so the keys shown are always the keys bound.
+Each screen carries its own ``SCREEN_HELP`` beside its ``BINDINGS``; the key list is read from
+those bindings, so the keys shown are always the keys bound. (Not ``HELP``: Textual reads a
+widget's ``HELP`` as Markdown, for the focused widget in its keys panel.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.style import Style
@@ -39,9 +41,9 @@ training screen under classic BPE has no encode view). Keys unavailable only for
 (dimmed by ``check_action``) are still listed."""
 
 
-def help_for(screen: Screen) -> ScreenHelp | None:
-    """The help ``screen`` carries (its class's ``HELP``), if it has one."""
-    entry = getattr(type(screen), "HELP", None)
+def help_for(screen: Screen[Any]) -> ScreenHelp | None:
+    """The help ``screen`` carries (its class's ``SCREEN_HELP``), if it has one."""
+    entry = getattr(type(screen), "SCREEN_HELP", None)
     return entry if isinstance(entry, ScreenHelp) else None
 
 

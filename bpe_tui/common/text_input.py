@@ -13,7 +13,8 @@ from engine.errors import unreadable
 def read_text(args: argparse.Namespace) -> str | None:
     """The text to encode: ``--text``, ``--file``, stdin when headless, else None."""
     if args.text is not None:
-        return args.text
+        text: str = args.text
+        return text
     if args.file is not None:
         if len(args.file) > 1:
             raise SettingsError("several --file inputs are encoded into a file: give --out IDS")

@@ -8,6 +8,7 @@ end-of-word marker ``</w>`` is shown as it is, styled like a mark.
 
 from __future__ import annotations
 
+from rich.style import StyleType
 from rich.text import Text
 
 from engine.train.classic import END_OF_WORD
@@ -41,7 +42,7 @@ def show_token(token: Token) -> str:
     return "".join(piece for piece, _ in _pieces(token))
 
 
-def token_text(token: Token, style: str = "", escape_style: str = "dim") -> Text:
+def token_text(token: Token, style: StyleType = "", escape_style: StyleType = "dim") -> Text:
     """Readable form as rich ``Text``: marks and escapes styled apart from real characters."""
     text = Text(style=style, no_wrap=True)
     for piece, escaped in _pieces(token):
@@ -52,10 +53,10 @@ def token_text(token: Token, style: str = "", escape_style: str = "dim") -> Text
 def parts_text(
     parts: list[Token],
     sep: str = "|",
-    sep_style: str = "dim",
-    escape_style: str = "dim",
+    sep_style: StyleType = "dim",
+    escape_style: StyleType = "dim",
     marked: Token | None = None,
-    marked_style: str = "",
+    marked_style: StyleType = "",
 ) -> Text:
     """Tokens side by side with a dimmed ``sep`` between them: a pair or a segmentation.
 

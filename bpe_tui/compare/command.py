@@ -25,6 +25,8 @@ from bpe_tui.common.token_spans import HEADLESS_STYLES, row_lines, span_rows
 from bpe_tui.compare.widgets.tokenizer_row import RowStyles, count_widths, row_spans, summary, title
 from engine.compare.comparison import Row, compare, corpus_tokenizers, load_span_tokenizer
 from engine.corpus.sources import open_binary
+from engine.errors import SettingsError
+from engine.formats.rank_files import is_rank_file
 
 HEADLESS_ROW_STYLES = RowStyles(
     HEADLESS_STYLES,
@@ -35,7 +37,9 @@ HEADLESS_ROW_STYLES = RowStyles(
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    models = [load_span_tokenizer(path) for path in args.model or []]  # bad files first, before any work
+    if args.pattern is not None and not any(is_rank_file(path) for path in args.model or []):
+        raise SettingsError("--pattern is the pre-tokenizer of a .tiktoken rank file: give one with --model")
+    models = [load_span_tokenizer(path, args.pattern) for path in args.model or []]  # bad files first, before any work
     if args.corpus:
         open_binary(args.corpus).close()
     with nullcontext(Path(args.corpus)) if args.corpus else sample_corpus() as corpus:
@@ -78,7 +82,7 @@ def print_json(text: str, rows: list[Row], reference: int) -> None:
                         "unknown": t.unknown,
                         "differs": differs,
                     }
-                    for t, differs in zip(row.tokens, row.differs)
+                    for t, differs in zip(row.tokens, row.differs, strict=True)
                 ],
             }
             for row in rows

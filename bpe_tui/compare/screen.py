@@ -17,6 +17,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static, TextArea
+from textual.widgets.text_area import Document
 from textual.worker import get_current_worker
 
 from bpe_tui.common.corpus import SAMPLE, sample_corpus
@@ -47,7 +48,7 @@ class CompareScreen(Screen[None]):
         Binding("q", "quit_app", "Quit", tooltip="Quit bpe-tui", id="compare.quit"),
     ]
 
-    HELP = ScreenHelp(
+    SCREEN_HELP = ScreenHelp(
         title="the compare view",
         intro=(
             "One text, one row per tokenizer: the lecture's walk from characters to bytes, words "
@@ -122,7 +123,7 @@ class CompareScreen(Screen[None]):
     def show_rows(self) -> None:
         cursor = self._cursor()
         widths = count_widths(self.rows, self.reference)
-        for n, (widget, row) in enumerate(zip(self.query(TokenizerRow), self.rows)):
+        for n, (widget, row) in enumerate(zip(self.query(TokenizerRow), self.rows, strict=True)):
             widget.show(row, n == self.reference, widths, cursor)
 
     @work(thread=True, exclusive=True, group="tokenize")
@@ -156,7 +157,9 @@ class CompareScreen(Screen[None]):
     def _cursor(self) -> int:
         """The byte offset of the text cursor."""
         area = self.query_one("#text", TextArea)
-        index = area.document.get_index_from_location(area.selection.end)
+        document = area.document
+        assert isinstance(document, Document)  # a TextArea's document always is one (or a subclass)
+        index = document.get_index_from_location(area.selection.end)
         return len(self.text[:index].encode("utf-8"))
 
     @on(TextArea.Changed, "#text")

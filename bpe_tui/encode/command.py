@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 
 from rich.console import Console
 
@@ -19,7 +20,7 @@ from bpe_tui.common.token_spans import HEADLESS_STYLES, final_spans, row_lines, 
 from bpe_tui.encode.widgets.encode_stats import compression
 from engine import SettingsError, Tokenizer
 
-DATASET_FLAGS = {
+DATASET_FLAGS: dict[str, Callable[[argparse.Namespace], object]] = {
     "--eot": lambda a: a.eot,
     "--text-field": lambda a: a.text_field != "text",
     "--workers": lambda a: a.workers is not None,
@@ -53,7 +54,7 @@ def prepare(args: argparse.Namespace) -> tuple[Tokenizer, str | None]:
     given = [flag for flag, on in DATASET_FLAGS.items() if on(args)]
     if given:
         raise SettingsError(f"{given[0]} goes with --out IDS (encoding files into ids)")
-    return Tokenizer.load(args.model), read_text(args)
+    return Tokenizer.load(args.model, args.pattern), read_text(args)
 
 
 def run_encode(args: argparse.Namespace) -> int:

@@ -30,7 +30,7 @@ def run_dataset(args: argparse.Namespace) -> int:
         raise SettingsError("--out writes ids to a file: it does not go with --headless or --json")
     if args.workers is not None and args.workers < 1:
         raise SettingsError("--workers must be at least 1")
-    tokenizer = Tokenizer.load(args.model)
+    tokenizer = Tokenizer.load(args.model, args.pattern)
     eot = None
     if args.eot:
         eot = tokenizer.special_ids.get(DEFAULT_SPECIAL)
@@ -66,8 +66,8 @@ def run_dataset(args: argparse.Namespace) -> int:
         return 130
     seconds = time.perf_counter() - started
     print(
-        f"{summary.tokens:,} tokens ({summary.dtype}) of {summary.documents:,} document{'' if summary.documents == 1 else 's'}, {summary.bytes_read / 1e6:,.1f} MB "
-        f"in {seconds:.1f} s: {summary.path}, {summary.sidecar}"
+        f"{summary.tokens:,} tokens ({summary.dtype}) of {summary.documents:,} document{'' if summary.documents == 1 else 's'}, "
+        f"{summary.bytes_read / 1e6:,.1f} MB in {seconds:.1f} s: {summary.path}, {summary.sidecar}"
     )
     if args.skip_bad_records:
         bad = summary.bad_records

@@ -22,7 +22,7 @@ def parse_ids(words: list[str]) -> list[int]:
 
 
 def run_decode(args: argparse.Namespace) -> int:
-    tokenizer = Tokenizer.load(args.model)
+    tokenizer = Tokenizer.load(args.model, args.pattern)
     words = args.ids or [w for w in _SEPARATORS.split(sys.stdin.read()) if w]
     ids = parse_ids(words)
     try:

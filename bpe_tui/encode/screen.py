@@ -48,7 +48,7 @@ class EncodeScreen(Screen[None]):
         Binding("q", "quit_app", "Quit", tooltip="Quit bpe-tui, when opened on its own", id="encode.quit"),
     ]
 
-    HELP = ScreenHelp(
+    SCREEN_HELP = ScreenHelp(
         title="the encode view",
         intro=(
             "Encoding a text with a trained tokenizer, as GPT-2 does. The text is cut into "
@@ -136,9 +136,10 @@ class EncodeScreen(Screen[None]):
         focus = walk.focus(k)
         if k < walk.total and focus is not None:
             step = focus.step
+            assert step.chosen is not None  # each step before walk.total is a merge
             vocab = self.tokenizer.vocab
-            left, right = step.parts[step.chosen], step.parts[step.chosen + 1]  # type: ignore[index]
-            rank = step.ranks[step.chosen]  # type: ignore[index]
+            left, right = step.parts[step.chosen], step.parts[step.chosen + 1]
+            rank = step.ranks[step.chosen]
             return (
                 f"{head} · next: {show_token(vocab[left])} + {show_token(vocab[right])} (merge rank {rank})"
                 f" in “{show_token(focus.trace.text.encode())}”"

@@ -78,7 +78,7 @@ def step_spans(tokenizer: Tokenizer, walk: EncodeWalk, k: int, styles: SpanStyle
     merging = focus.step.chosen if focus and k < walk.total else None
     spans: list[Span] = []
     first = None
-    for ti, (trace, parts) in enumerate(zip(walk.traces, walk.parts(k))):
+    for ti, (trace, parts) in enumerate(zip(walk.traces, walk.parts(k), strict=True)):
         in_focus = focus is not None and ti == focus.index
         if in_focus and merging is not None:
             first = len(spans)

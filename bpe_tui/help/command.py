@@ -17,7 +17,7 @@ def run_explain(args: argparse.Namespace) -> int:
     screen = SCREENS_BY_NAME.get(args.screen)
     if screen is None:
         raise SettingsError(f"explain {args.screen}: no such screen (choose from {', '.join(SCREENS_BY_NAME)})")
-    entry = screen.HELP
+    entry = screen.SCREEN_HELP
     console = Console(highlight=False)
     console.print(f"bpe-tui {args.screen}: {entry.title}", style="bold underline")
     console.print()

@@ -40,7 +40,9 @@ def run_race(args: argparse.Namespace) -> int:
 def run_headless(inputs: Sequence[str], label: str, options: TrainOptions, racers: tuple[Racer, Racer] = RACERS) -> int:
     """Race, printing a line each second and the results; the exit status."""
     console = Console(highlight=False, soft_wrap=True)
-    state = Race(racers, options.merges_planned)
+    planned = options.merges_planned
+    assert planned is not None  # the race is byte-level: classic BPE never races
+    state = Race(racers, planned)
     children = start_racers(racers, inputs, options)
     clock = time.perf_counter
     printed = started = clock()

@@ -21,7 +21,7 @@ import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from multiprocessing.connection import Connection
 
-from bpe_tui.common.child_process import ChildProcess
+from bpe_tui.common.child_process import ChildProcess, Report
 from bpe_tui.race.state import Merge, Race, Racer
 from engine import BpeError, Trainer, reference_merges
 from engine.train.settings import TrainOptions
@@ -95,7 +95,7 @@ def start_racers(racers: Sequence[Racer], inputs: Sequence[str], options: TrainO
     return [ChildProcess(race, (racer, inputs, options), RACER_PROCESS.format(racer.name)) for racer in racers]
 
 
-def follow(state: Race, children: Sequence[ChildProcess], index: int, report: tuple, now: float) -> bool:
+def follow(state: Race, children: Sequence[ChildProcess], index: int, report: Report, now: float) -> bool:
     """Apply racer ``index``'s report to ``state``; once every racer has counted, start them
     all (True then). Bad input raises its ``BpeError``, a racer's crash ``RuntimeError``."""
     kind = report[0]

@@ -23,8 +23,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
-from bpe_tui.common.child_process import ChildProcess, ensure_running, listen
-from bpe_tui.common.navigation import over_another
+from bpe_tui.common.child_process import ChildProcess, Report, ensure_running, listen
+from bpe_tui.common.navigation import Failed, over_another
 from bpe_tui.common.screen_help import ScreenHelp
 from bpe_tui.race.process import RACERS, follow, start_racers
 from bpe_tui.race.state import COUNTING, FINISHED, MERGING, READY, STOPPED, Race, Racer
@@ -55,7 +55,7 @@ class RaceScreen(Screen[None]):
         Binding("q", "quit_app", "quit", tooltip="Stop the race and quit bpe-tui", id="race.quit"),
     ]
 
-    HELP = ScreenHelp(
+    SCREEN_HELP = ScreenHelp(
         title="the race",
         intro=(
             "The lecture's first trainer against the optimized one, on the same corpus, each in "
@@ -95,7 +95,7 @@ class RaceScreen(Screen[None]):
     class Reported(Message):
         """Racer ``index`` sent ``report``; every one counts (each carries new merges)."""
 
-        def __init__(self, index: int, report: tuple) -> None:
+        def __init__(self, index: int, report: Report) -> None:
             super().__init__()
             self.index, self.report = index, report
 
@@ -123,7 +123,9 @@ class RaceScreen(Screen[None]):
         self.options = options
         self.racers = racers
         self.clock = clock
-        self.race = Race(racers, options.merges_planned)
+        planned = options.merges_planned
+        assert planned is not None  # the race is byte-level: classic BPE never races
+        self.race = Race(racers, planned)
         self._children: Sequence[ChildProcess] = ()
         self._over = False
 
@@ -166,7 +168,7 @@ class RaceScreen(Screen[None]):
         try:
             follow(self.race, self._children, message.index, message.report, self.clock())
         except BpeError as e:
-            self.app.fail(e)  # type: ignore[attr-defined]
+            self.post_message(Failed(e))
             return
         except RuntimeError as e:
             self.app.panic(str(e))

@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from bpe_tui.common.child_process import Report
+
 COUNTING, READY, MERGING, FINISHED, STOPPED, FAILED = "counting", "ready", "merging", "finished", "stopped", "failed"
 
 Merge = tuple[bytes, bytes]
@@ -91,9 +93,11 @@ class Race:
         self.compared = 0
         """Merges both racers have made and that were compared (up to a mismatch)."""
 
-    def report(self, index: int, report: tuple, now: float) -> None:
+    def report(self, index: int, report: Report, now: float) -> None:
         """Apply racer ``index``'s ``counted``, ``merged`` or ``finished`` report, received at ``now``."""
         lane = self.lanes[index]
+        if lane.state == STOPPED:  # sent before the stop, arrived after it: the stop stands
+            return
         kind, *rest = report
         if kind == "counted":
             lane.counting, self.distinct_pre_tokens = rest
@@ -145,7 +149,7 @@ class Race:
         for short, long in ((a, b), (b, a)):
             if short.state == FINISHED and long.done > short.done:
                 pairs = (None, long.merges[short.done]) if short is a else (long.merges[short.done], None)
-                self.mismatch = Mismatch(short.done + 1, pairs)  # type: ignore[arg-type]
+                self.mismatch = Mismatch(short.done + 1, pairs)
 
     @property
     def agreed(self) -> bool:
@@ -157,11 +161,11 @@ class Race:
         two lanes (faster first). Final once both have finished the same merges."""
         if not any(lane.state == FINISHED for lane in self.lanes):
             return None
-        rates = [lane.rate(now) for lane in self.lanes]
-        if None in rates:
+        rates = [rate for lane in self.lanes if (rate := lane.rate(now)) is not None]
+        if len(rates) < len(self.lanes):
             return None
-        fast, slow = sorted(range(2), key=lambda i: -rates[i])  # type: ignore[operator]
-        return rates[fast] / rates[slow], self.lanes[fast], self.lanes[slow]  # type: ignore[operator]
+        fast, slow = sorted(range(2), key=lambda i: -rates[i])
+        return rates[fast] / rates[slow], self.lanes[fast], self.lanes[slow]
 
 
 def show_rate(rate: float | None) -> str:

@@ -55,7 +55,8 @@ def _lan_address() -> str:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         try:
             probe.connect(("192.0.2.1", 9))  # TEST-NET-1: only picks the outgoing interface
-            return probe.getsockname()[0]
+            address: str = probe.getsockname()[0]  # an AF_INET socket's name is (host, port)
+            return address
         except OSError:
             return socket.gethostname()
 
@@ -101,7 +102,7 @@ def run_serve(args: argparse.Namespace, served: list[str], parser: argparse.Argu
     class BpeServer(Server):  # here, as textual-serve is imported only to serve
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            self.tabs: set[asyncio.Task] = set()
+            self.tabs: set[asyncio.Task[Any]] = set()
             """The handlers of the open tabs: stopping the server ends their apps at once."""
 
         async def handle_websocket(self, request: Any) -> Any:
@@ -134,6 +135,7 @@ def run_serve(args: argparse.Namespace, served: list[str], parser: argparse.Argu
 
 def _loopback(host: str) -> bool:
     try:
-        return all(ip.startswith("127.") or ip == "::1" for *_, (ip, *_) in socket.getaddrinfo(host, None))
+        # The addresses are IPv4 or IPv6 ones, (ip, port, ...) with a string ip; typeshed also allows (int, bytes).
+        return all(isinstance(ip, str) and (ip.startswith("127.") or ip == "::1") for *_, (ip, *_) in socket.getaddrinfo(host, None))
     except socket.gaierror:
         return False

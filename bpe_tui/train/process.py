@@ -1,10 +1,11 @@
 """The trainer's own process: it loads the corpus, then obeys the training screen's commands.
 
 Around the compiled merge loop, the trainer runs Python (events, samples, replays). In a
-thread it would share the interpreter lock with the interface, and each would slow the other; in a process of its own it runs at full speed on
-another core while the screen stays live. Between slices of merges it reads the commands
-the screen sent, in order (so three quick presses of ``n`` are three merges), and it sends
-back a ``TrainSnapshot`` at most every ``FRAME`` seconds, and always where a motion stops.
+thread it would share the interpreter lock with the interface, and each would slow the
+other; in a process of its own it runs at full speed on another core while the screen stays
+live. Between slices of merges it reads the commands the screen sent, in order (so three
+quick presses of ``n`` are three merges), and it sends back a ``TrainSnapshot`` at most
+every ``FRAME`` seconds, and always where a motion stops.
 
 Commands are ``(seq, name, arg)``: ``("by", n)`` merges from where the last step was
 heading, ``("to", k)``, ``("play", merges_per_second or None)``, ``("pause", None)``,
@@ -21,9 +22,10 @@ import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
-from bpe_tui.train.snapshot import MergeInCorpus, SteppableTrainer, sample, watched_step
+from bpe_tui.train.snapshot import MergeInCorpus, sample, watched_step
 from engine import BpeError, MergeStep, Tokenizer, Trainer
 from engine.corpus.sources import label
+from engine.train.classic import ClassicTrainer
 from engine.train.settings import Inputs, TrainOptions, replay_saved
 
 SLICE = 0.04
@@ -121,17 +123,23 @@ class _Server:
                 self.reports.send(("idle", motion.seq))
                 motion = None
 
-    def obey(self, trainer: SteppableTrainer, motion: Motion | None, seq: int, name: str, arg: object) -> Motion | None:
+    def obey(self, trainer: Trainer | ClassicTrainer, motion: Motion | None, seq: int, name: str, arg: object) -> Motion | None:
         """The motion after command ``name``; saving and handing out the tokenizer happen here."""
         # Steps add up: "n n n" goes three past where the previous step was heading.
         base = trainer.merges_done if motion is None or motion.playing else motion.target
-        clamp = lambda k: max(0, min(k, trainer.merges_planned))  # noqa: E731
+
+        def clamp(k: int) -> int:
+            return max(0, min(k, trainer.merges_planned))
+
         if name == "by":
-            return Motion(clamp(base + arg), seq=seq)  # type: ignore[operator]
+            assert isinstance(arg, int)  # merges to step: 1, or -1 for one back
+            return Motion(clamp(base + arg), seq=seq)
         if name == "to":
-            return Motion(clamp(arg), seq=seq)  # type: ignore[arg-type]
+            assert isinstance(arg, int)  # the merge to go to
+            return Motion(clamp(arg), seq=seq)
         if name == "play":
-            return Motion(trainer.merges_planned, arg, True, seq, time.monotonic(), trainer.merges_done)  # type: ignore[arg-type]
+            assert arg is None or isinstance(arg, int)  # merges per second (None: full speed)
+            return Motion(trainer.merges_planned, arg, True, seq, time.monotonic(), trainer.merges_done)
         if name == "pause":
             return None
         if name == "save":
@@ -143,17 +151,18 @@ class _Server:
             self.watch(trainer, bool(arg))
         return motion
 
-    def watch(self, trainer: SteppableTrainer, shown: bool) -> None:
+    def watch(self, trainer: Trainer | ClassicTrainer, shown: bool) -> None:
         """Start or stop sampling where pairs lie. Shown after a merge, redo that merge
         (back one, rebuilt, and a watched step) so the panel has it at once."""
         self.watching = shown and isinstance(trainer, Trainer)  # positions are the byte-level core's
         merged = None
         if shown and trainer.merges_done and not trainer.stopped_early:
+            assert isinstance(trainer, Trainer)  # the screen offers the panel only then
             trainer.goto(trainer.merges_done - 1)
             self.last, merged = watched_step(trainer)
         self.reports.send(("sampled", sample(trainer, self.last, merged, self.watching)))
 
-    def move(self, trainer: SteppableTrainer, motion: Motion) -> bool:
+    def move(self, trainer: Trainer | ClassicTrainer, motion: Motion) -> bool:
         """One slice of ``motion``; True once it has arrived."""
         if motion.target < trainer.merges_done:
             # Back: the engine redoes the known merges up to just before the target; the
@@ -173,16 +182,22 @@ class _Server:
             self.reports.send(("sampled", sample(trainer, last, merged, self.watching)))
         return arrived
 
-    def advance(self, trainer: SteppableTrainer, goal: int, deadline: float | None) -> tuple[MergeStep | None, MergeInCorpus | None]:
+    def advance(
+        self, trainer: Trainer | ClassicTrainer, goal: int, deadline: float | None
+    ) -> tuple[MergeStep | None, MergeInCorpus | None]:
         """Merge towards ``goal`` (until ``deadline``); the last merge is a recorded step,
         watched in the corpus words while the panel is shown."""
         if deadline is None:
             trainer.run(until=goal - 1)
-        while trainer.merges_done < goal - 1 and time.monotonic() < deadline:  # type: ignore[operator]
-            trainer.run(until=min(goal - 1, trainer.merges_done + CHUNK))
-        return watched_step(trainer) if self.watching else (trainer.step(), None)
+        else:
+            while trainer.merges_done < goal - 1 and time.monotonic() < deadline:
+                trainer.run(until=min(goal - 1, trainer.merges_done + CHUNK))
+        if self.watching:
+            assert isinstance(trainer, Trainer)  # watching is set only for one (see ``watch``)
+            return watched_step(trainer)
+        return trainer.step(), None
 
-    def save(self, trainer: SteppableTrainer, directory: str) -> None:
+    def save(self, trainer: Trainer | ClassicTrainer, directory: str) -> None:
         try:
             paths = self.options.save(trainer, directory)
         except (BpeError, OSError) as e:

@@ -24,8 +24,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, ProgressBar
 from textual.worker import get_current_worker
 
-from bpe_tui.common.child_process import ChildProcess, ensure_running, listen
-from bpe_tui.common.navigation import Ask, OpenCompare, OpenEncode, over_another
+from bpe_tui.common.child_process import ChildProcess, Report, ensure_running, listen
+from bpe_tui.common.navigation import Ask, Failed, OpenCompare, OpenEncode, over_another
 from bpe_tui.common.screen_help import ScreenHelp
 from bpe_tui.train.process import serve
 from bpe_tui.train.snapshot import TrainSnapshot
@@ -82,7 +82,7 @@ class TrainScreen(Screen[None]):
         Binding("q", "quit", "quit", tooltip="Quit bpe-tui (back, when opened over another screen)", id="train.quit"),
     ]
 
-    HELP = ScreenHelp(
+    SCREEN_HELP = ScreenHelp(
         title="the training screen",
         intro=(
             "Byte-level BPE training, one merge at a time, with the lecture's data structures. "
@@ -260,9 +260,9 @@ class TrainScreen(Screen[None]):
             self.app.call_from_thread(self._leave)
         elif (how := trainer.death()) and not worker.is_cancelled:
             error = BpeError(f"{self.label}: the training process died ({how}: out of memory, or killed)")
-            self.app.call_from_thread(self.app.fail, error)
+            self.post_message(Failed(error))
 
-    def _report(self, report: tuple) -> None:
+    def _report(self, report: Report) -> None:
         kind, *rest = report
         if kind == "reading":
             self.post_message(self.Reading(*rest))
@@ -276,7 +276,7 @@ class TrainScreen(Screen[None]):
         elif kind == "tokenizer":
             self.app.call_from_thread(self._views.popleft(), *rest, self._opening_text())
         elif kind == "failed":
-            self.app.call_from_thread(self.app.fail, *rest)
+            self.post_message(Failed(*rest))
         else:  # "crashed"
             self.app.call_from_thread(self.app.panic, f"the trainer failed:\n{rest[0]}")
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engine import MergeStep, PairOccurrences, Trainer, Word, WordCells
-from engine.corpus.counting import Progress
+from engine.corpus.counting import CountSummary, Progress
 from engine.train.events import Token
 
 Pair = tuple[int, int]
@@ -26,12 +26,15 @@ class SteppableTrainer(Protocol):
     """What ``corpus_size`` counts: "bytes", or "chars" of the words."""
     tie_break: str
     """How ties go, in a few words ("greater bytes win", "first seen wins")."""
-    merge_counts: list[int]
     stopped_early: bool
     stop_requested: bool
     progress: Progress | None
     tokens_in_corpus: int
 
+    @property
+    def merge_counts(self) -> Sequence[int]: ...
+    @property
+    def summary(self) -> CountSummary | None: ...  # what counting read (classic BPE keeps none)
     @property
     def corpus_size(self) -> int: ...
     @property

@@ -22,6 +22,7 @@ from engine.corpus.counting import count_file
 from engine.corpus.pretokenize import PreTokenizer
 from engine.encode.tokenizer import Tokenizer
 from engine.errors import CorpusError, ModelFileError
+from engine.formats.rank_files import is_rank_file
 from engine.train.trainer import Trainer
 
 
@@ -44,11 +45,14 @@ class BpeSpans:
         return [Token(i, end - len(piece), end, piece, special=i in special) for i, piece, end in zip(ids, pieces, ends, strict=True)]
 
 
-def load_span_tokenizer(path: str | os.PathLike[str]) -> SpanTokenizer:
-    """A model file as a row: what ``Tokenizer.load`` opens (byte-level BPE) through our
-    engine; any other ``tokenizer.json`` (WordPiece, Unigram, ...) through Hugging Face
-    ``tokenizers``. ``ModelFileError`` in one line when neither can."""
+def load_span_tokenizer(path: str | os.PathLike[str], pattern: str | None = None) -> SpanTokenizer:
+    """A model file as a row: what ``Tokenizer.load`` opens (byte-level BPE, rank files with
+    ``pattern`` when they need one) through our engine; any other ``tokenizer.json``
+    (WordPiece, Unigram, ...) through Hugging Face ``tokenizers``. ``ModelFileError`` in one
+    line when neither can."""
     name = Path(path).name or str(path)
+    if is_rank_file(path):  # named as tiktoken names its encodings: cl100k_base
+        return BpeSpans(Tokenizer.load(path, pattern), name.removesuffix(".gz").removesuffix(".tiktoken"))
     try:
         return BpeSpans(Tokenizer.load(path), name)
     except ModelFileError as refusal:

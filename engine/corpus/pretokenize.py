@@ -2,7 +2,9 @@
 
 Special tokens split the text first (longest match first where they overlap) and never
 take part in merges. Each remaining piece is split by a regex: GPT-2's by default, or one
-named in ``PATTERNS``, or any pattern string.
+named in ``PATTERNS``, or any pattern string; or by a sequence of stages, as Hugging Face
+files describe them, with added tokens matched as HF matches them and an optional NFC
+normalizer (``engine.corpus.stages``).
 
 The patterns of GPT-2, GPT-4 (cl100k), GPT-4o (o200k), Llama-3 and Qwen2 are matched in C
 (``engine/corpus/_pretokenize_core.c``), chosen by the pattern string itself:
@@ -28,6 +30,7 @@ import regex
 
 from engine.corpus._pretokenize import pretokens as _compiled_pretokens
 from engine.corpus._space_parts import count_space_parts
+from engine.corpus.stages import AddedToken, AddedTokens, PatternSpec, Split, Stage, Stages, simplest
 
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 GPT4_PATTERN = (
@@ -94,24 +97,54 @@ tests/test_pretokenize_core.py checks each string against its family on arbitrar
 
 
 class PreTokenizer:
-    """Splits text at special tokens, then into regex pre-tokens."""
+    """Splits text at special tokens, then into regex pre-tokens.
 
-    def __init__(self, pattern: str = "gpt2", special_tokens: Sequence[str] = ()) -> None:
-        self.pattern = PATTERNS.get(pattern, pattern)
+    ``pattern``: a name from ``PATTERNS``, a regex, or stages (``engine.corpus.stages``).
+    ``special_tokens``: strings, or ``AddedToken``s matched as HF matches them;
+    ``normalizer``: ``"NFC"`` or None, applied to the text between the added tokens.
+    """
+
+    def __init__(
+        self, pattern: str | Sequence[Stage] = "gpt2", special_tokens: Sequence[str | AddedToken] = (), normalizer: str | None = None
+    ) -> None:
+        spec = simplest(pattern)
+        self.pattern: PatternSpec = PATTERNS.get(spec, spec) if isinstance(spec, str) else spec
         # Known by name or by its text (a worker process or a loaded file gives the text).
         self.pattern_name = next((name for name, text in PATTERNS.items() if text == self.pattern), None)
-        self.family = KNOWN_PATTERNS.get(self.pattern)
-        """The compiled pre-tokenizer's family for this pattern (``FAMILIES``), None for regex."""
-        self.family_id = FAMILIES.index(self.family) if self.family is not None else -1
-        self.regex = regex.compile(self.pattern)
-        self.special_tokens = tuple(special_tokens)
+        self.regex = regex.compile(self.pattern) if isinstance(self.pattern, str) else None
+        """The regex of a single pattern; None for stages."""
+        self.stages = Stages((Split(self.pattern),) if isinstance(self.pattern, str) else self.pattern)
+        self.added = tuple(s if isinstance(s, AddedToken) else AddedToken(s, -1) for s in special_tokens)
+        """Every token cut out before pre-tokenization; ids are -1 where only strings were given."""
+        self.special_tokens = tuple(s.content for s in self.added)
+        self.normalizer = normalizer
+        self.matcher = AddedTokens(self.added, normalizer)
+        self.plain = self.matcher.one_pass
+        """Whether the added tokens are cut out as plain strings in one pass (longest first
+        where they overlap), as the compiled encoder cuts them, with no normalizer."""
         # Longest first, so "<|a|><|a|>" wins over "<|a|>" where both match.
         ordered = sorted(set(self.special_tokens), key=len, reverse=True)
         self.special_regex = regex.compile("|".join(regex.escape(s) for s in ordered)) if ordered else None
-        self.chunked = self.family is not None
+        self.family = KNOWN_PATTERNS.get(self.pattern) if isinstance(self.pattern, str) else None
+        """The compiled pre-tokenizer's family for this pattern (``FAMILIES``), None for regex."""
+        self.family_id = FAMILIES.index(self.family) if self.family is not None else -1
+        self.chunked = self.family is not None and self.plain
+
+    def split_added(self, text: str) -> Iterator[tuple[str, AddedToken | None]]:
+        """Yield ``(piece, token)`` in order: each added token with the text it covers, each
+        ordinary piece (normalized) with None; empty ordinary pieces are skipped."""
+        if not self.plain:
+            yield from self.matcher.split(text)
+            return
+        tokens = self.matcher.first.by_text or self.matcher.second.by_text
+        for piece, special in self.split_special(text):
+            yield piece, tokens[piece] if special else None
 
     def split_special(self, text: str) -> Iterator[tuple[str, bool]]:
         """Yield ``(piece, is_special)`` in order; empty ordinary pieces are skipped."""
+        if not self.plain:
+            yield from ((piece, token is not None) for piece, token in self.matcher.split(text))
+            return
         if self.special_regex is None:
             if text:
                 yield text, False
@@ -148,7 +181,10 @@ class PreTokenizer:
         if limit <= 0:
             return 0
         # Matched from the start: overlapping special tokens pair up differently elsewhere.
-        specials = [m.span() for m in self.special_regex.finditer(text)] if self.special_regex else []
+        if self.plain:
+            specials = [m.span() for m in self.special_regex.finditer(text)] if self.special_regex else []
+        else:  # a token's end is a cut where the character after it is known (it may take in spaces, or be in a word)
+            specials = [span for span in self.matcher.first_spans(text) if span[1] < len(text)]
         cut = max((end for _, end in specials if end <= limit), default=0)
         for char, bad_before in self.cut_rules:
             cut = max(cut, _last_cut(text, char, bad_before, cut, limit, specials))
@@ -167,25 +203,17 @@ class PreTokenizer:
         return ((" ", str.isspace), ("\n", str.isspace if self.family == "gpt2" else _not_alnum))
 
     def pretokens(self, piece: str) -> list[str]:
-        """Regex pre-tokens of one ordinary piece.
+        """Pre-tokens of one ordinary piece.
 
         The compiled patterns match every character (and run in C). Another pattern may
         not: the text between its matches is kept as pre-tokens too, as Hugging Face's
-        ``Split`` with ``behavior: Isolated`` does, so no text is ever dropped.
+        ``Split`` with ``behavior: Isolated`` does, so no text is ever dropped. Stages run
+        in turn. A piece is cut the same whatever the added tokens or normalizer around
+        it, so a known pattern runs in C here even where the encoder cannot.
         """
-        if self.chunked:
+        if self.family is not None:
             return _compiled_pretokens(piece, self.family_id)
-        out = []
-        end = 0
-        for m in self.regex.finditer(piece):
-            if m.start() > end:
-                out.append(piece[end : m.start()])
-            if m.end() > m.start():
-                out.append(m.group())
-            end = m.end()
-        if end < len(piece):
-            out.append(piece[end:])
-        return out
+        return self.stages.pieces(piece)
 
     def count(self, text: str) -> Counter[bytes]:
         """Pre-token counts of ``text`` (special tokens excluded), as UTF-8 bytes."""

@@ -28,6 +28,7 @@ import ctypes
 import gzip
 import hashlib
 import json
+import os
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -38,6 +39,7 @@ from typing import Any, BinaryIO
 
 from engine.corpus.pretokenize import PreTokenizer, merge_counts
 from engine.corpus.sources import JSONL, PARQUET, TEXT, Source, open_binary, optional
+from engine.corpus.stages import AddedToken, PatternSpec
 from engine.errors import CorpusError
 
 MAX_BLOCK = 2 << 20
@@ -60,8 +62,8 @@ PROGRESS_BYTES = 1 << 20
 class CountSettings:
     """How shards are counted: everything ``count_shard`` needs besides the shard."""
 
-    pattern: str = "gpt2"
-    special_tokens: tuple[str, ...] = ()
+    pattern: PatternSpec = "gpt2"
+    special_tokens: tuple[str | AddedToken, ...] = ()
     text_field: str = "text"
     """The JSONL field or Parquet column holding each document."""
     errors: str = "strict"
@@ -70,16 +72,18 @@ class CountSettings:
     """Count and skip a bad JSONL line or Parquet row instead of stopping at it."""
     block_bytes: int = MAX_BLOCK
     """How much of a file is read at once."""
+    normalizer: str | None = None
+    """The text's normalizer (encoding only: it decides where blocks may be cut)."""
 
     @property
     def pretokenizer(self) -> PreTokenizer:
-        return _pretokenizer(self.pattern, self.special_tokens)
+        return _pretokenizer(self.pattern, self.special_tokens, self.normalizer)
 
 
 @lru_cache(maxsize=8)
-def _pretokenizer(pattern: str, special_tokens: tuple[str, ...]) -> PreTokenizer:
+def _pretokenizer(pattern: PatternSpec, special_tokens: tuple[str | AddedToken, ...], normalizer: str | None) -> PreTokenizer:
     """One compiled pre-tokenizer per process and settings, however many shards it counts."""
-    return PreTokenizer(pattern, special_tokens)
+    return PreTokenizer(pattern, special_tokens, normalizer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -504,7 +508,20 @@ def _parquet_documents(raw: BinaryIO, shard: Shard, settings: CountSettings, dig
 # -- counting ---------------------------------------------------------------------------------
 
 
+def _on_glibc() -> bool:
+    """Whether this process runs on glibc, whose malloc the functions below tune: other C
+    libraries lack those functions or their constants, and on Windows (no ``os.confstr``)
+    ``ctypes.CDLL(None)`` raises TypeError, which would stop this module from importing."""
+    try:
+        return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def _glibc(name: str) -> Callable[..., object] | None:
+    """glibc's function ``name`` from this process, or None where glibc is not."""
+    if not _on_glibc():
+        return None
     try:
         return ctypes.CDLL(None)[name]
     except (OSError, AttributeError):

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_atomics.h"
 #include "_pair_hash.h"
 #include "_pretokenize_core.h"
 #include "pythread.h"
@@ -233,7 +234,7 @@ static PyObject *MergeRanks_ids(MergeRanks *m, PyObject *arg) {
 
 static PyMethodDef MergeRanks_methods[] = {
     {"ids", (PyCFunction)MergeRanks_ids, METH_O, "The ids of one pre-token's bytes, as a str of code points."},
-    {NULL},
+    {NULL, NULL, 0, NULL},
 };
 
 static PyTypeObject MergeRanksType = {
@@ -435,7 +436,7 @@ static PyObject *Vocab_decode(Vocab *v, PyObject *ids) {
 static PyMethodDef Vocab_methods[] = {
     {"decode_bytes", (PyCFunction)Vocab_decode_bytes, METH_O, "The bytes of a sequence of ids, joined."},
     {"decode", (PyCFunction)Vocab_decode, METH_O, "The text of a sequence of ids; invalid UTF-8 becomes U+FFFD."},
-    {NULL},
+    {NULL, NULL, 0, NULL},
 };
 
 static PyTypeObject VocabType = {
@@ -467,12 +468,12 @@ static PyTypeObject VocabType = {
  * slots are allocated whole up front and touched as they fill, so an empty cache costs
  * address space, not memory. */
 typedef struct {
-    uint32_t *slots;
+    atomic_u32 *slots;
     uint32_t mask;        /* at most half the slots are ever used */
     uint8_t *arena;
     size_t arena_cap;
-    size_t arena_used;    /* atomic: where the next entry goes; from 8, so no slot is 0 */
-    size_t count;         /* atomic: entries added, or capacity once full */
+    atomic_size arena_used; /* where the next entry goes; from 8, so no slot is 0 */
+    atomic_size count;    /* entries added, or capacity once full */
     size_t capacity;
 } Cache;
 
@@ -484,10 +485,11 @@ static inline size_t ids_offset(size_t n) {
     return (sizeof(EntryHead) + n + 3) & ~(size_t)3;
 }
 
+/* By the cache's only user: no other thread reads the slots while they are zeroed. */
 static void cache_clear(Cache *c) {
-    memset(c->slots, 0, ((size_t)c->mask + 1) * sizeof(uint32_t));
-    c->count = 0;
-    c->arena_used = 8;
+    memset((void *)c->slots, 0, ((size_t)c->mask + 1) * sizeof(uint32_t));
+    store_relaxed_size(&c->count, 0);
+    store_relaxed_size(&c->arena_used, 8);
 }
 
 /* A cache of up to capacity entries (as far as 64 MB of arena go); -1 if out of memory. */
@@ -500,10 +502,10 @@ static int cache_init(Cache *c, Py_ssize_t capacity) {
     c->arena_cap = 8 + c->capacity * ARENA_PER_ENTRY + MAX_ENTRY;
     c->slots = PyMem_RawCalloc(size, sizeof(uint32_t));
     c->arena = PyMem_RawMalloc(c->arena_cap);
-    c->count = 0;
-    c->arena_used = 8;
+    store_relaxed_size(&c->count, 0);
+    store_relaxed_size(&c->arena_used, 8);
     if (c->slots && c->arena) return 0;
-    PyMem_RawFree(c->slots);
+    PyMem_RawFree((void *)c->slots);
     PyMem_RawFree(c->arena);
     c->slots = NULL;
     c->arena = NULL;
@@ -511,7 +513,7 @@ static int cache_init(Cache *c, Py_ssize_t capacity) {
 }
 
 static void cache_free(Cache *c) {
-    PyMem_RawFree(c->slots);
+    PyMem_RawFree((void *)c->slots);
     PyMem_RawFree(c->arena);
 }
 
@@ -524,7 +526,7 @@ static inline const EntryHead *entry_of(const Cache *c, uint32_t slot, const uin
 
 static inline const uint32_t *cache_find(const Cache *c, const uint8_t *s, size_t n, uint64_t h, uint16_t *nids) {
     for (uint32_t i = (uint32_t)h & c->mask;; i = (i + 1) & c->mask) {
-        uint32_t slot = __atomic_load_n(&c->slots[i], __ATOMIC_ACQUIRE);
+        uint32_t slot = load_acquire_u32(&c->slots[i]);
         if (!slot) return NULL;
         const EntryHead *entry = entry_of(c, slot, s, n, h);
         if (entry) {
@@ -537,13 +539,12 @@ static inline const uint32_t *cache_find(const Cache *c, const uint8_t *s, size_
 /* Add the n bytes at s (n <= MAX_CACHED) with their ids; 1 if the cache is full. Safe while
  * other threads find and add. */
 static int cache_put(Cache *c, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids, size_t nids) {
-    if (__atomic_load_n(&c->count, __ATOMIC_RELAXED) >= c->capacity ||
-        __atomic_fetch_add(&c->count, 1, __ATOMIC_RELAXED) >= c->capacity)
+    if (load_relaxed_size(&c->count) >= c->capacity || fetch_add_relaxed_size(&c->count, 1) >= c->capacity)
         return 1;
     size_t size = ids_offset(n) + nids * sizeof(uint32_t);
-    size_t at = __atomic_fetch_add(&c->arena_used, size, __ATOMIC_RELAXED);
+    size_t at = fetch_add_relaxed_size(&c->arena_used, size);
     if (at + size > c->arena_cap) {
-        __atomic_store_n(&c->count, c->capacity, __ATOMIC_RELAXED);
+        store_relaxed_size(&c->count, c->capacity);
         return 1;
     }
     EntryHead *entry = (EntryHead *)(c->arena + at);
@@ -553,7 +554,7 @@ static int cache_put(Cache *c, const uint8_t *s, size_t n, uint64_t h, const uin
     uint32_t slot = (uint32_t)(h >> 56) << 24 | (uint32_t)(at / 4);
     for (uint32_t i = (uint32_t)h & c->mask;; i = (i + 1) & c->mask) {
         uint32_t seen = 0;
-        if (__atomic_compare_exchange_n(&c->slots[i], &seen, slot, 0, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) return 0;
+        if (cas_release_u32(&c->slots[i], &seen, slot)) return 0;
         if (entry_of(c, seen, s, n, h)) return 0; /* another thread added it first */
     }
 }
@@ -600,7 +601,7 @@ static void SharedCache_dealloc(SharedCache *sc) {
 /* len(cache): the pre-tokens it has taken (one two threads added at once, twice), at most
  * its capacity. */
 static Py_ssize_t SharedCache_len(SharedCache *sc) {
-    size_t count = __atomic_load_n(&sc->cache.count, __ATOMIC_RELAXED);
+    size_t count = load_relaxed_size(&sc->cache.count);
     return (Py_ssize_t)(count < sc->cache.capacity ? count : sc->cache.capacity);
 }
 
@@ -690,7 +691,7 @@ static void shrink(void **buf, size_t *cap) {
  * once the shared one is full). */
 static inline const uint32_t *encoder_find(const Encoder *e, const uint8_t *s, size_t n, uint64_t h, uint16_t *nids) {
     const uint32_t *ids = e->shared ? cache_find(&e->shared->cache, s, n, h, nids) : NULL;
-    return ids || !e->own.count ? ids : cache_find(&e->own, s, n, h, nids);
+    return ids || !load_relaxed_size(&e->own.count) ? ids : cache_find(&e->own, s, n, h, nids);
 }
 
 static void encoder_put(Encoder *e, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids, size_t nids) {
@@ -1179,7 +1180,7 @@ static PyMethodDef Encoder_methods[] = {
     {"encode_many", (PyCFunction)Encoder_encode_many, METH_O, "encode() of each text, the GIL released once for all."},
     {"encode_packed_many", (PyCFunction)Encoder_encode_packed_many, METH_VARARGS,
      "encode_packed() of the texts joined, eot after each text whose flag in ends is true."},
-    {NULL},
+    {NULL, NULL, 0, NULL},
 };
 
 static PyTypeObject EncoderType = {

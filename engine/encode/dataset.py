@@ -15,6 +15,7 @@ sidecar (``<file>.json``, see ``sidecar``) tells how it was made.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import hashlib
 import json
@@ -29,6 +30,7 @@ from typing import Any
 
 from engine.corpus.shards import CountSettings, source_texts, trim_heap
 from engine.corpus.sources import Source, optional
+from engine.corpus.stages import describe
 from engine.encode.tokenizer import ID_WIDTHS, Tokenizer
 from engine.formats.atomic import atomic_write, check_writable_file
 
@@ -74,7 +76,10 @@ def model_digest(tokenizer: Tokenizer) -> str:
         h.update(struct.pack("<IH", i, len(token)) + token)
     for left, right in tokenizer.merges:
         h.update(struct.pack("<HH", len(left), len(right)) + left + right)
-    h.update(json.dumps([tokenizer.special_tokens, tokenizer.pattern]).encode("utf-8"))
+    settings: list[Any] = [tokenizer.special_tokens, describe(tokenizer.pattern)]
+    if tokenizer.normalizer or not tokenizer.pretokenizer.plain:  # how the text is matched and changed besides
+        settings += [tokenizer.normalizer, [dataclasses.astuple(t) for t in tokenizer.added_tokens]]
+    h.update(json.dumps(settings).encode("utf-8"))
     return h.hexdigest()
 
 
@@ -114,7 +119,13 @@ def encode_dataset(
     check_out(path)
     dtype = id_dtype(tokenizer)
     settings = CountSettings(
-        tokenizer.pattern, tuple(tokenizer.special_tokens), text_field, errors, skip_bad_records, block_bytes=BATCH_CHARS
+        tokenizer.pattern,
+        tuple(tokenizer.added_tokens),
+        text_field,
+        errors,
+        skip_bad_records,
+        block_bytes=BATCH_CHARS,
+        normalizer=tokenizer.normalizer,
     )
     header = NPY_HEADER if path.suffix == ".npy" else 0
     _remove_stale(path)

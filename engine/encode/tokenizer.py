@@ -19,7 +19,7 @@ import sys
 import threading
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
@@ -27,8 +27,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engine.corpus.pretokenize import PreTokenizer
+from engine.corpus.stages import AddedToken, PatternSpec, Stage, simplest
 from engine.encode._encoder_core import Encoder, MergeRanks, SharedCache, Vocab
-from engine.errors import ModelFileError
+from engine.errors import ModelFileError, SettingsError
+from engine.formats import rank_files
 from engine.formats import tokenizer_files as formats
 from engine.formats.atomic import atomic_write
 from engine.train.trainer import Trainer
@@ -79,30 +81,55 @@ class PreTokenTrace:
 
 
 class Tokenizer:
-    """A byte-level BPE tokenizer: ``vocab`` (id -> bytes) and ``merges`` in rank order."""
+    """A byte-level BPE tokenizer: ``vocab`` (id -> bytes) and ``merges`` in rank order.
+
+    ``special_tokens``: strings (each keeps its id in ``vocab``, or takes the next one
+    after the largest), ``{string: id}``, or ``AddedToken``s (HF's added tokens, with
+    their ids and how they are matched). ``pattern``: a name from ``PATTERNS``, a regex,
+    or stages (``engine.corpus.stages``). ``normalizer``: None or ``"NFC"``.
+    """
 
     def __init__(
         self,
         vocab: dict[int, bytes],
         merges: list[tuple[bytes, bytes]],
-        special_tokens: list[str] | None = None,
-        pattern: str = "gpt2",
+        special_tokens: Sequence[str | AddedToken] | Mapping[str, int] | None = None,
+        pattern: str | Sequence[Stage] = "gpt2",
         cache_size: int = 1 << 17,
+        normalizer: str | None = None,
+        *,
+        merge_ids: tuple[list[int], list[int], list[int]] | None = None,
     ) -> None:
+        """``merge_ids``: the ids of each merge's left, right and result, when the caller
+        has them (a rank file's reader does): they are not looked up again."""
         self.vocab = dict(vocab)
         self.merges = list(merges)
-        self.special_tokens = list(special_tokens or [])
-        self.pattern = pattern
-        self.encoder = {token: i for i, token in self.vocab.items()}
-        for s in self.special_tokens:
-            if s.encode("utf-8") not in self.encoder:
-                new_id = max(self.vocab, default=-1) + 1
-                self.vocab[new_id] = s.encode("utf-8")
-                self.encoder[s.encode("utf-8")] = new_id
-        self.special_ids = {s: self.encoder[s.encode("utf-8")] for s in self.special_tokens}
+        self.pattern: PatternSpec = simplest(pattern)
+        self.normalizer = normalizer
+        self.encoder = dict(zip(self.vocab.values(), self.vocab, strict=True))
+        given = [AddedToken(s, i) for s, i in special_tokens.items()] if isinstance(special_tokens, Mapping) else special_tokens or []
+        self.added_tokens: list[AddedToken] = []
+        """Every token cut out of the text whole, with its id."""
+        for token in formats.added_tokens(given):
+            encoded = token.content.encode("utf-8")
+            if token.id < 0:
+                i = self.encoder.get(encoded)
+                if i is None:
+                    i = max(self.vocab, default=-1) + 1
+                token = AddedToken(token.content, i, token.special, token.normalized, token.lstrip, token.rstrip, token.single_word)
+            elif self.vocab.setdefault(token.id, encoded) != encoded:
+                raise ValueError(
+                    f"special token {token.content!r} has id {token.id}, which the vocabulary gives to {self.vocab[token.id]!r}"
+                )
+            self.vocab[token.id] = encoded
+            self.encoder[encoded] = token.id
+            self.added_tokens.append(token)
+        self.special_tokens = [t.content for t in self.added_tokens]
+        self.special_ids = {t.content: t.id for t in self.added_tokens}
+        self._special_set = frozenset(self.special_ids.values())
         if min(self.vocab, default=0) < 0 or max(self.vocab, default=0) >= sys.maxunicode:
             raise ValueError(f"token ids must lie in 0-{sys.maxunicode - 1}")
-        self.pretokenizer = PreTokenizer(pattern, self.special_tokens)
+        self.pretokenizer = PreTokenizer(self.pattern, self.added_tokens, normalizer)
         missing = [b for b in range(256) if bytes([b]) not in self.encoder]
         if missing:
             raise ValueError(f"vocabulary lacks the single byte {missing[0]:#04x}")
@@ -110,13 +137,21 @@ class Tokenizer:
         self._rank_of: dict[Pair, int] = {}
         self._merged: list[int] = []
         """Id made by each merge rank."""
-        for rank, (left, right) in enumerate(merges):
+        if merge_ids is not None:
+            lefts, rights, self._merged = merge_ids
+        else:
+            get = self.encoder.__getitem__
             try:
-                pair = (self.encoder[left], self.encoder[right])
-                self._merged.append(self.encoder[left + right])
+                lefts, rights = (list(map(get, side)) for side in zip(*merges, strict=True)) if merges else ([], [])
+                self._merged = list(map(get, map(bytes.__add__, *zip(*merges, strict=True)))) if merges else []
             except KeyError:
+                rank, (left, right) = next((r, m) for r, m in enumerate(merges) if not {m[0], m[1], m[0] + m[1]} <= self.encoder.keys())
                 raise ValueError(f"merge {rank} ({left!r}, {right!r}) uses a token not in the vocabulary") from None
-            self._rank_of.setdefault(pair, rank)
+        self._rank_of = dict(zip(zip(lefts, rights, strict=True), range(len(lefts)), strict=True))
+        if len(self._rank_of) < len(lefts):  # a pair merged twice keeps its first rank
+            self._rank_of = {}
+            for rank, pair in enumerate(zip(lefts, rights, strict=True)):
+                self._rank_of.setdefault(pair, rank)
         self._ranks = MergeRanks(self._byte_ids, self._rank_of, self._merged)
         self._table = Vocab(self.vocab)
         self.cache_size = cache_size
@@ -132,9 +167,9 @@ class Tokenizer:
     def direct(self) -> bool:
         """Emit a pre-token that is a vocabulary entry as that entry, skipping its merge loop
         (as tiktoken does, and HF with ``ignore_merges``). The same ids only when every entry
-        encodes to itself: proven for trained vocabularies (see ``from_trainer``) and on
-        loading files (see ``_merges_rebuild_vocab``), checked by ``verify_direct``, kept in
-        ``tokenizer.json`` as ``ignore_merges``."""
+        encodes to itself: proven for trained vocabularies (see ``from_trainer``) and rank
+        files (see ``from_tiktoken``), checked entry by entry on loading other files and by
+        ``verify_direct``, kept in ``tokenizer.json`` as ``ignore_merges``."""
         return self._direct
 
     @direct.setter
@@ -146,8 +181,9 @@ class Tokenizer:
     @property
     def _compiled(self) -> bool:
         """Whether encoding runs in C: under a pattern the compiled pre-tokenizer knows
-        (``KNOWN_PATTERNS``, by its text), with no empty special token."""
-        return self.pretokenizer.family is not None and "" not in self.special_ids
+        (``KNOWN_PATTERNS``, by its text), with special tokens cut out as plain strings in
+        one pass, no normalizer, and no empty special token."""
+        return self.pretokenizer.chunked and "" not in self.special_ids
 
     def _new_encoder(self, shared: SharedCache | None = None) -> Encoder | None:
         """A compiled encoder with an empty cache of its own, looking in ``shared`` first;
@@ -159,7 +195,7 @@ class Tokenizer:
 
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled as what it is made from: the compiled merge table is rebuilt on load."""
-        settings = (self.vocab, self.merges, self.special_tokens, self.pattern, self.cache_size)
+        settings = (self.vocab, self.merges, self.added_tokens, self.pattern, self.cache_size, self.normalizer)
         return (_unpickle, (settings, self.direct))
 
     @classmethod
@@ -177,16 +213,23 @@ class Tokenizer:
 
     def verify_direct(self) -> bool:
         """Turn ``direct`` on if every vocabulary entry encodes to itself (true for GPT-2's
-        files). Proven from the merges where ``_merges_rebuild_vocab`` can; otherwise each
-        entry goes through the merge loop."""
-        specials = set(self.special_ids.values())
+        files)."""
+        self.direct = self._entries_encode_to_themselves()
+        return self.direct
+
+    def _entries_encode_to_themselves(self) -> bool:
+        """Whether each vocabulary entry (special tokens aside) comes out of the compiled
+        merge loop over its own bytes as itself: the definition ``direct`` needs, checked
+        entry by entry, faster than ``_merges_rebuild_vocab`` proves it (a tenth of a second
+        for 100,000 entries) and conclusive either way."""
+        specials = self._special_set
         encoder = self.encoder
-        self.direct = self._merges_rebuild_vocab() or all(
-            self._ranks.ids(token) == chr(encoder[token])
+        ids = self._ranks.ids
+        return all(
+            ids(token) == chr(encoder[token])
             for i, token in self.vocab.items()
             if len(token) > 1 and i not in specials and encoder[token] == i
         )
-        return self.direct
 
     def _merges_rebuild_vocab(self) -> bool:
         """True when the merges prove that every vocabulary entry encodes to itself; False
@@ -241,9 +284,36 @@ class Tokenizer:
     # -- files ----------------------------------------------------------------------------
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Tokenizer:
-        """Load a ``tokenizer.json``, or a directory holding one or ``vocab.json`` + ``merges.txt``."""
+    def load(cls, path: str | os.PathLike[str], pattern: str | None = None) -> Tokenizer:
+        """Load a ``tokenizer.json``, a directory holding one or ``vocab.json`` + ``merges.txt``,
+        or a rank file (``.tiktoken``, ``.tiktoken.gz``; see ``from_tiktoken``: ``pattern``
+        is its pre-tokenizer, needed unless it is a published one)."""
+        if rank_files.is_rank_file(path):
+            return cls.from_tiktoken(path, pattern)
+        if pattern is not None:
+            raise SettingsError(f"{path}: a pattern goes with a .tiktoken rank file; this model names its own pre-tokenizer")
         return cls._from_data(formats.read_model(path))
+
+    @classmethod
+    def from_tiktoken(
+        cls, path: str | os.PathLike[str], pattern: str | None = None, special_tokens: Mapping[str, int] | None = None
+    ) -> Tokenizer:
+        """Load tiktoken's ranks (``.tiktoken`` or ``.tiktoken.gz``): ``cl100k_base`` and
+        ``o200k_base`` are known by their content and come with their pattern and special
+        tokens; another file needs ``pattern`` (a name from ``PATTERNS`` or a regex) and
+        has the ``special_tokens`` given, at their ids.
+
+        The merges are recovered from the ranks (``engine.formats.rank_files``), so ids
+        equal tiktoken's on every text. Every entry then encodes to itself (its bytes go
+        through the steps that recovered its merge), so ``direct`` is on.
+        """
+        ranks = rank_files.read_rank_file(path, pattern, special_tokens)
+        try:
+            tokenizer = cls(ranks.vocab, ranks.merges, ranks.special_tokens, ranks.pattern, merge_ids=ranks.merge_ids)
+        except ValueError as e:
+            raise SettingsError(f"{path}: {e}") from None
+        tokenizer.direct = True
+        return tokenizer
 
     @classmethod
     def from_files(
@@ -258,15 +328,15 @@ class Tokenizer:
     @classmethod
     def _from_data(cls, data: formats.ModelData) -> Tokenizer:
         try:
-            tokenizer = cls(data.vocab, data.merges, data.special_tokens, data.pattern)
+            tokenizer = cls(data.vocab, data.merges, data.special_tokens, data.pattern, normalizer=data.normalizer)
         except ValueError as e:
             raise ModelFileError(f"{data.path}: {e}") from None
-        tokenizer.direct = data.direct or tokenizer._merges_rebuild_vocab()
+        tokenizer.direct = data.direct or tokenizer._entries_encode_to_themselves()
         return tokenizer
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write an HF ``tokenizer.json`` (loads in ``tokenizers.Tokenizer.from_file``)."""
-        return atomic_write(path, formats.hf_json(self.vocab, self.merges, self.special_tokens, self.pattern, self.direct))
+        return atomic_write(path, formats.hf_json(self.vocab, self.merges, self.added_tokens, self.pattern, self.direct, self.normalizer))
 
     def save_gpt2_files(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write GPT-2 style ``vocab.json`` + ``merges.txt`` into ``directory``."""
@@ -324,7 +394,9 @@ class Tokenizer:
     def _encode_pretoken(self, pretoken: str) -> str:
         piece = pretoken.encode("utf-8")
         entry = self.encoder.get(piece) if self._direct else None
-        return chr(entry) if entry is not None else self._ranks.ids(piece)
+        if entry is None or entry in self._special_set:  # a special token is never made by merging
+            return self._ranks.ids(piece)
+        return chr(entry)
 
     def _encode_custom(self, piece: str) -> str:
         """The ids of one ordinary piece under a custom pattern, as code points: regex
@@ -347,10 +419,7 @@ class Tokenizer:
         if self._encoder is not None:
             return self._encoder.encode(text)
         return _code_points(
-            "".join(
-                chr(self.special_ids[piece]) if special else self._encode_custom(piece)
-                for piece, special in self.pretokenizer.split_special(text)
-            )
+            "".join(chr(token.id) if token else self._encode_custom(piece) for piece, token in self.pretokenizer.split_added(text))
         )
 
     def encode_batch(self, texts: Iterable[str], workers: int | None = None) -> list[list[int]]:
@@ -443,9 +512,9 @@ class Tokenizer:
     def encode_steps(self, text: str) -> list[PreTokenTrace]:
         """Every pre-token of ``text`` with each round of its merge loop (see ``EncodeStep``)."""
         traces = []
-        for piece, special in self.pretokenizer.split_special(text):
-            if special:
-                traces.append(PreTokenTrace(piece, True, [], [self.special_ids[piece]]))
+        for piece, token in self.pretokenizer.split_added(text):
+            if token:
+                traces.append(PreTokenTrace(piece, True, [], [token.id]))
                 continue
             for pretoken in self.pretokenizer.pretokens(piece):
                 steps: list[EncodeStep] = []
@@ -479,6 +548,7 @@ class Tokenizer:
 
 
 def _unpickle(settings: tuple[Any, ...], direct: bool) -> Tokenizer:
-    tokenizer = Tokenizer(*settings)
+    vocab, merges, special_tokens, pattern, cache_size, normalizer = settings
+    tokenizer = Tokenizer(vocab, merges, special_tokens, pattern, cache_size, normalizer)
     tokenizer.direct = direct
     return tokenizer

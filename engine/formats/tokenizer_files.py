@@ -1,14 +1,22 @@
 """Tokenizer files: HF ``tokenizer.json``, GPT-2 ``vocab.json`` + ``merges.txt``, tiktoken ranks.
 
 Every format stores tokens as GPT-2's printable byte strings (``engine.formats.byte_unicode``), except
-tiktoken's, which stores base64 bytes. Readers return a ``ModelData`` and raise
-``ModelFileError`` naming the file and what is wrong; writers go through ``atomic_write``, so
-an interrupted save leaves the old file or the new one, never half of one.
+tiktoken's, which stores base64 bytes (read in ``engine.formats.rank_files``). Readers return a
+``ModelData`` and raise ``ModelFileError`` naming the file and what is wrong; writers go
+through ``atomic_write``, so an interrupted save leaves the old file or the new one, never
+half of one.
+
+An HF file's pre-tokenizer may be ``ByteLevel`` (with or without its regex and
+``add_prefix_space``), after any ``Split``s (a regex or a string, any behaviour, inverted
+or not), nested in ``Sequence``s; its normalizer none or ``NFC``; its added tokens special
+or not, with their ids and matching options. Anything else that changes the text (another
+normalizer or pre-tokenizer, a WordPiece or Unigram model) is refused in one line.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,10 +25,12 @@ from typing import Any
 
 import regex
 
-from engine.corpus.pretokenize import PATTERNS
+from engine.corpus.pretokenize import GPT2_PATTERN, PATTERNS
+from engine.corpus.stages import BEHAVIORS, NORMALIZERS, AddedToken, Behavior, PatternSpec, PrefixSpace, Split, Stage, simplest
 from engine.errors import ModelFileError, unreadable
 from engine.formats.atomic import Pathish
 from engine.formats.byte_unicode import bytes_to_token_string, token_string_to_bytes, token_strings_to_bytes
+from engine.formats.hf_regex import from_onig, to_onig
 
 TOKENIZER_JSON = "tokenizer.json"
 VOCAB_JSON = "vocab.json"
@@ -34,13 +44,17 @@ class ModelData:
     vocab: dict[int, bytes]
     """Every id, special tokens included (as their UTF-8 bytes)."""
     merges: list[tuple[bytes, bytes]]
-    special_tokens: list[str]
-    pattern: str
-    """A name from ``PATTERNS`` when the regex is one of them, else the regex itself."""
+    special_tokens: list[str | AddedToken]
+    """Tokens cut out of the text whole: strings (their ids are the vocabulary's), or
+    ``AddedToken``s with their ids."""
+    pattern: PatternSpec
+    """A name from ``PATTERNS`` when the regex is one of them, else the regex itself, or stages."""
     path: Path
     """The file that named tokens and ids (for messages about them)."""
     direct: bool = False
     """HF's ``ignore_merges``: a pre-token that is a vocabulary entry is that entry."""
+    normalizer: str | None = None
+    """``"NFC"``: the text between added tokens is normalized before pre-tokenization."""
 
 
 # -- writing ------------------------------------------------------------------------------
@@ -58,41 +72,63 @@ def _merge_lines(merges: Sequence[tuple[bytes, bytes]]) -> list[str]:
     return [f"{bytes_to_token_string(a)} {bytes_to_token_string(b)}" for a, b in merges]
 
 
+def added_tokens(special_tokens: Sequence[str | AddedToken]) -> list[AddedToken]:
+    """Special tokens as ``AddedToken``s, each text once (its first entry); a string is a
+    special token matched as written, its id -1 (the vocabulary's)."""
+    tokens: dict[str, AddedToken] = {}
+    for s in special_tokens:
+        token = s if isinstance(s, AddedToken) else AddedToken(s, -1)
+        tokens.setdefault(token.content, token)
+    return list(tokens.values())
+
+
 def _special_ids(vocab: Mapping[int, bytes], special_tokens: Sequence[str]) -> dict[str, int]:
     ids = {t: i for i, t in vocab.items()}
     return {s: ids[s.encode("utf-8")] for s in special_tokens}
 
 
+HF_BEHAVIORS: dict[str, Behavior] = dict(
+    zip(["Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous"], BEHAVIORS, strict=True)
+)
+"""HF's names of the ``Split`` behaviours."""
+
+
 def hf_json(
     vocab: Mapping[int, bytes],
     merges: Sequence[tuple[bytes, bytes]],
-    special_tokens: Sequence[str],
-    pattern: str,
+    special_tokens: Sequence[str | AddedToken],
+    pattern: PatternSpec,
     direct: bool = False,
+    normalizer: str | None = None,
 ) -> str:
-    """The text of an HF ``tokenizer.json``: a BPE model behind a regex ``Split`` and a
-    byte-level pre-tokenizer (the regex stored as used), special tokens as added tokens.
-    ``direct`` is stored as ``ignore_merges``, which changes nothing when it holds."""
+    """The text of an HF ``tokenizer.json``: a BPE model behind the ``Split``s of ``pattern``
+    and a byte-level pre-tokenizer (regexes stored as used), special tokens as added tokens
+    at their ids. ``direct`` is stored as ``ignore_merges``, which changes nothing when it
+    holds."""
+    tokens = added_tokens(special_tokens)
+    found = _special_ids(vocab, [t.content for t in tokens if t.id < 0])
+    ids = {t.content: t.id if t.id >= 0 else found[t.content] for t in tokens}
     added = [
-        {"id": i, "content": s, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
-        for s, i in sorted(_special_ids(vocab, special_tokens).items(), key=lambda kv: kv[1])
+        {
+            "id": ids[t.content],
+            "content": t.content,
+            "single_word": t.single_word,
+            "lstrip": t.lstrip,
+            "rstrip": t.rstrip,
+            "normalized": t.normalized,
+            "special": t.special,
+        }
+        for t in sorted(tokens, key=lambda t: ids[t.content])
     ]
-    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
     doc = {
         "version": "1.0",
         "truncation": None,
         "padding": None,
         "added_tokens": added,
-        "normalizer": None,
-        "pre_tokenizer": {
-            "type": "Sequence",
-            "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": PATTERNS.get(pattern, pattern)}, "behavior": "Isolated", "invert": False},
-                byte_level,
-            ],
-        },
+        "normalizer": {"type": normalizer} if normalizer else None,
+        "pre_tokenizer": _hf_pre_tokenizer_json(pattern),
         "post_processor": None,
-        "decoder": {**byte_level, "use_regex": True},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
         "model": {
             "type": "BPE",
             "dropout": None,
@@ -104,11 +140,37 @@ def hf_json(
             "ignore_merges": direct,
             # Special tokens too, by content: HF gives an added token absent from the model's
             # vocabulary a new id.
-            "vocab": _token_table(vocab, special_tokens) | _special_ids(vocab, special_tokens),
+            "vocab": _token_table(vocab, list(ids)) | ids,
             "merges": _merge_lines(merges),
         },
     }
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+def _hf_pre_tokenizer_json(pattern: PatternSpec) -> dict[str, Any]:
+    """``pattern`` as HF's pre-tokenizer: its ``Split``s, then ``ByteLevel`` (which takes a
+    final prefix space, or a prefix space then GPT-2's regex, as its own options)."""
+    stages = list((Split(PATTERNS.get(pattern, pattern)),) if isinstance(pattern, str) else pattern)
+    options = {"add_prefix_space": False, "use_regex": False}
+    if stages[-2:] == [PrefixSpace(), Split(GPT2_PATTERN)]:
+        del stages[-2:]
+        options = {"add_prefix_space": True, "use_regex": True}
+    elif stages[-1:] == [PrefixSpace()]:
+        del stages[-1:]
+        options["add_prefix_space"] = True
+    steps = []
+    for stage in stages:
+        if not isinstance(stage, Split):
+            raise ValueError("a tokenizer.json has a prefix space only at the end of the pre-tokenizer (ByteLevel's add_prefix_space)")
+        behavior = next(name for name, b in HF_BEHAVIORS.items() if b == stage.behavior)
+        steps.append({"type": "Split", "pattern": {"Regex": to_onig(stage.pattern)}, "behavior": behavior, "invert": stage.invert})
+    byte_level = {
+        "type": "ByteLevel",
+        "add_prefix_space": options["add_prefix_space"],
+        "trim_offsets": True,
+        "use_regex": options["use_regex"],
+    }
+    return {"type": "Sequence", "pretokenizers": [*steps, byte_level]}
 
 
 def gpt2_vocab_json(vocab: Mapping[int, bytes], special_tokens: Sequence[str]) -> str:
@@ -172,22 +234,21 @@ def read_hf_json(path: Pathish) -> ModelData:
             raise ModelFileError(f"{path}: BPE option {key}={model[key]!r} is not supported")
     if model.get("dropout"):
         raise ModelFileError(f"{path}: BPE dropout is not supported")
-    if doc.get("normalizer") is not None:
-        raise ModelFileError(f"{path}: a normalizer is not supported (byte-level BPE uses none)")
-    pattern = _hf_pattern(path, doc.get("pre_tokenizer"))
-    added = doc.get("added_tokens") or []
-    if not isinstance(added, list) or not all(
-        isinstance(a, dict) and isinstance(a.get("content"), str) and isinstance(a.get("id"), int) for a in added
-    ):
-        raise ModelFileError(f"{path}: 'added_tokens' must be a list of {{'id': int, 'content': str}}")
+    if model.get("byte_fallback"):
+        raise ModelFileError(f"{path}: BPE byte_fallback is not supported (a byte-level model needs none)")
+    normalizer = _hf_normalizer(path, doc.get("normalizer"))
+    pattern = _hf_pre_tokenizer(path, doc.get("pre_tokenizer"))
+    added = _hf_added_tokens(path, doc.get("added_tokens") or [])
     table = model.get("vocab")
-    if isinstance(table, dict):  # added tokens may be listed there by content, not as bytes
-        table = {t: i for t, i in table.items() if t not in {a["content"] for a in added}}
+    if isinstance(table, dict):  # added tokens may be listed there too, by content (not as bytes)
+        added = _hf_added_ids(path, added, table)
+        ids = {a.id for a in added}
+        table = {t: i for t, i in table.items() if not (isinstance(i, int) and i in ids)}  # a bad id is named below
     vocab = _parse_vocab(path, table, "'model.vocab'")
     merges = _parse_merges(path, model.get("merges"))
     for a in added:
-        vocab[a["id"]] = a["content"].encode("utf-8")
-    return ModelData(vocab, merges, [a["content"] for a in added], pattern, path, bool(model.get("ignore_merges")))
+        vocab[a.id] = a.content.encode("utf-8")
+    return ModelData(vocab, merges, list(added), pattern, path, bool(model.get("ignore_merges")), normalizer)
 
 
 def read_gpt2_files(vocab_json: Pathish, merges_txt: Pathish, special_tokens: Sequence[str] | None = None) -> ModelData:
@@ -209,7 +270,7 @@ def read_gpt2_files(vocab_json: Pathish, merges_txt: Pathish, special_tokens: Se
         pairs.append(parts)
         lines.append(n)
     merges = _merge_pairs(merges_txt, pairs, lambda k: f"line {lines[k]}")
-    specials = list(special_tokens or [])
+    specials: list[str | AddedToken] = list(special_tokens or [])
     made = {a + b for a, b in merges}
     for _, token in sorted(vocab.items()):
         text = token.decode("utf-8", errors="replace")
@@ -288,26 +349,121 @@ def _merge_pairs(path: Path, pairs: list[list[Any]], where: Callable[[int], str]
     return list(zip(tokens[0::2], tokens[1::2], strict=True))
 
 
-def _hf_pattern(path: Path, pre: Any) -> str:
-    """The regex of a byte-level pre-tokenizer: ``ByteLevel`` with its own (GPT-2's) regex, or
-    a regex ``Split`` followed by ``ByteLevel`` without one."""
-    steps = pre.get("pretokenizers") if isinstance(pre, dict) and pre.get("type") == "Sequence" else [pre]
-    if not isinstance(steps, list) or not steps or not all(isinstance(s, dict) for s in steps):
+def _hf_normalizer(path: Path, normalizer: Any) -> str | None:
+    """The normalizer's name: None, or ``NFC`` (alone or in a ``Sequence``)."""
+    steps = _flatten(normalizer, "normalizers") if normalizer is not None else []
+    names = [step.get("type") if isinstance(step, dict) else step for step in steps]
+    if not names:
+        return None
+    if set(names) == {"NFC"}:
+        return "NFC"
+    changes = next(name for name in names if name != "NFC")
+    raise ModelFileError(
+        f"{path}: normalizer {changes!r} is not supported ({', '.join(NORMALIZERS)} only): it changes the text before byte-level BPE"
+    )
+
+
+def _flatten(step: Any, key: str) -> list[Any]:
+    """The steps of a ``Sequence`` (``key`` lists them), nested ones in order; a lone step."""
+    if isinstance(step, dict) and step.get("type") == "Sequence":
+        inner = step.get(key)
+        if not isinstance(inner, list):
+            return [step]  # refused by the caller as a step it does not know
+        return [s for item in inner for s in _flatten(item, key)]
+    return [step]
+
+
+def _hf_pre_tokenizer(path: Path, pre: Any) -> PatternSpec:
+    """The stages of a byte-level pre-tokenizer: any ``Split``s, then ``ByteLevel``, which
+    adds a prefix space and GPT-2's regex as its options say; in its simplest form (a name
+    from ``PATTERNS`` or a regex when that is all it does)."""
+    steps = _flatten(pre, "pretokenizers")
+    if not steps or not all(isinstance(s, dict) for s in steps):
         raise ModelFileError(f"{path}: no byte-level pre_tokenizer (got {json.dumps(pre)[:80]})")
     *splits, last = steps
     if last.get("type") != "ByteLevel":
         raise ModelFileError(f"{path}: pre_tokenizer does not end in ByteLevel: not a byte-level BPE tokenizer")
+    stages: list[Stage] = []
+    for step in splits:
+        kind = step.get("type")
+        if kind == "ByteLevel":
+            raise ModelFileError(f"{path}: ByteLevel is not the last pre_tokenizer: a Split after it would see its byte characters")
+        if kind != "Split":
+            raise ModelFileError(f"{path}: pre_tokenizer {kind!r} is not supported (ByteLevel, Split and Sequence are)")
+        stages.append(_hf_split(path, step))
     if last.get("add_prefix_space"):
-        raise ModelFileError(f"{path}: ByteLevel add_prefix_space=true is not supported")
-    if not splits and last.get("use_regex", True):
-        return "gpt2"
-    if len(splits) == 1 and not last.get("use_regex", True):
-        split = splits[0]
-        pattern = split.get("pattern", {}).get("Regex") if isinstance(split.get("pattern"), dict) else None
-        if split.get("type") == "Split" and isinstance(pattern, str) and split.get("behavior") == "Isolated" and not split.get("invert"):
+        stages.append(PrefixSpace())
+    if last.get("use_regex", True):
+        stages.append(Split(GPT2_PATTERN))
+    spec = simplest(stages)
+    if isinstance(spec, str):
+        return next((name for name, p in PATTERNS.items() if p == spec), spec)
+    return spec
+
+
+def _hf_split(path: Path, step: dict[str, Any]) -> Split:
+    pattern = step.get("pattern")
+    if isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str):
+        text = from_onig(pattern["Regex"])
+    elif isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
+        text = regex.escape(pattern["String"])
+    else:
+        raise ModelFileError(
+            f"{path}: a Split pre_tokenizer's pattern is not {{'Regex': ...}} or {{'String': ...}}: {json.dumps(pattern)[:80]}"
+        )
+    behavior = HF_BEHAVIORS.get(step.get("behavior"))  # type: ignore[arg-type]  # any JSON value; None when unknown
+    if behavior is None:
+        raise ModelFileError(f"{path}: Split behavior {step.get('behavior')!r} is none of {', '.join(HF_BEHAVIORS)}")
+    try:
+        regex.compile(text)
+    except regex.error as e:
+        raise ModelFileError(f"{path}: the pre_tokenizer's regex does not compile ({e}): {text[:60]!r}") from None
+    return Split(text, behavior, bool(step.get("invert")))
+
+
+def _hf_added_ids(path: Path, added: list[AddedToken], table: dict[Any, Any]) -> list[AddedToken]:
+    """The added tokens with the ids HF gives them, which are the file's in any file HF
+    wrote: a token that is also in the model's vocabulary takes the id there; any other
+    takes the next id after the vocabulary and the tokens added before it. A token the
+    model's vocabulary has, as other bytes, at another id is refused (HF would give it
+    that entry's id)."""
+    size = len(table)
+    ids: dict[str, int] = {}
+    out = []
+    for token in added:
+        if token.content in ids:
+            i = ids[token.content]
+        elif isinstance(table.get(token.content), int) and not isinstance(table[token.content], bool):
+            i = table[token.content]
             try:
-                regex.compile(pattern)
-            except regex.error as e:
-                raise ModelFileError(f"{path}: the pre_tokenizer's regex does not compile ({e})") from None
-            return next((name for name, p in PATTERNS.items() if p == pattern), pattern)
-    raise ModelFileError(f"{path}: unsupported pre_tokenizer (expected ByteLevel, or a regex Split then ByteLevel)")
+                same = i == token.id or token_string_to_bytes(token.content) == token.content.encode("utf-8")
+            except KeyError:
+                same = True  # no byte-level entry can be written so: the entry is this added token
+            if not same:
+                raise ModelFileError(
+                    f"{path}: added token {token.content!r} (id {token.id}) is also the model's byte-level token {token.content!r} "
+                    f"(id {i}), which stands for other bytes: not supported"
+                )
+        else:
+            top = max(ids.values(), default=None)
+            i = size if top is None or (top < size and size) else top + 1
+        ids[token.content] = i
+        out.append(dataclasses.replace(token, id=i))
+    return out
+
+
+def _hf_added_tokens(path: Path, added: Any) -> list[AddedToken]:
+    """The ``added_tokens``, each with its id and options (HF's defaults where absent)."""
+    if not isinstance(added, list) or not all(
+        isinstance(a, dict) and isinstance(a.get("content"), str) and isinstance(a.get("id"), int) for a in added
+    ):
+        raise ModelFileError(f"{path}: 'added_tokens' must be a list of {{'id': int, 'content': str}}")
+    tokens = []
+    for a in added:
+        if not a["content"]:
+            continue  # HF ignores an empty added token
+        flags = {key: a.get(key, key == "normalized") for key in ("special", "normalized", "lstrip", "rstrip", "single_word")}
+        if not all(isinstance(v, bool) for v in flags.values()):
+            raise ModelFileError(f"{path}: added token {a['content']!r}: its options must be true or false")
+        tokens.append(AddedToken(a["content"], a["id"], **flags))
+    return tokens

@@ -43,10 +43,13 @@
 
 /* A pair_positions list. Most pairs occur in a few words only: up to INLINE positions are
  * kept in the record itself, more in an array of 8, 16, 32, ... Lists only grow or are
- * emptied whole, so the array's size follows from n. Packed: a pair record is 28 bytes. */
+ * emptied whole, so the array's size follows from n. */
 #define INLINE 2
 #define FIRST_ARRAY 8
-typedef struct __attribute__((packed, aligned(4))) {
+/* Packed to 4 bytes (a pragma gcc, clang and MSVC all honour): a pair record is 28 bytes, not
+ * 32, and a heap entry 12, not 16. The assertions below keep the layout from changing. */
+#pragma pack(push, 4)
+typedef struct {
     union {
         int32_t *v;
         int32_t in[INLINE];
@@ -54,22 +57,25 @@ typedef struct __attribute__((packed, aligned(4))) {
     int32_t n;
 } Positions;
 
-typedef struct __attribute__((packed, aligned(4))) {
+typedef struct {
     int32_t a, b;
     int64_t count;        /* pair_counter */
     Positions pos;        /* pair_positions */
 } PairRec;
-_Static_assert(sizeof(PairRec) == 28, "a pair record is 28 bytes");
+
+typedef struct {
+    int64_t count;        /* the count when pushed: stale once the pair's count is lower */
+    int32_t pair;
+} Entry;
+#pragma pack(pop)
+_Static_assert(sizeof(Positions) == 12 && _Alignof(Positions) == 4, "a positions list is 12 bytes");
+_Static_assert(sizeof(PairRec) == 28 && _Alignof(PairRec) == 4, "a pair record is 28 bytes");
+_Static_assert(sizeof(Entry) == 12 && _Alignof(Entry) == 4, "a heap entry is 12 bytes");
 
 typedef struct {
     uint8_t *data;
     int32_t len;
 } Token;
-
-typedef struct __attribute__((packed, aligned(4))) {
-    int64_t count;        /* the count when pushed: stale once the pair's count is lower */
-    int32_t pair;
-} Entry;                  /* packed: 12 bytes, not 16 */
 
 typedef struct {
     int32_t pair;
@@ -944,7 +950,7 @@ static PyMethodDef Core_methods[] = {
     {"pair_positions", (PyCFunction)Core_pair_positions, METH_VARARGS, "A pair's recorded positions, live or stale."},
     {"cells", (PyCFunction)Core_cells, METH_O, "Word i's positions with their tokens and links."},
     {"memory", (PyCFunction)Core_memory, METH_NOARGS, "Bytes allocated by each structure."},
-    {NULL},
+    {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef Core_getset[] = {
@@ -953,7 +959,7 @@ static PyGetSetDef Core_getset[] = {
     {"corpus_bytes", (getter)Core_corpus_bytes, NULL, "The words' bytes times their counts.", NULL},
     {"stored_positions", (getter)Core_stored, NULL, "Positions held by live pairs' lists.", NULL},
     {"words", (getter)Core_words, NULL, "The number of words laid out.", NULL},
-    {NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyTypeObject CoreType = {

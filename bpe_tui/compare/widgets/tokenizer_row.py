@@ -37,7 +37,7 @@ class RowStyles:
 def row_spans(row: Row, styles: RowStyles) -> list[Span]:
     """The row's tokens as spans: special, unknown, differing or plain, alternating."""
     out = []
-    for n, (token, differs) in enumerate(zip(row.tokens, row.differs)):
+    for n, (token, differs) in enumerate(zip(row.tokens, row.differs, strict=True)):
         if token.special:
             style = styles.spans.special
         elif token.unknown:
@@ -84,7 +84,7 @@ def summary(row: Row, reference: bool, widths: list[int]) -> Table:
 def count_widths(rows: list[Row], reference: int) -> list[int]:
     """The widest of each count over ``rows``."""
     cells = [counts(row, n == reference) for n, row in enumerate(rows)]
-    return [max(cell.cell_len for cell in column) for column in zip(*cells)]
+    return [max(cell.cell_len for cell in column) for column in zip(*cells, strict=True)]
 
 
 class RowTokens(TokenSpans):

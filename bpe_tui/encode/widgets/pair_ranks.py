@@ -68,7 +68,7 @@ class PairRanks(Vertical):
         table.add_column("pair", no_wrap=True, min_width=max((p.cell_len for p in pairs), default=4))
         table.add_column("merge rank", justify="right", no_wrap=True, min_width=len("not in merges"))
         table.add_column("", no_wrap=True)
-        for n, (pair, rank) in enumerate(zip(pairs, step.ranks)):
+        for n, (pair, rank) in enumerate(zip(pairs, step.ranks, strict=True)):
             if n == step.chosen:
                 table.add_row(pair, str(rank), "◀ lowest", style=get("pair-ranks--lowest"))
             elif rank is None:

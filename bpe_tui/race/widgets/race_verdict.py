@@ -33,7 +33,7 @@ class RaceVerdict(RacePanel):
             bad = self.style_of("race-verdict--bad")
             m = race.mismatch
             text = Text(f"✗ MISMATCH at merge {m.index:,}: ", bad)
-            for n, (name, pair) in enumerate(zip(names, m.pairs)):
+            for n, (name, pair) in enumerate(zip(names, m.pairs, strict=True)):
                 text.append(", " if n else "", bad)
                 text.append(f"{name} merged ", bad)
                 text.append_text(parts_text(list(pair), sep=" + ") if pair else Text("nothing (no pairs left)"))

@@ -85,7 +85,7 @@ class GrowthPlot(PlotextPlot):
         points = max(2, 2 * self.size.width)
         xs = sorted({round(i * n / (points - 1)) for i in range(points)})
         plt.xlim(0, max(1, n))
-        ticks = nice_ticks(max(1, n), 5)
+        ticks: list[float] = list(nice_ticks(max(1, n), 5))  # the stub's list[float] takes no list[int]
         plt.xticks(ticks, [f"{t:,}" for t in ticks])
         if self.size.height >= 10:
             plt.xlabel("merge")
@@ -93,18 +93,19 @@ class GrowthPlot(PlotextPlot):
             # Counts fall by orders of magnitude: plotted as log10 on a linear axis, whose
             # ticks are labelled with the counts themselves.
             low, high = math.log10(min(counts)), math.log10(max(counts))
-            decades = list(range(math.floor(low), max(math.ceil(high), math.floor(low) + 1) + 1))
+            decades: list[float] = list(range(math.floor(low), max(math.ceil(high), math.floor(low) + 1) + 1))
             merged = [x for x in xs if x]
             plt.plot(merged, [math.log10(counts[x - 1]) for x in merged], marker="braille", color=self._rgb("growth-plot--count"))
-            plt.ylim(decades[0], decades[-1], "left")
-            plt.yticks(decades, [short_number(10**d) for d in decades], "left")
+            # textual-plotext's stub types yside as a float; plotext takes "left" or "right".
+            plt.ylim(decades[0], decades[-1], "left")  # type: ignore[arg-type]
+            plt.yticks(decades, [short_number(10**d) for d in decades], "left")  # type: ignore[arg-type]
         top = max(1.01, ratios[-1])
         plt.plot(xs, [ratios[x] for x in xs], marker="braille", color=self._rgb("growth-plot--ratio"), yside="right")
-        plt.ylim(1.0, top, "right")
+        plt.ylim(1.0, top, "right")  # type: ignore[arg-type]  # (yside: as above)
         marks = [1.0, (1.0 + top) / 2, top]
-        plt.yticks(marks, [f"{v:.2f}" for v in marks], "right")
+        plt.yticks(marks, [f"{v:.2f}" for v in marks], "right")  # type: ignore[arg-type]
         self.refresh()
 
     def _rgb(self, name: str) -> tuple[int, int, int]:
         color = self.get_component_rich_style(name).color
-        return color.get_truecolor() if color is not None else (255, 255, 255)  # type: ignore[return-value]
+        return color.get_truecolor() if color is not None else (255, 255, 255)

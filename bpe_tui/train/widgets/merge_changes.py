@@ -8,6 +8,7 @@ Each place ``a b`` became ``ab`` has a token before it (prev_token ``x``) and af
 from __future__ import annotations
 
 from rich.console import RenderableType
+from rich.style import Style
 from rich.text import Text
 
 from bpe_tui.common.columns import columns
@@ -88,7 +89,7 @@ class MergeChanges(SnapshotPanel):
         return table
 
     @staticmethod
-    def _cell(snapshot: TrainSnapshot, changes: list[PairChange], style) -> Text:
+    def _cell(snapshot: TrainSnapshot, changes: list[PairChange], style: Style) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
         for change in changes:
             text.append_text(parts_text(snapshot.pair(change.pair)))

@@ -150,7 +150,7 @@ class PairInCorpus(SnapshotPanel):
                 lit.add(cell.position)
                 if not merged and cell.next is not None:
                     lit.add(cell.next)
-        old_next = {c.position: c.next for c in rewired_from.cells} if merged else {}
+        old_next = {c.position: c.next for c in rewired_from.cells} if rewired_from is not None else {}
         text = Text(no_wrap=True, overflow="ellipsis")
         shown = [c for c in word.cells if start is None or c.position >= start]
         if len(shown) < len(word.cells):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import RenderableType
+from rich.style import Style
 from rich.text import Text
 
 from bpe_tui.common.columns import columns
@@ -32,7 +33,7 @@ class PairTable(SnapshotPanel):
         rows_left = max(1, self.content_size.height - 1 - (note is not None))
 
         rows: list[list[Text | str]] = [["#", "pair", "count", "last merge"]]
-        styles = [dim]
+        styles: list[Style | None] = [dim]
         for rank, (pair, count) in enumerate(snapshot.top_pairs[:rows_left], 1):
             change = changed.get(pair)
             delta = Text()
