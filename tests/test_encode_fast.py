@@ -8,7 +8,7 @@ from array import array
 
 import pytest
 import regex
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import Tokenizer, Trainer
@@ -197,3 +197,31 @@ def test_turning_direct_off_empties_the_cache():
     assert tok.encode("abc") == [257]
     tok.direct = False
     assert tok.encode("abc") == [ord("a"), 256]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(texts, max_size=10), st.integers(2, 3), st.sampled_from([(4, 8), (16, 8), (64, 32)]))
+def test_long_texts_are_cut_and_short_ones_grouped(monkeypatch, tok, batch, workers, sizes):
+    """With units and pieces of a few characters, texts are grouped into units and long ones
+    cut at safe cuts into pieces encoded apart (``safe_cut``): the ids are ``encode``'s."""
+    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", sizes[0])
+    monkeypatch.setattr("engine.encode.tokenizer.PIECE_CHARS", sizes[1])
+    long = [text * 5 for text in batch]
+    expected = [tok.encode(text) for text in long]
+    assert tok.encode_batch(long, workers) == expected
+    assert list(tok.encode_packed_stream(long, "uint32", workers)) == [packed(ids, "I") for ids in expected]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.tuples(texts, st.booleans()), max_size=6), max_size=5), st.integers(1, 3), st.sampled_from([None, 7]))
+def test_packed_batches_join_each_batch_with_end_of_text_ids(monkeypatch, tok, batches, workers, eot):
+    """A dataset's batches: each batch's ids joined, ``eot`` after the texts that end a
+    document, whatever the units and pieces the threads get."""
+    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 16)
+    monkeypatch.setattr("engine.encode.tokenizer.PIECE_CHARS", 8)
+    given_batches = [([text * 3 for text, _ in batch], [end for _, end in batch]) for batch in batches]
+    expected = [
+        b"".join(packed(tok.encode(text) + ([eot] if end and eot is not None else []), "H") for text, end in zip(*batch, strict=True))
+        for batch in given_batches
+    ]
+    assert list(tok.encode_packed_batches(iter(given_batches), "uint16", eot, workers)) == expected

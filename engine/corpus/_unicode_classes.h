@@ -4,13 +4,18 @@
  * point in no range is in none): CLASS_L \p{L}, CLASS_N \p{N}, CLASS_S \s (a code point is in
  * at most one of those three), CLASS_UPPER [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], CLASS_LOWER
  * [\p{Ll}\p{Lm}\p{Lo}\p{M}], as the regex module defines them. FOLDED: each code point that
- * (?i:x) matches, for the letters of the contractions 's 'd 'm 't 'll 've 're. */
+ * (?i:x) matches, for the letters of the contractions 's 'd 'm 't 'll 've 're. The bits
+ * are defined wherever this is included, the tables only where UNICODE_CLASS_TABLES is. */
+#ifndef UNICODE_CLASSES_H
+#define UNICODE_CLASSES_H
 #define CLASS_L 1
 #define CLASS_N 2
 #define CLASS_S 4
 #define CLASS_UPPER 8
 #define CLASS_LOWER 16
+#endif
 
+#ifdef UNICODE_CLASS_TABLES
 static const struct { uint32_t first, last; uint8_t bits; } CLASS_RANGES[] = {
     {0x9, 0xD, 4},
     {0x20, 0x20, 4},
@@ -2469,3 +2474,4 @@ static const struct { uint32_t code; char letter; } FOLDED[] = {
     {0x52, 'r'},
     {0x72, 'r'},
 };
+#endif

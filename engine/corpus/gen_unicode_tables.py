@@ -74,14 +74,17 @@ def header() -> str:
         " * point in no range is in none): CLASS_L \\p{L}, CLASS_N \\p{N}, CLASS_S \\s (a code point is in",
         " * at most one of those three), CLASS_UPPER [\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}], CLASS_LOWER",
         " * [\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}], as the regex module defines them. FOLDED: each code point that",
-        " * (?i:x) matches, for the letters of the contractions 's 'd 'm 't 'll 've 're. */",
+        " * (?i:x) matches, for the letters of the contractions 's 'd 'm 't 'll 've 're. The bits",
+        " * are defined wherever this is included, the tables only where UNICODE_CLASS_TABLES is. */",
+        "#ifndef UNICODE_CLASSES_H",
+        "#define UNICODE_CLASSES_H",
     ]
     lines += [f"#define CLASS_{name} {bit}" for name, (bit, _) in CLASSES.items()]
-    lines += ["", "static const struct { uint32_t first, last; uint8_t bits; } CLASS_RANGES[] = {"]
+    lines += ["#endif", "", "#ifdef UNICODE_CLASS_TABLES", "static const struct { uint32_t first, last; uint8_t bits; } CLASS_RANGES[] = {"]
     lines += [f"    {{0x{a:X}, 0x{b:X}, {bits}}}," for a, b, bits in class_ranges()]
     lines += ["};", "", "static const struct { uint32_t code; char letter; } FOLDED[] = {"]
     lines += [f"    {{0x{c:X}, '{letter}'}}," for c, letter in folded_letters()]
-    lines += ["};", ""]
+    lines += ["};", "#endif", ""]
     return "\n".join(lines)
 
 

@@ -632,10 +632,11 @@ typedef struct {
  * drops out: the one used less recently. It needs no clearing and stays the same size. */
 #define HOT_BYTES 16 /* pre-tokens up to this long (and of up to HOT_IDS ids) take a slot */
 #define HOT_IDS 3
-#define HOT_SETS (1u << 15) /* pairs of slots: 1 MB */
+#define HOT_BITS 15
+#define HOT_SETS (1u << HOT_BITS) /* pairs of slots: 1 MB */
 
 typedef struct {
-    uint64_t a, b;  /* the pre-token's bytes, as hot_key reads them */
+    uint64_t a, b;  /* the pre-token's bytes, its key (key_lo, key_hi) */
     uint8_t length; /* 0: a free slot */
     uint8_t nids;
     uint16_t unused;
@@ -653,8 +654,7 @@ typedef struct {
     Cache own;          /* emptied when full, so memory stays bounded */
     HotSlot *hot;       /* HOT_SETS pairs of slots, each pair a 64-byte line, looked in before the caches */
     void *hot_block;    /* the allocation hot lies in */
-    uint64_t seen;      /* what encode_piece read ahead of time, kept so the reads are made */
-    uint8_t *utf8;      /* the text's UTF-8 when it is not ASCII */
+    uint8_t *utf8;      /* the text's UTF-8, PAD zeros after it */
     size_t utf8_cap;
     uint32_t *work;     /* the merge loop's ids and ranks */
     size_t work_cap;
@@ -710,29 +710,25 @@ static inline uint64_t load64(const uint8_t *p) {
     return v;
 }
 
-static inline uint64_t load32(const uint8_t *p) {
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
+/* The hot table's keys: a pre-token of n <= HOT_BYTES bytes is the two words of its first
+ * and next 8 bytes with what lies beyond it masked off (texts lie in e->utf8, with PAD bytes
+ * after them, so the words can always be read); with n, they tell any two apart. */
+#define PAD 16
+static uint64_t key_lo[HOT_BYTES + 1], key_hi[HOT_BYTES + 1];
+
+static void hot_keys_init(void) {
+    for (int n = 0; n <= HOT_BYTES; n++) {
+        int lo = n < 8 ? n : 8, hi = n < 8 ? 0 : n - 8; /* bytes of each word that are the pre-token's */
+        /* The first bytes in memory: the low ones of a word on a little-endian machine, the high ones elsewhere. */
+        uint64_t low_lo = lo == 8 ? ~0ULL : (1ULL << 8 * lo) - 1, low_hi = hi == 8 ? ~0ULL : (1ULL << 8 * hi) - 1;
+        key_lo[n] = pt_little_endian() ? low_lo : lo ? ~0ULL << (64 - 8 * lo) : 0;
+        key_hi[n] = pt_little_endian() ? low_hi : hi ? ~0ULL << (64 - 8 * hi) : 0;
+    }
 }
 
-/* The hot pair of slots of the n bytes at s (2 <= n <= HOT_BYTES), and in *a, *b the bytes as two
- * words, read without going past them: the first and the last 8 bytes (or 4 and 4; they
- * overlap below 16, or 8), or below 4 bytes the first, middle and last. With n they tell
- * any two pre-tokens apart. */
-static inline uint32_t hot_key(const uint8_t *s, size_t n, uint64_t *a, uint64_t *b) {
-    if (n >= 8) {
-        *a = load64(s);
-        *b = load64(s + n - 8);
-    } else if (n >= 4) {
-        *a = load32(s) | load32(s + n - 4) << 32;
-        *b = 0;
-    } else {
-        *a = s[0] | (uint64_t)s[n / 2] << 8 | (uint64_t)s[n - 1] << 16;
-        *b = 0;
-    }
-    uint64_t h = (*a ^ n) * 0x9E3779B97F4A7C15ULL ^ *b * 0xC2B2AE3D27D4EB4FULL;
-    return ((uint32_t)(h >> 40) & (HOT_SETS - 1)) * 2;
+/* The hot pair of slots of a key. */
+static inline size_t hot_set(uint64_t a, uint64_t b) {
+    return (size_t)(((a ^ b * 0xC2B2AE3D27D4EB4FULL) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT_BITS)) * 2;
 }
 
 /* The ids of the n bytes at s (a pre-token, n > 1) into out (room for n ids): its
@@ -759,72 +755,76 @@ static ptrdiff_t pretoken_ids(Encoder *e, const uint8_t *s, size_t n, uint32_t *
     return (ptrdiff_t)k;
 }
 
-#define ENDS 256 /* pre-token ends found at a time */
-
-/* The ids of the UTF-8 text[0..len) without special tokens, appended to e->out: each
- * pre-token is one byte (its id), in the hot table, or found by pretoken_ids. The pre-tokens
- * come ENDS at a time; the hot slots of a batch are read first, all together, so the
- * processor waits on their memory at once rather than one after another. 0 or -1 (no
+/* The ids of the UTF-8 text[0..len) (in e->utf8) without special tokens, appended to
+ * e->out: each pre-token is one byte (its id), in the hot table, or found by pretoken_ids.
+ * One function a family (ENCODE_PIECE), so each loop has its scanner inlined. 0 or -1 (no
  * memory). */
-static int encode_piece(Encoder *e, const uint8_t *text, ptrdiff_t len) {
-    /* A pre-token has at most one id a byte; a hot slot's ids are copied whole. */
-    if (reserve((void **)&e->out, &e->out_cap, e->out_len + (size_t)len + HOT_IDS, sizeof(uint32_t))) return -1;
-    const uint32_t *byte_ids = e->ranks->byte_ids;
-    uint32_t *out = e->out + e->out_len;
-    ptrdiff_t ends[ENDS], got, i = 0;
-    uint32_t where[ENDS];
-    uint64_t ka[ENDS], kb[ENDS], seen = 0;
-    while ((got = pretoken_ends(text, len, i, e->pattern, ends, ENDS)) > 0) {
-        for (ptrdiff_t t = 0, j = i; t < got; j = ends[t], t++) {
-            size_t n = (size_t)(ends[t] - j);
-            if (n >= 2 && n <= HOT_BYTES) {
-                where[t] = hot_key(text + j, n, &ka[t], &kb[t]);
-                seen ^= e->hot[where[t]].a; /* the read that brings the line in */
-            }
-        }
-        for (ptrdiff_t t = 0; t < got; i = ends[t], t++) {
-            const uint8_t *s = text + i;
-            size_t n = (size_t)(ends[t] - i);
-            if (n == 1) {
-                *out++ = byte_ids[s[0]];
-                continue;
-            }
-            HotSlot *slot = NULL;
-            uint64_t a = 0, b = 0;
-            if (n <= HOT_BYTES) {
-                slot = &e->hot[where[t]];
-                a = ka[t];
-                b = kb[t];
-                if (slot[0].a == a && slot[0].b == b && slot[0].length == n) {
-                    memcpy(out, slot[0].ids, sizeof slot[0].ids);
-                    out += slot[0].nids;
-                    continue;
-                }
-                if (slot[1].a == a && slot[1].b == b && slot[1].length == n) {
-                    memcpy(out, slot[1].ids, sizeof slot[1].ids);
-                    out += slot[1].nids;
-                    HotSlot used = slot[1]; /* now the more recent of the two */
-                    slot[1] = slot[0];
-                    slot[0] = used;
-                    continue;
-                }
-            }
-            ptrdiff_t k = pretoken_ids(e, s, n, out);
-            if (k < 0) return -1;
-            if (slot && k <= HOT_IDS) {
-                slot[1] = slot[0];
-                slot[0].a = a;
-                slot[0].b = b;
-                slot[0].length = (uint8_t)n;
-                slot[0].nids = (uint8_t)k;
-                memcpy(slot[0].ids, out, (size_t)k * sizeof(uint32_t));
-            }
-            out += k;
-        }
+#define ENCODE_PIECE(name, scan)                                                                                            \
+    static int name(Encoder *e, const uint8_t *text, ptrdiff_t len) {                                                        \
+        /* A pre-token has at most one id a byte; a hot slot's ids are copied whole. */                                      \
+        if (reserve((void **)&e->out, &e->out_cap, e->out_len + (size_t)len + HOT_IDS, sizeof(uint32_t))) return -1;         \
+        const uint32_t *byte_ids = e->ranks->byte_ids;                                                                       \
+        HotSlot *hot = e->hot;                                                                                               \
+        uint32_t *out = e->out + e->out_len;                                                                                 \
+        for (ptrdiff_t i = 0; i < len;) {                                                                                    \
+            const uint8_t *s = text + i;                                                                                     \
+            ptrdiff_t j = scan;                                                                                              \
+            size_t n = (size_t)(j - i);                                                                                      \
+            i = j;                                                                                                           \
+            if (n == 1) {                                                                                                    \
+                *out++ = byte_ids[s[0]];                                                                                     \
+                continue;                                                                                                    \
+            }                                                                                                                \
+            HotSlot *slot = NULL;                                                                                            \
+            uint64_t a = 0, b = 0;                                                                                           \
+            if (n <= HOT_BYTES) {                                                                                            \
+                a = load64(s) & key_lo[n];                                                                                   \
+                b = load64(s + 8) & key_hi[n];                                                                               \
+                slot = &hot[hot_set(a, b)];                                                                                  \
+                if (slot[0].a == a && slot[0].b == b && slot[0].length == n) {                                               \
+                    memcpy(out, slot[0].ids, sizeof slot[0].ids);                                                            \
+                    out += slot[0].nids;                                                                                     \
+                    continue;                                                                                                \
+                }                                                                                                            \
+                if (slot[1].a == a && slot[1].b == b && slot[1].length == n) {                                               \
+                    memcpy(out, slot[1].ids, sizeof slot[1].ids);                                                            \
+                    out += slot[1].nids;                                                                                     \
+                    HotSlot used = slot[1]; /* now the more recent of the two */                                             \
+                    slot[1] = slot[0];                                                                                       \
+                    slot[0] = used;                                                                                          \
+                    continue;                                                                                                \
+                }                                                                                                            \
+            }                                                                                                                \
+            ptrdiff_t k = pretoken_ids(e, s, n, out);                                                                        \
+            if (k < 0) return -1;                                                                                            \
+            if (slot && k <= HOT_IDS) {                                                                                      \
+                slot[1] = slot[0];                                                                                           \
+                slot[0].a = a;                                                                                               \
+                slot[0].b = b;                                                                                               \
+                slot[0].length = (uint8_t)n;                                                                                 \
+                slot[0].nids = (uint8_t)k;                                                                                   \
+                memcpy(slot[0].ids, out, (size_t)k * sizeof(uint32_t));                                                      \
+            }                                                                                                                \
+            out += k;                                                                                                        \
+        }                                                                                                                    \
+        e->out_len = (size_t)(out - e->out);                                                                                 \
+        return 0;                                                                                                            \
     }
-    e->seen = seen;
-    e->out_len = (size_t)(out - e->out);
-    return 0;
+
+ENCODE_PIECE(encode_gpt2, pt_gpt2_end(text, len, i))
+ENCODE_PIECE(encode_gpt4, pt_gpt4_end(text, len, i, 3, 0))
+ENCODE_PIECE(encode_cl100k, pt_gpt4_end(text, len, i, 3, 1))
+ENCODE_PIECE(encode_o200k, pt_o200k_end(text, len, i))
+ENCODE_PIECE(encode_qwen2, pt_gpt4_end(text, len, i, 1, 0))
+
+static int encode_piece(Encoder *e, const uint8_t *text, ptrdiff_t len) {
+    switch (e->pattern) {
+    case PATTERN_GPT4: return encode_gpt4(e, text, len);
+    case PATTERN_CL100K: return encode_cl100k(e, text, len);
+    case PATTERN_O200K: return encode_o200k(e, text, len);
+    case PATTERN_QWEN2: return encode_qwen2(e, text, len);
+    default: return encode_gpt2(e, text, len);
+    }
 }
 
 /* The special token that starts at byte i (the first in e->specials, longest first, as the
@@ -881,13 +881,15 @@ static int view_of(PyObject *text, StrView *v) {
     return 0;
 }
 
-/* The ids of a str appended to e->out: its UTF-8 (its own bytes when ASCII) encoded. 0, -1
- * (no memory) or SURROGATE (a lone surrogate, which has no UTF-8). */
+/* The ids of a str appended to e->out: its UTF-8, written into e->utf8 with PAD zeros after
+ * it, encoded. 0, -1 (no memory) or SURROGATE (a lone surrogate, which has no UTF-8). */
 static int encode_str(Encoder *e, const StrView *v) {
-    if (v->ascii) return encode_text(e, v->data, v->len);
-    if (reserve((void **)&e->utf8, &e->utf8_cap, utf8_room(v->kind, v->len), 1)) return -1;
+    if (reserve((void **)&e->utf8, &e->utf8_cap, (v->ascii ? (size_t)v->len : utf8_room(v->kind, v->len)) + PAD, 1)) return -1;
     int surrogates = 0;
-    ptrdiff_t len = utf8_encode(v->data, v->kind, v->len, e->utf8, &surrogates);
+    ptrdiff_t len = v->len;
+    if (v->ascii) memcpy(e->utf8, v->data, (size_t)len);
+    else len = utf8_encode(v->data, v->kind, v->len, e->utf8, &surrogates);
+    memset(e->utf8 + len, 0, PAD);
     return surrogates ? SURROGATE : encode_text(e, e->utf8, len);
 }
 
@@ -1065,9 +1067,10 @@ static PyObject *encode_as(Encoder *e, PyObject *text, int width) {
 }
 
 /* The ids of several texts at once, the GIL released once for all of them: a list of lists
- * of ints (width 0), or the bytes of all their ids packed (width 2 or 4) with eot (if not
- * negative) after each text whose item of ends is true (each text, when ends is None). */
-static PyObject *encode_many_as(Encoder *e, PyObject *texts, int width, long eot, PyObject *ends) {
+ * of ints (width 0) or of bytes (width 2 or 4: each text's ids packed); joined: the bytes of
+ * all their ids packed, with eot (if not negative) after each text whose item of ends is
+ * true (each text, when ends is None). */
+static PyObject *encode_many_as(Encoder *e, PyObject *texts, int width, int joined, long eot, PyObject *ends) {
     PyObject *items = PySequence_Tuple(texts), *out = NULL;
     if (!items) return NULL;
     Py_ssize_t count = PyTuple_GET_SIZE(items), failed = -1;
@@ -1113,11 +1116,13 @@ static PyObject *encode_many_as(Encoder *e, PyObject *texts, int width, long eot
     Py_END_ALLOW_THREADS
     if (err || !fits) {
         encode_error(failed >= 0 ? PyTuple_GET_ITEM(items, failed) : Py_None, err, fits);
-    } else if (width) {
+    } else if (joined) {
         out = PyBytes_FromStringAndSize((const char *)e->out, (Py_ssize_t)(e->out_len * (size_t)width));
     } else if ((out = PyList_New(count))) {
         for (Py_ssize_t k = 0; k < count; k++) {
-            PyObject *ids = ids_list(e, offsets[k], offsets[k + 1]);
+            PyObject *ids = width ? PyBytes_FromStringAndSize((const char *)e->out + offsets[k] * (size_t)width,
+                                                              (Py_ssize_t)((offsets[k + 1] - offsets[k]) * (size_t)width))
+                                  : ids_list(e, offsets[k], offsets[k + 1]);
             if (!ids) {
                 Py_CLEAR(out);
                 break;
@@ -1151,9 +1156,16 @@ static PyObject *Encoder_encode_packed(Encoder *e, PyObject *args) {
     return encode_as(e, text, width);
 }
 
-/* encode_many(texts: Sequence[str]) -> list[list[int]] */
-static PyObject *Encoder_encode_many(Encoder *e, PyObject *texts) {
-    return encode_many_as(e, texts, 0, -1, Py_None);
+/* encode_many(texts: Sequence[str], width: int = 0) -> list[list[int]] | list[bytes] */
+static PyObject *Encoder_encode_many(Encoder *e, PyObject *args) {
+    PyObject *texts;
+    int width = 0;
+    if (!PyArg_ParseTuple(args, "O|i", &texts, &width)) return NULL;
+    if (width != 0 && width != 2 && width != 4) {
+        PyErr_SetString(PyExc_ValueError, "width must be 0 (lists of ints), 2 or 4 bytes");
+        return NULL;
+    }
+    return encode_many_as(e, texts, width, 0, -1, Py_None);
 }
 
 /* encode_packed_many(texts: Sequence[str], width: int, eot: int = -1, ends: Sequence[bool] | None = None) -> bytes */
@@ -1170,14 +1182,15 @@ static PyObject *Encoder_encode_packed_many(Encoder *e, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "eot must be a token id");
         return NULL;
     }
-    return encode_many_as(e, texts, width, eot, ends);
+    return encode_many_as(e, texts, width, 1, eot, ends);
 }
 
 static PyMethodDef Encoder_methods[] = {
     {"encode", (PyCFunction)Encoder_encode, METH_O, "The token ids of a text, special tokens included."},
     {"encode_packed", (PyCFunction)Encoder_encode_packed, METH_VARARGS,
      "encode()'s ids as the bytes of a little-endian array of 2- or 4-byte unsigned ints."},
-    {"encode_many", (PyCFunction)Encoder_encode_many, METH_O, "encode() of each text, the GIL released once for all."},
+    {"encode_many", (PyCFunction)Encoder_encode_many, METH_VARARGS,
+     "encode() of each text (width 0), or encode_packed() (width 2 or 4), the GIL released once for all."},
     {"encode_packed_many", (PyCFunction)Encoder_encode_packed_many, METH_VARARGS,
      "encode_packed() of the texts joined, eot after each text whose flag in ends is true."},
     {NULL, NULL, 0, NULL},
@@ -1205,6 +1218,7 @@ PyMODINIT_FUNC PyInit__encoder_core(void) {
         PyType_Ready(&EncoderType) < 0)
         return NULL;
     pretokenize_tables_init();
+    hot_keys_init();
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddType(m, &MergeRanksType) || PyModule_AddType(m, &VocabType) || PyModule_AddType(m, &SharedCacheType) ||
