@@ -11,7 +11,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import Tokenizer
+from engine import PrefixSpace, Split, Tokenizer
 from engine.corpus import gen_unicode_tables
 from engine.corpus._pretokenize import pretoken_count, pretokens
 from engine.corpus.pretokenize import FAMILIES, KNOWN_PATTERNS, PATTERNS, PreTokenizer
@@ -113,6 +113,21 @@ def test_a_pretokenizer_knows_its_family_by_the_pattern_string():
         assert (pretok.family, pretok.chunked) == (family, True)
     custom = PreTokenizer(PATTERNS["gpt4"] + "|x")
     assert (custom.family, custom.chunked) == (None, False)
+
+
+def test_a_tokenizer_json_split_of_a_family_pattern_is_compiled():
+    """Sequence[Split(regex, Isolated), ByteLevel(use_regex=false)], as the open models'
+    files write their pre-tokenizer, is the one pattern: it encodes in C. A Split that
+    does something else keeps its stages."""
+    vocab = {i: bytes([i]) for i in range(256)}
+    for string, family in KNOWN_PATTERNS.items():
+        tok = Tokenizer(vocab, [], pattern=[Split(string)])
+        assert tok.pretokenizer.family == family
+        assert tok._new_encoder() is not None
+    for stages in ([Split(PATTERNS["llama3"], "merged_with_next")], [Split(PATTERNS["llama3"]), PrefixSpace()]):
+        tok = Tokenizer(vocab, [], pattern=stages)
+        assert tok.pretokenizer.family is None
+        assert tok._new_encoder() is None
 
 
 def test_pretokens_refuses_an_unknown_family():
