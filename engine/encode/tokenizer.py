@@ -177,6 +177,9 @@ class Tokenizer:
         self._direct = False
         self._encoder: Encoder | None = None
         """The compiled encoder with its cache (named patterns only; made on first use)."""
+        self._piece_encoder: Encoder | None = None
+        """The compiled encoder of the pieces between added tokens, where the pattern is
+        compiled but cutting out the added tokens is not (``_new_piece_encoder``)."""
         self._pretokens: dict[str, str] = {}
         """Ids of each pre-token, under a custom pattern."""
 
@@ -192,7 +195,7 @@ class Tokenizer:
     @direct.setter
     def direct(self, on: bool) -> None:
         self._direct = on
-        self._encoder = None  # its cache was filled the other way
+        self._encoder = self._piece_encoder = None  # their caches were filled the other way
         self._pretokens.clear()
 
     @property
@@ -209,6 +212,19 @@ class Tokenizer:
             return None
         specials = [(s, self.special_ids[s]) for s in sorted(set(self.special_tokens), key=len, reverse=True)]
         return Encoder(self._ranks, self._table, self.pretokenizer.family_id, self._direct, self.cache_size, specials, shared)
+
+    def _new_piece_encoder(self) -> Encoder | None:
+        """Where added tokens matched as HF matches them or a normalizer (Qwen2's NFC) keep
+        the cutting out of added tokens in Python, but the pattern is compiled: an encoder of
+        the pieces between them, with no special tokens. In its vocabulary every entry whose
+        bytes are an added token's is empty, never found (a pre-token is never empty), for
+        such a pre-token is merged (``_encode_pretoken``). None under a pattern that runs
+        through ``regex``."""
+        if self.pretokenizer.family is None:
+            return None
+        added = {token.content.encode("utf-8") for token in self.added_tokens}
+        table = Vocab({i: b"" if token in added else token for i, token in self.vocab.items()})
+        return Encoder(self._ranks, table, self.pretokenizer.family_id, self._direct, self.cache_size, [], None)
 
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled as what it is made from: the compiled merge table is rebuilt on load."""
@@ -435,6 +451,16 @@ class Tokenizer:
             self._encoder = self._new_encoder()
         if self._encoder is not None:
             return self._encoder.encode(text)
+        if self._piece_encoder is None:
+            self._piece_encoder = self._new_piece_encoder()
+        if self._piece_encoder is not None:
+            ids: list[int] = []
+            for piece, token in self.pretokenizer.split_added(text):
+                if token is not None:
+                    ids.append(token.id)
+                else:
+                    ids += self._piece_encoder.encode(piece)
+            return ids
         return _code_points(
             "".join(chr(token.id) if token else self._encode_custom(piece) for piece, token in self.pretokenizer.split_added(text))
         )
