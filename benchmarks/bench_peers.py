@@ -19,23 +19,23 @@ Rows, for each model and corpus (read as bytes, so zh-xiyouji keeps its CRLF lin
   ``json.loads`` and encode the batch;
 - ``decode``: the one document's ids back to text (one thread).
 
-and each thread count in a child process of its own (the Rust peers size their thread pools
-once a process: ``RAYON_NUM_THREADS``, ``FASTOKENS_BPE_THREADS``). The calls: with one
-thread, bpe-tui ``encode`` / ``encode_batch(docs, workers=1)``, tiktoken ``encode`` (of each
-document), gigatoken ``encode`` / ``encode_batch(parallel=False)``, fastokens ``encode`` /
-``encode_batch_flat``; with more, every peer's batch call (bpe-tui ``encode_batch(texts,
-workers=N)``, tiktoken ``encode_batch(num_threads=N)``, gigatoken ``encode_batch``, fastokens
-``encode_batch_flat``), on a list of one text for the one document. Each peer returns what
-its call returns: lists of ints (bpe-tui, tiktoken), NumPy or awkward arrays (gigatoken),
-flat bytes (fastokens' batches).
+Each cell is measured in a process of its own (the Rust peers size their thread pools once
+a process: ``RAYON_NUM_THREADS``, ``FASTOKENS_BPE_THREADS``), every peer's first encode
+there: cold, as the peers keep caches across calls and gigatoken even across its tokenizers.
+The calls: with one thread, bpe-tui ``encode`` / ``encode_batch(docs, workers=1)``, tiktoken
+``encode`` (of each document), gigatoken ``encode`` / ``encode_batch(parallel=False)``,
+fastokens ``encode`` / ``encode_batch_flat``; with more, every peer's batch call (bpe-tui
+``encode_batch(texts, workers=N)``, tiktoken ``encode_batch(num_threads=N)``, gigatoken
+``encode_batch``, fastokens ``encode_batch_flat``), on a list of one text for the one
+document. Each peer returns what its call returns: lists of ints (bpe-tui, tiktoken), NumPy
+or awkward arrays (gigatoken), flat bytes (fastokens' batches).
 
-Each round makes every tokenizer afresh (not timed: caches start empty, "cold") and the
-peers take turns going first round by round. A cell is the best of ``--rounds`` (the least
-disturbed by other work on a shared machine): MB/s of UTF-8 text (decode: of text made) by
-wall time, and the CPU seconds of the process (all its threads). The ratio is bpe-tui's
-speed over the fastest peer's, by wall time and by CPU time. The load average and what two
-threads of SHA-256 get over one (the most any parallel encoding could) are printed with the
-run.
+The tokenizers are loaded before any timing; the peers take turns going first process by
+process. A cell is the best of ``--rounds`` processes (the least disturbed by other work on a
+shared machine): MB/s of UTF-8 text (decode: of text made) by wall time, and the CPU seconds
+of the process (all its threads). The ratio is bpe-tui's speed over the fastest peer's, by
+wall time and by CPU time. The load average and what two threads of SHA-256 get over one
+(the most any parallel encoding could) are printed with the run.
 
 Where bpe-tui's time goes (profiled with perf and py-spy on en-mix-6m, GPT-2): one document,
 one thread, about a third in scanning pre-tokens (``engine/corpus/_pretokenize_core.c``), a
@@ -193,83 +193,49 @@ def ids_of(out: Any, count: int) -> list[list[int]]:
 
 
 def child(args: argparse.Namespace) -> None:
-    threads = args.child
+    """One process: one thread count, model, corpus and shape, every peer in turn (order
+    rotated by ``--round``), each peer's first encode in the process. tiktoken, gigatoken
+    and fastokens keep caches across calls, gigatoken's even across its tokenizers in one
+    process (a second, fresh tokenizer encodes en-mix-6m's documents 6x faster than the
+    first), so a cold encode is only the first one a process makes."""
+    threads, name, corpus, shape = args.child, args.models[0], args.corpora[0], args.shape
+    text = (CORPORA / f"{corpus}.txt").read_bytes().decode("utf-8")
+    docs = documents(text)
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
-        for corpus in args.corpora:
-            text = (CORPORA / f"{corpus}.txt").read_bytes().decode("utf-8")
-            docs = documents(text)
-            jsonl = scratch / f"{corpus}.jsonl"
-            with open(jsonl, "w", encoding="utf-8") as f:
-                f.writelines(json.dumps({"text": d}, ensure_ascii=False) + "\n" for d in docs)
-            sizes = {
-                "one document": len(text.encode("utf-8")),
-                "documents": sum(len(d.encode("utf-8")) for d in docs),
-                "JSONL file": sum(len(d.encode("utf-8")) for d in docs),
-                "decode": len(text.encode("utf-8")),
-            }
-            inputs = {"one document": text, "documents": docs, "JSONL file": jsonl}
-            for name in args.models:
-                shapes = [s for s in SHAPES if threads == 1 or s != "decode"]
-                best: dict[tuple[str, str], tuple[float, float]] = {}
-                reference: dict[str, list[list[int]]] = {}
-                for r in range(args.rounds):
-                    order = PEERS[r % len(PEERS) :] + PEERS[: r % len(PEERS)]
-                    for peer in order:
-                        calls = CALLS[peer](name, threads, scratch)
-                        encoded = None
-                        for shape in shapes:
-                            if shape == "decode":
-                                given = encoded
-                            else:
-                                given = inputs[shape]
-                            wall, cpu, out = timed(partial(calls[shape], given))
-                            if shape == "one document":
-                                encoded = out
-                            if r == 0:
-                                _check(peer, name, corpus, shape, out, text, docs, reference)
-                            key = (peer, shape)
-                            old = best.get(key, (float("inf"), float("inf")))
-                            best[key] = (min(old[0], wall), min(old[1], cpu))
-                        del calls, encoded
-                for (peer, shape), (wall, cpu) in best.items():
-                    results.append(
-                        {
-                            "threads": threads,
-                            "corpus": corpus,
-                            "model": name,
-                            "shape": shape,
-                            "peer": peer,
-                            "wall": wall,
-                            "cpu": cpu,
-                            "bytes": sizes[shape],
-                        }
-                    )
-                print(f"  {threads} thread(s): {corpus} {name} done, load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
+        jsonl = scratch / f"{corpus}.jsonl"
+        with open(jsonl, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps({"text": d}, ensure_ascii=False) + "\n" for d in docs)
+        inputs = {"one document": text, "documents": docs, "JSONL file": jsonl}
+        size = len(text.encode("utf-8")) if shape == "one document" else sum(len(d.encode("utf-8")) for d in docs)
+        reference = {"one document": [text], "documents": docs, "JSONL file": docs}[shape]
+        reference_ids = models.bpe_tui(name).encode_batch(reference, 1)  # a tokenizer of its own: not timed
+        order = PEERS[args.round % len(PEERS) :] + PEERS[: args.round % len(PEERS)]
+        calls = {peer: CALLS[peer](name, threads, scratch) for peer in order}  # loaded before any timing
+        for peer in order:
+            wall, cpu, out = timed(partial(calls[peer][shape], inputs[shape]))
+            _check(f"{peer}, {name}, {corpus}, {shape}", out, text, reference_ids)
+            results.append(dict(threads=threads, corpus=corpus, model=name, shape=shape, peer=peer, wall=wall, cpu=cpu, bytes=size))
+            if shape == "one document" and threads == 1:  # decode what was encoded
+                wall, cpu, back = timed(partial(calls[peer]["decode"], out))
+                _check(f"{peer}, {name}, {corpus}, decode", back, text, reference_ids)
+                results.append(dict(threads=1, corpus=corpus, model=name, shape="decode", peer=peer, wall=wall, cpu=cpu, bytes=size))
     print(json.dumps(results))
 
 
-def _check(
-    peer: str, name: str, corpus: str, shape: str, out: Any, text: str, docs: list[str], reference: dict[str, list[list[int]]]
-) -> None:
-    """The ids equal bpe-tui's (which run first in round one), decoding gives the text back."""
-    where = f"{peer}, {name}, {corpus}, {shape}"
-    if shape == "decode":
+def _check(where: str, out: Any, text: str, reference: list[list[int]]) -> None:
+    """The ids are bpe-tui's encode_batch's (of a tokenizer of its own, one thread): each
+    document's, or all of them one after the other in an ids file; decoding gives the text
+    back."""
+    if where.endswith("decode"):
         assert out == text, f"{where}: the decoded text differs"
         return
-    count = 1 if shape == "one document" else len(docs)
-    ids = ids_of(out, count)
-    if peer == "bpe-tui" and shape == "JSONL file":
-        flat = [i for row in reference["documents"] for i in row]
-        assert ids[0] == flat, f"{where}: the ids file differs from encode_batch"
-        return
-    if shape == "JSONL file":
-        shape = "documents"
-    if peer == "bpe-tui":
-        reference[shape] = ids
-    else:
-        assert ids == reference[shape], f"{where}: ids differ from bpe-tui's"
+    ids = ids_of(out, len(reference))
+    if len(ids) == 1 and len(reference) > 1:
+        ids = [[i for row in ids for i in row]]
+        reference = [[i for row in reference for i in row]]
+    assert ids == reference, f"{where}: ids differ from bpe-tui's encode_batch"
 
 
 # -- the parent: runs the children, prints the table -----------------------------------------
@@ -314,12 +280,14 @@ def table(results: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=2, help="processes per cell, the best kept (default 2)")
     parser.add_argument("--models", nargs="+", default=["gpt2", "cl100k", "o200k"], choices=list(models.MODELS))
     parser.add_argument("--corpora", nargs="+", default=["en-mix-6m", "zh-xiyouji"])
     parser.add_argument("--threads", nargs="+", type=int, default=[1, os.cpu_count() or 1])
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--round", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--shape", choices=SHAPES[:3], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args)
@@ -330,10 +298,24 @@ def main() -> None:
     results = []
     for threads in args.threads:
         env = dict(os.environ, RAYON_NUM_THREADS=str(threads), FASTOKENS_BPE_THREADS=str(threads))
-        command = [sys.executable, __file__, "--child", str(threads), "--rounds", str(args.rounds), "--models", *args.models]
-        command += ["--corpora", *args.corpora]
-        done = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True)
-        results += json.loads(done.stdout)
+        for name in args.models:
+            for corpus in args.corpora:
+                for shape in SHAPES[:3]:
+                    for r in range(args.rounds):
+                        command = [sys.executable, __file__, "--child", str(threads), "--round", str(r), "--shape", shape]
+                        command += ["--models", name, "--corpora", corpus]
+                        done = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True)
+                        results += json.loads(done.stdout)
+                print(f"  {threads} thread(s): {corpus} {name} done, load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
+    best: dict[tuple[Any, ...], dict[str, Any]] = {}  # the best of the rounds, wall and CPU apart
+    for r in results:
+        key = (r["threads"], r["model"], r["corpus"], r["shape"], r["peer"])
+        if key in best:
+            best[key]["wall"] = min(best[key]["wall"], r["wall"])
+            best[key]["cpu"] = min(best[key]["cpu"], r["cpu"])
+        else:
+            best[key] = dict(r)
+    results = list(best.values())
     print(f"after: {machine()}")
     print(f"{args.rounds} rounds, best of each; MB/s by wall time (CPU seconds of the process)\n")
     print(table(results))

@@ -5,11 +5,15 @@ by lowest merge rank first: list every adjacent pair with its rank, merge the lo
 (leftmost on a tie), repeat until no pair is in the merge list. This is what GPT-2 and
 tiktoken do. ``encode_steps`` records the same loop as it runs, for the encode view.
 
-Under the GPT-2 and GPT-4 patterns all of it runs in C (``engine/encode/_encoder_core.c``): the
-pattern is matched by hand (``engine/corpus/_pretokenize_core.c``), each pre-token's ids come from
-the vocabulary, a cache or the merge loop, special tokens are cut out first, and the GIL is
-released meanwhile, so ``encode_batch`` encodes in parallel threads. A custom pattern runs
-through ``regex``, with ids travelling as strings of code points (``chr(id)``).
+Under the compiled families' patterns (GPT-2, GPT-4/cl100k, o200k, Llama-3, Qwen2: see
+``engine.corpus.pretokenize.KNOWN_PATTERNS``) all of it runs in C
+(``engine/encode/_encoder_core.c``): the pattern is matched by hand
+(``engine/corpus/_pretokenize_core.h``), each pre-token's ids come from the vocabulary, a
+cache or the merge loop, special tokens are cut out first, and the GIL is released
+meanwhile, so ``encode_batch`` encodes in parallel threads. Where added tokens are matched as
+HF matches them, or a normalizer runs, those stay in Python and the pieces between them are
+encoded in C. A custom pattern runs through ``regex``, with ids travelling as strings of
+code points (``chr(id)``).
 """
 
 from __future__ import annotations
