@@ -37,19 +37,8 @@ of the process (all its threads). The ratio is bpe-tui's speed over the fastest 
 wall time and by CPU time. The load average and what two threads of SHA-256 get over one
 (the most any parallel encoding could) are printed with the run.
 
-Where bpe-tui's time goes (profiled with perf and py-spy on en-mix-6m, GPT-2): one document,
-one thread, about a third in scanning pre-tokens (``engine/corpus/_pretokenize_core.c``), a
-third looking them up (the hot table, then the vocabulary: memory latency, as most lookups
-miss the processor's caches on a cold run), a sixth merging the ~28,500 distinct pre-tokens
-that are not vocabulary entries, the rest converting to UTF-8 and making the list of ids.
-Many small documents used to cost far more than one large one because each text was a
-future of its own: a task handed to a thread, a GIL release and re-acquire per text (the
-worker waits for the GIL the main thread holds while it queues the next text), which made two
-workers slower than one (13 against 40 MB/s on the JSONL above). Texts now go to the threads
-in units of about 64 K characters encoded with the GIL released once (``Encoder.encode_many``),
-and a long text is cut into pieces the threads share. What remains per document is making
-its list of ids, and the cyclic garbage collector that so many new lists wake (every peer
-that returns lists pays it too).
+Where bpe-tui's time goes, and what stands in the way where a peer is faster: docs/speed.md
+("Against every installable peer").
 """
 
 from __future__ import annotations
