@@ -19,8 +19,8 @@ from textual.screen import Screen
 from textual.widgets import Label
 
 from bpe_tui.common.corpus import sample_corpus
-from bpe_tui.common.navigation import Ask, Failed, OpenCompare, OpenEncode
-from bpe_tui.common.prompt import PromptScreen
+from bpe_tui.common.navigation import Ask, Confirm, Failed, OpenCompare, OpenEncode
+from bpe_tui.common.prompt import ConfirmScreen, PromptScreen
 from bpe_tui.common.screen_help import help_for
 from bpe_tui.compare.screen import CompareScreen
 from bpe_tui.encode.screen import EncodeScreen
@@ -28,7 +28,7 @@ from bpe_tui.help.screen import HelpScreen
 from bpe_tui.race.screen import RaceScreen
 from bpe_tui.train.screen import TrainScreen
 from engine import BpeError
-from engine.corpus.sources import TEXT, expand_inputs
+from engine.corpus.sources import TEXT, Source, expand_inputs
 from engine.train.settings import DEFAULT_SPECIAL, TrainOptions
 
 SCREENS_BY_NAME: dict[str, type[TrainScreen] | type[EncodeScreen] | type[CompareScreen] | type[RaceScreen]] = {
@@ -44,6 +44,16 @@ CLASSIC_TOY = "toy-low-lower.txt"
 
 MIN_SIZE = Size(60, 16)
 """The smallest terminal whose panels still show their content."""
+
+
+def _sources(training: TrainScreen) -> list[Source]:
+    """The files the training screen's inputs stand for (none for saved counts, or when they
+    can no longer be read)."""
+    options = training.options
+    try:
+        return expand_inputs(training.inputs, options.skip_bad_inputs, options.stdin_format) if training.inputs else []
+    except BpeError:
+        return []
 
 
 def fits(size: Size) -> bool:
@@ -123,6 +133,9 @@ class BpeApp(App[int]):
     def on_ask(self, request: Ask) -> None:
         self.push_screen(PromptScreen(request.question, request.value, request.placeholder, request.integer), request.then)
 
+    def on_confirm(self, request: Confirm) -> None:
+        self.push_screen(ConfirmScreen(request.question, request.yes, request.no), lambda yes: request.then(bool(yes)))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "help":  # shown only over a screen that has help
             return help_for(self.screen) is not None
@@ -137,8 +150,10 @@ class BpeApp(App[int]):
         trained (the bundled sample when there is none)."""
         training = next((s for s in reversed(self.screen_stack) if isinstance(s, TrainScreen)), None)
         if training is not None and not training.options.classic:  # the race is byte-level
-            self.push_screen(RaceScreen(training.inputs, training.options, training.label))
-            return
+            if not any(s.stream for s in _sources(training)):
+                self.push_screen(RaceScreen(training.inputs, training.options, training.label))
+                return
+            self.notify("The race reads its corpus once for each racer, and a named pipe can be read once: racing on the bundled sample")
         with sample_corpus() as path:  # a real file once installed; the racers read it at once
             self.push_screen(RaceScreen([str(path)], TrainOptions(1000, (DEFAULT_SPECIAL,)), f"{path.name} (bundled sample)"))
 
@@ -146,8 +161,8 @@ class BpeApp(App[int]):
         """Classic ``</w>`` BPE on the training screen, on the corpus being trained when that
         is one plain-text file, else on the lecture's toy corpus."""
         training = next((s for s in reversed(self.screen_stack) if isinstance(s, TrainScreen)), None)
-        sources = expand_inputs(training.inputs) if training is not None and training.inputs else []
-        if training is not None and len(sources) == 1 and sources[0].format == TEXT and sources[0].compression is None:
+        sources = _sources(training) if training is not None else []
+        if training is not None and len(sources) == 1 and sources[0].format == TEXT and not (sources[0].compression or sources[0].stream):
             self.push_screen(TrainScreen(sources[0].path, TrainOptions(1000, (), classic="whitespace"), label=training.label))
             return
         with sample_corpus(CLASSIC_TOY) as path:

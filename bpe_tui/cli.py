@@ -13,6 +13,7 @@ from typing import NoReturn
 
 from engine import BpeError
 from engine.corpus.pretokenize import PATTERNS
+from engine.errors import one_line
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--file",
         nargs="+",
         metavar="FILE",
-        help="file whose text to encode; with --out: files, directories or globs (.jsonl, .parquet, .gz, .zst too)",
+        help="file whose text to encode (- : standard input); with --out: files, directories or globs (.jsonl, .parquet, .gz, .zst too)",
     )
     encode.add_argument("--headless", action="store_true", help="print the tokens and exit")
     encode.add_argument("--json", action="store_true", help="with --headless: a JSON list of {id, bytes, text}")
@@ -60,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     encode.add_argument("--workers", type=int, default=None, help="with --out: threads encoding (default: all cores)")
     encode.add_argument("--errors", choices=["strict", "replace"], default="strict", help="with --out: invalid UTF-8 handling")
     encode.add_argument("--skip-bad-records", action="store_true", help="with --out: skip and count bad JSONL lines / Parquet rows")
+    encode.add_argument("--skip-bad-inputs", action="store_true", help="with --out: skip and list bad files found in directories / globs")
+    encode.add_argument("--stdin-format", choices=["text", "jsonl"], help="with --out: how to read --file - (default text)")
 
     compare = sub.add_parser("compare", help="one text, many tokenizers side by side")
     source = compare.add_mutually_exclusive_group()
@@ -86,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser(
         "serve",
         help="serve the app to web browsers (needs bpe-tui[web])",
-        usage="bpe-tui serve [COMMAND [ARGS ...]] [--host HOST] [--port PORT] [--public-url URL]",
+        usage="bpe-tui serve [COMMAND [ARGS ...]] [--host HOST] [--port PORT] [--public-url URL] [--max-sessions N]",
         description="Serve `bpe-tui COMMAND ARGS` (default: train) to web browsers, one app process per tab.",
         allow_abbrev=False,  # the served command's options pass through, never taken for ours
     )
@@ -95,6 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     serve.add_argument("--public-url", metavar="URL", help="the address browsers use, when not http://HOST:PORT")
+    serve.add_argument(
+        "--max-sessions",
+        type=int,
+        default=40,  # a class of 30 with some to spare; 40 sessions fit in 8 GB (docs/screens.md)
+        metavar="N",
+        help="browser tabs open at once; past that a new one is told the class is full (default 40)",
+    )
     serve.set_defaults(has_screen=False)
 
     explain = sub.add_parser("explain", help="what each panel of a screen shows, and its keys")
@@ -121,7 +131,8 @@ def _corpus_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "inputs",
         nargs="*",
         metavar="FILE",
-        help="corpus files, directories or glob patterns: UTF-8 text, .jsonl, .parquet, optionally .gz/.zst (default: the bundled sample)",
+        help="corpus files, directories, glob patterns or - (standard input): UTF-8 text, .jsonl, .parquet, optionally .gz/.zst "
+        "(default: the bundled sample)",
     )
     parser.add_argument("--vocab-size", type=int, default=1000, help="vocabulary size (default 1000)")
     parser.add_argument(
@@ -136,6 +147,12 @@ def _corpus_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--errors", choices=["strict", "replace"], default="strict", help="invalid UTF-8 handling")
     parser.add_argument("--text-field", default="text", metavar="NAME", help="JSONL field / Parquet column of the text (default text)")
     parser.add_argument("--skip-bad-records", action="store_true", help="skip and count bad JSONL lines / Parquet rows")
+    parser.add_argument(
+        "--skip-bad-inputs",
+        action="store_true",
+        help="skip and list bad files found in directories / globs (broken links, loops, unreadable, special, unknown format)",
+    )
+    parser.add_argument("--stdin-format", choices=["text", "jsonl"], help="how to read - (standard input): text (default) or jsonl")
     return parser
 
 
@@ -186,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_encode(args)
     except BpeError as e:
-        print(f"bpe-tui: {e}", file=sys.stderr)
+        print(f"bpe-tui: {one_line(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("bpe-tui: interrupted", file=sys.stderr)

@@ -17,7 +17,7 @@ except ImportError:  # a source tree that was never built
 from engine.corpus.pretokenize import PATTERNS, PreTokenizer
 from engine.corpus.stages import AddedToken, PrefixSpace, Split
 from engine.encode.tokenizer import EncodeStep, PreTokenTrace, Tokenizer
-from engine.errors import BpeError, CorpusError, ModelFileError, ResumeError, SettingsError
+from engine.errors import BpeError, CorpusError, ModelFileError, OutputError, ResumeError, SettingsError
 from engine.formats.atomic import atomic_write
 from engine.train.events import MergeStep, PairChange, StalePop
 from engine.train.occurrences import Cell, Occurrence, PairOccurrences, WordCells
@@ -33,6 +33,7 @@ __all__ = [
     "MergeStep",
     "Occurrence",
     "ModelFileError",
+    "OutputError",
     "PATTERNS",
     "PairChange",
     "PairOccurrences",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 
 
@@ -25,12 +26,26 @@ class SettingsError(BpeError, ValueError):
     """Training settings that cannot work (vocabulary too small, bad special tokens)."""
 
 
+class OutputError(BpeError, OSError):
+    """An output file could not be written (a full disk, a read-only place); nothing is left
+    under its name. An ``OSError`` too, as the failure it reports."""
+
+
 def unreadable(path: str | os.PathLike[str], error: OSError) -> str:
     """One line saying why ``path`` could not be opened or read."""
+    if error.errno == errno.ELOOP:
+        return f"{path}: a symbolic link loop (following its links never reaches a file)"
     if isinstance(error, FileNotFoundError):
+        if os.path.islink(path):
+            return f"{path}: a broken symbolic link (to {os.readlink(path)}, which does not exist)"
         return f"{path}: no such file or directory"
     if isinstance(error, IsADirectoryError):
         return f"{path}: is a directory, not a file"
     if isinstance(error, PermissionError):
         return f"{path}: permission denied"
     return f"{path}: cannot read ({error.strerror or error})"
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line: another library's error text may run over several."""
+    return " ".join(line.strip() for line in message.splitlines() if line.strip())

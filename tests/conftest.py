@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -15,6 +17,25 @@ ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.compare_models"]
 """Fixtures offered to every test: ``models`` (Hugging Face model files) for the compare tests."""
 SHARED = ROOT.parent / "shared"
+
+
+def zstd_module() -> ModuleType | None:
+    """Python's zstd (3.14 on) or its backport, as bpe-tui reads .zst with; None without either."""
+    for name in ("compression.zstd", "backports.zstd"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            pass
+    return None
+
+
+def zstd_compress(data: bytes) -> bytes:
+    """``data`` as a zstd frame, or skip the test when zstd cannot be read here either."""
+    module = zstd_module()
+    if module is None:
+        pytest.skip("zstd is not installed (bpe-tui[zstd])")
+    compressed: bytes = module.compress(data)
+    return compressed
 
 
 def shared_file(*parts: str) -> Path:

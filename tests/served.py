@@ -93,26 +93,34 @@ def wait_for_port(port: int, process: subprocess.Popen, limit: float = 30.0) -> 
 
 @asynccontextmanager
 async def serve(*served: str, log: Path) -> AsyncIterator[str]:
-    """``bpe-tui serve SERVED --port P`` on loopback; its URL. On leaving, the server is
-    stopped as Ctrl+C stops it, and it must take every app process it started with it.
-    Async, so that a tab still open in this event loop can answer while the server stops."""
+    """``bpe-tui serve SERVED --port P`` on loopback; its URL (see ``serving``)."""
+    async with serving(*served, log=log) as (url, _):
+        yield url
+
+
+@asynccontextmanager
+async def serving(*served: str, log: Path, cwd: Path = ROOT, home: Path | None = None) -> AsyncIterator[tuple[str, int]]:
+    """``bpe-tui serve SERVED --port P`` on loopback, in ``cwd`` with ``HOME`` at ``home``;
+    its URL and its process group, which every app process it starts is in. On leaving, the
+    server is stopped as Ctrl+C stops it, and it must take every app process it started with
+    it. Async, so that a tab still open in this event loop can answer while the server stops."""
     port = free_port()
     with open(log, "w", encoding="utf-8") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "bpe_tui.cli", "serve", *served, "--port", str(port)],
-            cwd=ROOT,
-            env=CLI_ENV,
+            cwd=cwd,
+            env=CLI_ENV if home is None else {**CLI_ENV, "HOME": str(home)},
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: what it leaves behind is findable
         )
     try:
         wait_for_port(port, process)
-        yield f"http://127.0.0.1:{port}/"
+        yield f"http://127.0.0.1:{port}/", process.pid
     finally:
         process.send_signal(signal.SIGINT)
-        exited = await _until(lambda: process.poll() is not None, limit=30.0)
-        left = not await _until(lambda: not _group_alive(process.pid), limit=15.0)
+        exited = await until(lambda: process.poll() is not None, limit=30.0)
+        left = not await until(lambda: not _group_alive(process.pid), limit=15.0)
         if left or not exited:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
@@ -120,7 +128,7 @@ async def serve(*served: str, log: Path) -> AsyncIterator[str]:
     assert not left, "the server left app processes running"
 
 
-async def _until(condition: Callable[[], bool], limit: float) -> bool:
+async def until(condition: Callable[[], bool], limit: float) -> bool:
     """Whether ``condition`` came true within ``limit`` seconds, the event loop running."""
     end = time.monotonic() + limit
     while not condition():
@@ -128,6 +136,21 @@ async def _until(condition: Callable[[], bool], limit: float) -> bool:
             return False
         await asyncio.sleep(0.1)
     return True
+
+
+def group_members(pgid: int) -> list[int]:
+    """The processes in group ``pgid``: a served tab's shell, app, fork server and trainers
+    stay in the server's group, and one orphaned by an app that died is found there still."""
+    import psutil
+
+    members = []
+    for pid in psutil.pids():
+        try:
+            if os.getpgid(pid) == pgid:
+                members.append(pid)
+        except ProcessLookupError:  # ended since listed
+            pass
+    return members
 
 
 def _group_alive(pgid: int) -> bool:
@@ -222,11 +245,11 @@ async def browser(width: int = 1280, height: int = 720) -> AsyncIterator[Page]:
                     yield Page(ws)
         finally:
             os.killpg(process.pid, signal.SIGTERM)
-            if not await _until(lambda: process.poll() is not None, limit=10.0):
+            if not await until(lambda: process.poll() is not None, limit=10.0):
                 process.kill()
                 process.wait()
             # Its helpers gone too, nothing writes to the profile as it is removed.
-            if not await _until(lambda: not _group_alive(process.pid), limit=10.0):
+            if not await until(lambda: not _group_alive(process.pid), limit=10.0):
                 os.killpg(process.pid, signal.SIGKILL)
 
 

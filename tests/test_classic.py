@@ -250,6 +250,7 @@ def test_model_file_round_trip(tmp_path):
     model = ClassicModel.load(tmp_path / "out")
     assert model.merges == trainer.merges and model.segment("DeepSeek") == ["DeepSeek</w>"]
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["classic_bpe.json"]  # no temporary left
+    assert trainer.model().files() == {"classic_bpe.json": path.read_text(encoding="utf-8")}
 
 
 texts = st.lists(

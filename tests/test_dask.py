@@ -20,7 +20,7 @@ from engine.corpus.counting import count_inputs
 from engine.corpus.dask_count import check_target, count_on_dask
 from engine.corpus.shards import CountSettings, PartTally, Shard, ShardCount, count_shard, plan_shards
 from engine.corpus.sources import expand_inputs
-from tests.conftest import CLI_ENV, ROOT, refused, run_cli
+from tests.conftest import CLI_ENV, ROOT, refused, run_cli, zstd_module
 from tests.test_inputs import DOCS, SPECIAL, write
 
 pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use")  # the clusters' status pages
@@ -41,7 +41,7 @@ def corpus(tmp_path_factory) -> Path:
     with open(root / "b.jsonl", "a", encoding="utf-8") as f:
         f.write('{"text": 1}\nnot json\n{"title": "no text"}\n')
     for optional_name in ("d.txt.zst", "e.parquet"):
-        if find_spec("zstandard" if optional_name.endswith("zst") else "pyarrow"):
+        if zstd_module() if optional_name.endswith("zst") else find_spec("pyarrow"):
             write(root / optional_name, DOCS)
     return root
 

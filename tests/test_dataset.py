@@ -153,6 +153,7 @@ def test_cli_one_and_two_workers_write_the_same_bytes(gpt2_dir, gpt2, corpus, tm
         "eot": 50256,
         "text_field": "body",
         "inputs": [str(f) for f in files],
+        "skipped_inputs": [],
     }
 
 

@@ -59,6 +59,13 @@ def test_save_dir_and_load_either_kind(tok, tmp_path):
         assert back.encode(SAMPLE) == tok.encode(SAMPLE)
 
 
+def test_files_are_what_save_dir_writes(tok, tmp_path):
+    """A served app hands ``files()`` to the browser: the same bytes a save writes."""
+    tok.save_dir(tmp_path)
+    assert {name: (tmp_path / name).read_text(encoding="utf-8") for name in tok.files()} == tok.files()
+    assert sorted(tok.files()) == ["merges.txt", "tokenizer.json", "vocab.json"]
+
+
 @settings(max_examples=40, deadline=None)
 @given(text=texts)
 def test_hf_loads_our_file_and_agrees(tok, tmp_path_factory, text):

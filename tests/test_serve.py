@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bpe_tui.cli import main
-from bpe_tui.serve.command import banner, public_url, served_command
+from bpe_tui.serve.command import banner, class_full, public_url, served_command
 from tests.conftest import refused, run_cli
 
 needs_textual_serve = pytest.mark.skipif(
@@ -37,15 +37,15 @@ def test_public_url() -> None:
 
 
 def test_the_banner_says_who_can_connect() -> None:
-    assert banner("bpe-tui train", "127.0.0.1", "http://127.0.0.1:8000").splitlines() == [
+    assert banner("bpe-tui train", "127.0.0.1", "http://127.0.0.1:8000", 40).splitlines() == [
         "bpe-tui: serving `bpe-tui train` at http://127.0.0.1:8000",
         "  listening on 127.0.0.1 only: no other machine can connect",
-        "  each browser tab runs its own app process; Ctrl+C stops the server",
+        "  each browser tab runs its own app process, at most 40 at once; Ctrl+C stops the server",
     ]
-    assert "no other machine" in banner("t", "localhost", "http://localhost:8000")
-    wide = banner("bpe-tui train", "0.0.0.0", "http://10.1.2.3:8000").splitlines()[1]
+    assert "no other machine" in banner("t", "localhost", "http://localhost:8000", 40)
+    wide = banner("bpe-tui train", "0.0.0.0", "http://10.1.2.3:8000", 40).splitlines()[1]
     assert wide == "  listening on every network interface: anyone who can reach http://10.1.2.3:8000 can open it"
-    assert banner("t", "10.1.2.3", "http://10.1.2.3:8000").splitlines()[1] == "  listening on 10.1.2.3 only"
+    assert banner("t", "10.1.2.3", "http://10.1.2.3:8000", 40).splitlines()[1] == "  listening on 10.1.2.3 only"
 
 
 def test_missing_textual_serve_names_the_extra(monkeypatch, capsys) -> None:
@@ -71,6 +71,11 @@ def test_missing_textual_serve_names_the_extra(monkeypatch, capsys) -> None:
         (["serve", "--port", "70000"], "--port 70000: not a port number"),
         (["serve", "--host", "no-such-host.invalid"], "--host no-such-host.invalid"),
         (["train", "--port", "8000"], "unrecognized arguments: --port"),
+        (["serve", "--max-sessions", "0"], "--max-sessions 0: at least 1 browser tab must be able to open the app"),
+        # What names a file to write on the server: every tab would write it.
+        (["serve", "train", "--out", "x"], "serve: --out would write on this machine from every browser tab; served, s downloads"),
+        (["serve", "train", "--save-counts", "c.pkl"], "serve: --save-counts would write on this machine from every browser tab"),
+        (["serve", "encode", "--model", "m", "--file", "f", "--out", "ids.bin"], "serve: --out would write on this machine"),
     ],
 )
 def test_refused_before_serving(args: list[str], expected: str) -> None:
@@ -156,3 +161,68 @@ async def test_the_served_text_reaches_the_app_as_typed(tmp_path: Path) -> None:
             ws_url = url.replace("http:", "ws:") + "ws?width=100&height=30"
             async with session.ws_connect(ws_url) as ws:
                 await _read_until(ws, text)
+
+
+def test_class_full_says_how_many() -> None:
+    assert class_full(40) == "The class is full: 40 sessions are open. Try again when someone leaves."
+    assert class_full(1) == "The class is full: 1 session is open. Try again when someone leaves."
+
+
+@needs_textual_serve
+async def test_the_class_is_full_and_a_closed_tab_ends_its_processes(tmp_path: Path) -> None:
+    """``--max-sessions 1``: with one tab open, a new browser gets the page saying the class is
+    full, and its websocket starts no app. The tab closed while training, its app and trainer
+    end (the server's group holds only the server again) and the page is the app's again."""
+    import aiohttp
+
+    from tests.served import group_members, serving, until
+
+    async with aiohttp.ClientSession() as session:
+        async with serving("train", "--max-sessions", "1", log=tmp_path / "serve.log") as (url, server):
+            ws_url = url.replace("http:", "ws:") + "ws?width=100&height=30"
+            ws = await session.ws_connect(ws_url)
+            await _read_until(ws, "next merge: pair_counter top")
+            await ws.send_json(["stdin", " "])  # play
+            await _read_until(ws, "playing")
+            tab = set(group_members(server)) - {server}
+            assert len(tab) >= 3  # its shell, app and trainer at least
+            async with session.get(url) as page:
+                assert page.status == 503
+                assert "<p>The class is full: 1 session is open. Try again when someone leaves.</p>" in await page.text()
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused_tab:
+                await session.ws_connect(ws_url)
+            assert refused_tab.value.status == 503
+            assert set(group_members(server)) - {server} == tab  # no app started for it
+            await ws.close()
+            assert await until(lambda: group_members(server) == [server], limit=30.0), "the closed tab left processes"
+            async with session.get(url) as page:
+                assert page.status == 200 and "data-session-websocket-url" in await page.text()
+
+
+def test_one_file_downloads_as_it_is_several_as_one_zip() -> None:
+    """Classic BPE's one file goes as it is; the three of a byte-level tokenizer go as one zip
+    holding a folder of the zip's name."""
+    import io
+    import zipfile
+
+    from bpe_tui.common.downloads import download
+
+    class Browser:  # what Textual's delivery hands on, recorded
+        def __init__(self) -> None:
+            self.got: list[tuple[str, bytes, str | None]] = []
+
+        def deliver_text(self, file, save_filename: str, mime_type: str | None = None) -> None:
+            self.got.append((save_filename, file.read().encode("utf-8"), mime_type))
+
+        def deliver_binary(self, file, save_filename: str, mime_type: str | None = None) -> None:
+            self.got.append((save_filename, file.getvalue(), mime_type))
+
+    browser = Browser()
+    assert download(browser, "bpe-classic-merge-3", {"classic_bpe.json": "{}\n"}) == "classic_bpe.json"
+    assert browser.got == [("classic_bpe.json", b"{}\n", None)]
+    files = {"tokenizer.json": "{}", "vocab.json": "{}", "merges.txt": "#version: 0.2\n"}
+    assert download(browser, "bpe-tokenizer-merge-3", files) == "bpe-tokenizer-merge-3.zip"
+    name, data, mime = browser.got[1]
+    assert (name, mime) == ("bpe-tokenizer-merge-3.zip", "application/zip")
+    with zipfile.ZipFile(io.BytesIO(data)) as zipped:
+        assert {n: zipped.read(n).decode("utf-8") for n in zipped.namelist()} == {f"bpe-tokenizer-merge-3/{n}": t for n, t in files.items()}

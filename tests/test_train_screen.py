@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+from textual.widgets import Label
+
+from bpe_tui.common.prompt import ConfirmScreen
 from bpe_tui.train.widgets.status_line import StatusLine
+from engine import Tokenizer
 from tests.train_app import SAMPLE_MERGES, at_merge, train_app, wait_until
 
 
@@ -102,6 +106,82 @@ async def test_save_to_out_without_asking(tmp_path):
         await at_merge(pilot, screen, 0)
         await pilot.press("s")
         await wait_until(pilot, lambda: (tmp_path / "tokenizer.json").exists())
+
+
+async def test_save_asks_before_replacing_files_it_did_not_write(tmp_path):
+    """``n`` (or Escape) keeps what the directory holds; ``y`` replaces it; once written by
+    this screen, saving there again asks no more."""
+    (tmp_path / "tokenizer.json").write_text("someone else's", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("not ours to touch", encoding="utf-8")
+    app, screen = train_app(out=str(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("n", "s")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        question = str(app.screen.query_one(Label).render())
+        assert question == f"{tmp_path} already holds tokenizer.json. Replace it?"
+        await pilot.press("n")
+        await wait_until(pilot, lambda: app.screen is screen)
+        await pilot.press("s", "escape")
+        await wait_until(pilot, lambda: app.screen is screen)
+        await pilot.press("s", "enter")  # Enter alone presses the focused Keep
+        await wait_until(pilot, lambda: app.screen is screen)
+        await at_merge(pilot, screen, 1)
+        assert (tmp_path / "tokenizer.json").read_text(encoding="utf-8") == "someone else's"
+        assert not (tmp_path / "merges.txt").exists()
+        await pilot.press("s", "y")
+        await wait_until(pilot, lambda: (tmp_path / "merges.txt").exists())
+        assert Tokenizer.load(tmp_path).merges == [(b"h", b"e")]
+        await pilot.press("n", "s")  # its own files now: replaced without asking
+        await wait_until(pilot, lambda: len(Tokenizer.load(tmp_path).merges) == 2)
+        assert app.screen is screen
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "not ours to touch"
+
+
+async def test_save_asks_for_a_directory_then_before_replacing(tmp_path):
+    """The directory typed at the prompt is checked too, naming every file it would replace."""
+    for name in ("tokenizer.json", "vocab.json", "merges.txt"):
+        (tmp_path / name).write_text("old", encoding="utf-8")
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("s", "ctrl+u", *str(tmp_path), "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        question = str(app.screen.query_one(Label).render())
+        assert question == f"{tmp_path} already holds tokenizer.json, vocab.json, merges.txt. Replace them?"
+        await pilot.click("#yes")
+        await wait_until(pilot, lambda: (tmp_path / "merges.txt").read_text(encoding="utf-8") != "old")
+    assert Tokenizer.load(tmp_path).merges == []
+
+
+async def test_served_save_downloads_and_writes_nothing(tmp_path, monkeypatch):
+    """In a browser (Textual's web driver), ``s`` asks for no directory, even with ``--out``:
+    the files go to the browser as one zip, and nothing is written where the app runs."""
+    import io
+    import zipfile
+
+    from bpe_tui.app import BpeApp
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(BpeApp, "is_web", property(lambda app: True))
+    delivered: list[tuple[str, bytes]] = []
+
+    def deliver_binary(app, file, save_filename, mime_type):
+        delivered.append((save_filename, file.getvalue()))
+
+    monkeypatch.setattr(BpeApp, "deliver_binary", deliver_binary)
+    app, screen = train_app(out=str(tmp_path / "out"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("n", "n", "s")
+        await wait_until(pilot, lambda: bool(delivered))
+        assert app.screen is screen
+    ((name, data),) = delivered
+    assert name == "bpe-tokenizer-merge-2.zip"
+    with zipfile.ZipFile(io.BytesIO(data)) as zipped:
+        zipped.extractall(tmp_path / "got")
+    assert Tokenizer.load(tmp_path / "got" / "bpe-tokenizer-merge-2").merges == [(b"h", b"e"), (b" ", b"t")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["got"]
 
 
 async def test_quit():

@@ -25,15 +25,16 @@ def sample_corpus(name: str = SAMPLE) -> AbstractContextManager[Path]:
 
 
 @contextmanager
-def chosen_corpus(inputs: Sequence[str], counts: str | None = None) -> Iterator[tuple[list[str], str]]:
-    """The corpus files named on the command line, or the bundled sample when there are none
-    (and no saved ``counts``), with the label screens show for them. Missing files, globs
-    that match nothing and unknown extensions are one line now, before any screen opens."""
-    if counts is not None:
-        yield [], f"{Path(counts).name} (saved counts)"
+def chosen_corpus(inputs: Sequence[str], options: TrainOptions) -> Iterator[tuple[list[str], str]]:
+    """The corpus inputs named on the command line (as given: the engine expands them, and
+    tells what it skipped), or the bundled sample when there are none (and no saved counts),
+    with the label screens show for them. Missing and bad files, globs that match nothing and
+    unknown extensions are one line now, before any screen opens."""
+    if options.counts is not None:
+        yield [], f"{Path(options.counts).name} (saved counts)"
     elif inputs:
-        names = [source.path for source in expand_inputs(inputs)]
-        yield names, name_files([Path(names[0]).name, *names[1:]])
+        names = [source.path for source in expand_inputs(inputs, options.skip_bad_inputs, options.stdin_format)]
+        yield list(inputs), name_files([Path(names[0]).name, *names[1:]])
     else:
         with sample_corpus() as path:
             yield [str(path)], f"{path.name} (bundled sample)"
@@ -57,4 +58,6 @@ def options_from_args(args: argparse.Namespace) -> TrainOptions:
         classic=getattr(args, "classic", False),
         words=getattr(args, "words", None),
         resume=getattr(args, "resume", None),
+        skip_bad_inputs=args.skip_bad_inputs,
+        stdin_format=args.stdin_format,
     )

@@ -46,6 +46,15 @@ class Ask(Message):
         self.value, self.placeholder, self.integer = value, placeholder, integer
 
 
+class Confirm(Message):
+    """Ask the user yes or no (``ConfirmScreen``), the buttons named ``yes`` and ``no``;
+    ``then`` receives True for yes."""
+
+    def __init__(self, question: str, then: Callable[[bool], None], yes: str = "Yes", no: str = "No") -> None:
+        super().__init__()
+        self.question, self.then, self.yes, self.no = question, then, yes, no
+
+
 class Failed(Message):
     """Bad input (``error``): the app closes, and the command reports it (exit status 2)."""
 

@@ -18,7 +18,8 @@ class AmountColumn(ProgressColumn):
         elapsed = task.finished_time if task.finished else task.elapsed
         speed = task.completed / elapsed if elapsed else 0
         if task.fields.get("unit") == "bytes":
-            return Text(f"{task.completed / 1e6:,.1f}/{(task.total or 0) / 1e6:,.1f} MB  {speed / 1e6:,.1f} MB/s")
+            of = "" if task.total is None else f"/{task.total / 1e6:,.1f}"  # a stream's size is unknown
+            return Text(f"{task.completed / 1e6:,.1f}{of} MB  {speed / 1e6:,.1f} MB/s")
         return Text(f"{task.completed:,.0f}/{task.total or 0:,.0f}  {speed:,.0f}/s")
 
 

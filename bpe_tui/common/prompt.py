@@ -1,4 +1,4 @@
-"""A one-question dialog: a line of input, Enter to accept, Escape to cancel."""
+"""The dialogs a screen asks through the app: a line of input, or yes or no."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from typing import Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label
+from textual.widgets import Button, Input, Label
 
 
 class PromptScreen(ModalScreen[str | None]):
@@ -33,3 +33,34 @@ class PromptScreen(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Dismisses with True on ``y`` (or the ``yes`` button), False on ``n``, Escape or ``no``.
+    ``no`` has the focus: Enter alone keeps things as they are."""
+
+    CSS_PATH = "prompt.tcss"
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+
+    def __init__(self, question: str, yes: str = "Yes", no: str = "No") -> None:
+        super().__init__()
+        self._question, self._yes, self._no = question, yes, no
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="prompt"):
+            yield Label(self._question)
+            with Horizontal(id="answers"):
+                yield Button(f"{self._yes} (y)", id="yes", variant="warning", compact=True)
+                yield Button(f"{self._no} (n)", id="no", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)

@@ -26,6 +26,8 @@ DATASET_FLAGS: dict[str, Callable[[argparse.Namespace], object]] = {
     "--workers": lambda a: a.workers is not None,
     "--errors": lambda a: a.errors != "strict",
     "--skip-bad-records": lambda a: a.skip_bad_records,
+    "--skip-bad-inputs": lambda a: a.skip_bad_inputs,
+    "--stdin-format": lambda a: a.stdin_format is not None,
 }
 """The options of ``--out`` alone, each with whether it is given."""
 

@@ -1,7 +1,9 @@
 """``bpe-tui encode --file A [B ...] --out IDS``: encode whole corpora into a file of token ids.
 
 A progress bar on stderr (MB/s, tokens/s, time left) while it runs, one summary line at the
-end. Ctrl-C or SIGTERM ends it with exit status 130 and nothing under IDS.
+end. ``--file -`` encodes standard input (a named pipe is read the same way), with progress
+in bytes read. Ctrl-C, SIGTERM, bad input or a full disk end it with nothing under IDS or
+its sidecar's name.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from rich.console import Console
 
 from bpe_tui.common.progress_bars import TokenRateColumn, progress_bars
 from engine import SettingsError, Tokenizer
-from engine.corpus.sources import expand_inputs
+from engine.corpus.sources import find_inputs
 from engine.encode.dataset import check_out, encode_dataset
 from engine.train.settings import DEFAULT_SPECIAL
 
@@ -36,12 +38,16 @@ def run_dataset(args: argparse.Namespace) -> int:
         eot = tokenizer.special_ids.get(DEFAULT_SPECIAL)
         if eot is None:
             raise SettingsError(f"--eot: {args.model} has no {DEFAULT_SPECIAL} special token")
+    if args.stdin_format is not None and "-" not in args.file:
+        raise SettingsError("--stdin-format says how to read standard input: it goes with --file -")
     out = Path(args.out)
     check_out(out)
-    sources = expand_inputs(args.file)
+    found = find_inputs(args.file, args.skip_bad_inputs, args.stdin_format or "text")
+    sources = found.sources
     console = Console(stderr=True)
     progress = progress_bars(console, TokenRateColumn())
-    task = progress.add_task("encoding", total=sum(s.size for s in sources), unit="bytes", tokens=0)
+    total = None if any(s.stream for s in sources) else sum(s.size for s in sources)
+    task = progress.add_task("encoding", total=total, unit="bytes", tokens=0)
     started = time.perf_counter()
 
     def report(read: int, tokens: int) -> None:
@@ -59,6 +65,7 @@ def run_dataset(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 errors=args.errors,
                 skip_bad_records=args.skip_bad_records,
+                skipped_inputs=found.skipped,
                 progress=report,
             )
     except KeyboardInterrupt:
@@ -72,6 +79,11 @@ def run_dataset(args: argparse.Namespace) -> int:
     if args.skip_bad_records:
         bad = summary.bad_records
         print(f"bpe-tui: skipped {bad:,} bad record{'' if bad == 1 else 's'} (--skip-bad-records)", file=sys.stderr)
+    if args.skip_bad_inputs:
+        skipped = found.skipped
+        print(f"bpe-tui: skipped {len(skipped):,} bad input{'' if len(skipped) == 1 else 's'} (--skip-bad-inputs)", file=sys.stderr)
+        for line in skipped:
+            print(f"bpe-tui: skipped {line}", file=sys.stderr)
     return 0
 
 

@@ -19,12 +19,16 @@ from bpe_tui.common.corpus import chosen_corpus, options_from_args
 from bpe_tui.common.durations import show_seconds
 from bpe_tui.race.process import RACERS, follow, start_racers
 from bpe_tui.race.state import FINISHED, MERGING, Lane, Race, Racer, show_rate, show_speedup
+from engine import SettingsError
+from engine.corpus.sources import expand_inputs
 from engine.train.settings import TrainOptions
 
 
 def run_race(args: argparse.Namespace) -> int:
     options = options_from_args(args)
-    with chosen_corpus(args.inputs) as (inputs, label):
+    if args.inputs and any(s.stream for s in expand_inputs(args.inputs, options.skip_bad_inputs, options.stdin_format)):
+        raise SettingsError("the race reads its corpus once for each racer, and a stream (- or a named pipe) can be read once: give a file")
+    with chosen_corpus(args.inputs, options) as (inputs, label):
         if args.headless:
             return run_headless(inputs, label, options)
         from bpe_tui.app import BpeApp

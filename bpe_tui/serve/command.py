@@ -1,17 +1,21 @@
 """``bpe-tui serve``: the app in a web browser, through ``textual-serve``.
 
 ``bpe-tui serve train corpus.txt --vocab-size 500`` serves ``bpe-tui train corpus.txt
---vocab-size 500``: whatever follows ``serve`` (other than its own ``--host``, ``--port`` and
-``--public-url``) is the served command, checked by the same parser as on the command line.
-Every browser tab that opens the page starts that command in a process of its own, with
-the Python running this one. The server listens on 127.0.0.1 unless told otherwise, so only
-this machine can connect.
+--vocab-size 500``: whatever follows ``serve`` (other than its own ``--host``, ``--port``,
+``--public-url`` and ``--max-sessions``) is the served command, checked by the same parser
+as on the command line. Every browser tab that opens the page starts that command in a
+process of its own, with the Python running this one, up to ``--max-sessions`` at once: past
+that a new browser is told the class is full, and no process starts. Served, nothing a
+browser sends writes on this machine (a save downloads to the browser), and options that
+would are refused. The server listens on 127.0.0.1 unless told otherwise, so only this
+machine can connect.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import html
 import logging
 import shlex
 import socket
@@ -22,6 +26,15 @@ from typing import Any
 from engine import BpeError, SettingsError
 
 DEFAULT_SERVED = ["train"]
+WRITES_ON_SERVER = {
+    "train": {
+        "--out": "served, s downloads the files to the browser instead",
+        "--save-counts": "save the counts once (bpe-tui train --save-counts FILE --headless), then serve train --counts FILE",
+    },
+    "encode": {"--out": "write the ids in a terminal (bpe-tui encode --file ... --out IDS)"},
+}
+"""Options of a served command that name a file to write on the server, and what to do instead.
+Reading is fine: a corpus, ``--counts``, ``--model`` and ``--resume`` only read."""
 WILDCARD_HOSTS = {"0.0.0.0", "::", ""}
 
 
@@ -40,6 +53,9 @@ def check_served(served: list[str], parser: argparse.ArgumentParser, prepare: Pr
     args = parser.parse_args(served)  # a typo is the parser's one line, exit 2
     if not getattr(args, "has_screen", True) or getattr(args, "headless", False) or getattr(args, "json", False):
         raise SettingsError(f"serve {shlex.join(served)}: that command prints and exits, it has no screen to serve")
+    for option, why in WRITES_ON_SERVER.get(args.command, {}).items():
+        if getattr(args, option.lstrip("-").replace("-", "_"), None) is not None:
+            raise SettingsError(f"serve: {option} would write on this machine from every browser tab; {why}")
     prepare(args)
 
 
@@ -76,17 +92,35 @@ def _check_port_free(host: str, port: int) -> None:
             raise SettingsError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
 
 
-def banner(title: str, host: str, url: str) -> str:
-    """What the server says when it starts: where it listens, and who can connect."""
+def banner(title: str, host: str, url: str, max_sessions: int) -> str:
+    """What the server says when it starts: where it listens, who can connect, and how many."""
     if host in WILDCARD_HOSTS:
         where = f"on every network interface: anyone who can reach {url} can open it"
     else:
         where = f"on {host} only" + (": no other machine can connect" if _loopback(host) else "")
-    return f"bpe-tui: serving `{title}` at {url}\n  listening {where}\n  each browser tab runs its own app process; Ctrl+C stops the server"
+    return (
+        f"bpe-tui: serving `{title}` at {url}\n  listening {where}\n"
+        f"  each browser tab runs its own app process, at most {max_sessions} at once; Ctrl+C stops the server"
+    )
+
+
+def class_full(max_sessions: int) -> str:
+    """What a browser is told when every session is taken."""
+    are = "session is" if max_sessions == 1 else "sessions are"
+    return f"The class is full: {max_sessions} {are} open. Try again when someone leaves."
+
+
+def full_page(title: str, max_sessions: int) -> str:
+    """The page a browser gets instead of the app when every session is taken."""
+    return (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>\n'
+        f'<body style="font-family: sans-serif; margin: 3em"><p>{class_full(max_sessions)}</p></body></html>\n'
+    )
 
 
 def run_serve(args: argparse.Namespace, served: list[str], parser: argparse.ArgumentParser, prepare: Prepare) -> int:
     try:
+        from aiohttp import web
         from textual_serve.server import Server
     except ImportError:
         raise BpeError("serve needs textual-serve: pip install 'bpe-tui[web]'") from None
@@ -94,10 +128,14 @@ def run_serve(args: argparse.Namespace, served: list[str], parser: argparse.Argu
     check_served(served, parser, prepare)
     if not 1 <= args.port <= 65535:
         raise SettingsError(f"--port {args.port}: not a port number (1-65535)")
+    if args.max_sessions < 1:
+        raise SettingsError(f"--max-sessions {args.max_sessions}: at least 1 browser tab must be able to open the app")
+    cap = args.max_sessions
     _check_port_free(args.host, args.port)
     url = args.public_url or public_url(args.host, args.port)
     title = shlex.join(["bpe-tui", *served])
-    lines = banner(title, args.host, url)
+    lines = banner(title, args.host, url, cap)
+    full = full_page(title, cap)
 
     class BpeServer(Server):  # here, as textual-serve is imported only to serve
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -105,7 +143,16 @@ def run_serve(args: argparse.Namespace, served: list[str], parser: argparse.Argu
             self.tabs: set[asyncio.Task[Any]] = set()
             """The handlers of the open tabs: stopping the server ends their apps at once."""
 
+        async def handle_index(self, request: Any) -> Any:
+            if len(self.tabs) >= cap:
+                return web.Response(status=503, text=full, content_type="text/html", headers={"Retry-After": "60"})
+            return await super().handle_index(request)
+
         async def handle_websocket(self, request: Any) -> Any:
+            # Checked again here, where the app process would start: a page loaded while a
+            # session was free may connect once it is taken. No await between check and add.
+            if len(self.tabs) >= cap:
+                return web.Response(status=503, text=class_full(cap))
             tab = asyncio.current_task()
             assert tab is not None
             self.tabs.add(tab)

@@ -5,7 +5,8 @@ short English stories, a Chinese story and a few emoji).
 
 Headless, SIGINT (Ctrl-C) or SIGTERM stops at the next merge boundary, saves what is trained
 so far and exits 130; ``--resume DIR`` continues such a run to the very tokenizer an
-uninterrupted run gives.
+uninterrupted run gives. ``-`` reads the corpus from standard input (headless only: the app
+reads the keyboard there). Saving over tokenizer files says on stderr which it replaced.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from bpe_tui.common.corpus import chosen_corpus, options_from_args
 from bpe_tui.common.durations import show_seconds
 from bpe_tui.common.progress_bars import progress_bars
 from bpe_tui.train.snapshot import SteppableTrainer
-from engine import BpeError, Trainer
-from engine.formats.atomic import check_writable_dir
+from engine import OutputError, SettingsError, Trainer
+from engine.corpus.sources import STDIN
+from engine.formats.atomic import cannot_write
 from engine.train.classic import ClassicTrainer
 from engine.train.settings import Merges, TrainOptions, replay_saved
 
@@ -35,7 +37,7 @@ DEFAULT_OUT = "out"
 
 def run_train(args: argparse.Namespace) -> int:
     options, resume = prepare(args)
-    with chosen_corpus(args.inputs, args.counts) as (inputs, name):
+    with chosen_corpus(args.inputs, options) as (inputs, name):
         if args.headless:
             return _headless(args, options, inputs, name, resume)
         return _interactive(args, options, inputs, name, resume)
@@ -44,12 +46,14 @@ def run_train(args: argparse.Namespace) -> int:
 def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
     """Check the options and every path named, before a screen opens (or a server starts):
     the options once, in the engine; then the run to resume and where the files go."""
+    if STDIN in args.inputs and not args.headless:
+        raise SettingsError("-: the app reads the keyboard from standard input: reading the corpus from it needs --headless")
     options = options_from_args(args)
     resume = options.saved_merges(args.resume) if args.resume else None
     if args.resume and args.out is None:  # a resumed run goes on in its own directory
         args.out = args.resume if Path(args.resume).is_dir() else str(Path(args.resume).parent)
     if args.out is not None or args.headless:
-        check_writable_dir(Path(args.out or DEFAULT_OUT), "--out")
+        options.check_out(args.out or DEFAULT_OUT)
     return options, resume
 
 
@@ -89,12 +93,13 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
     read = progress.add_task("pre-tokenizing", total=None, unit="bytes")
     merge = progress.add_task("merging", total=None, unit="merges", start=False)
 
-    def report(phase: str, done: int, total: int) -> None:
+    def report(phase: str, done: int, total: int | None) -> None:
         if phase == "read":
             progress.update(read, completed=done, total=total)
             return
         if not progress.tasks[merge].started:
-            progress.update(read, completed=progress.tasks[read].total)
+            reading = progress.tasks[read]
+            progress.update(read, total=reading.total or reading.completed, completed=reading.total or reading.completed)
             progress.start_task(merge)
         progress.update(merge, completed=done, total=total)
 
@@ -111,17 +116,23 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
             trainer.run()
             merged = time.perf_counter()
             out = Path(args.out or DEFAULT_OUT)
+            replaced = [out / name for name in options.file_names if (out / name).exists()]
             try:
                 paths = options.save(trainer, out)
-            except OSError as e:
-                raise BpeError(f"{out}: cannot write the tokenizer ({e.strerror or e})") from None
+            except OSError as e:  # making the directory; a file that failed is an OutputError already
+                raise e if isinstance(e, OutputError) else cannot_write(out, e) from None
     except KeyboardInterrupt:
         print(f"bpe-tui: interrupted while pre-tokenizing {label}: nothing trained, nothing saved", file=sys.stderr)
         return 130
     _summary(Console(), trainer, label, paths, counted - started, merged - counted, options)
+    if replaced:
+        print(f"bpe-tui: replaced {', '.join(map(str, replaced))}", file=sys.stderr)
     bad = trainer.summary.bad_records if trainer.summary else 0
     if options.skip_bad_records and not options.counts:
         print(f"bpe-tui: skipped {bad:,} bad record{'' if bad == 1 else 's'} (--skip-bad-records)", file=sys.stderr)
+    skipped = len(trainer.summary.skipped_inputs) if trainer.summary else 0
+    if options.skip_bad_inputs:
+        print(f"bpe-tui: skipped {skipped:,} bad input{'' if skipped == 1 else 's'} (--skip-bad-inputs)", file=sys.stderr)
     if trainer.stop_requested and not trainer.finished:
         resume_hint = "" if options.classic else f"; continue with --resume {out}"
         print(
@@ -158,6 +169,8 @@ def _summary(
         table.add_row("inputs", f"{files:,} file{'' if files == 1 else 's'}, {counted.bytes_read:,} bytes, digest {counted.digest[:16]}")
         if options.skip_bad_records or counted.bad_records:
             table.add_row("bad records", f"{counted.bad_records:,} skipped")
+        if options.skip_bad_inputs or counted.skipped_inputs:
+            table.add_row("bad inputs", "\n".join([f"{len(counted.skipped_inputs):,} skipped", *counted.skipped_inputs]))
     if options.save_counts:
         table.add_row("counts", f"saved to {options.save_counts} (train again with --counts)")
     table.add_row("merges", f"{done:,} of {trainer.merges_planned:,}{note}")

@@ -9,10 +9,12 @@ every ``FRAME`` seconds, and always where a motion stops.
 
 Commands are ``(seq, name, arg)``: ``("by", n)`` merges from where the last step was
 heading, ``("to", k)``, ``("play", merges_per_second or None)``, ``("pause", None)``,
-``("save", directory)``, ``("tokenizer", None)``, ``("watch", shown)`` (the
-pair-in-the-corpus panel was shown or hidden), ``("quit", None)``. Reports are tuples
-whose first item names them: ``reading``, ``sampled``, ``idle``, ``notice``,
-``tokenizer``, ``failed`` (bad input) and ``crashed`` (a bug: the traceback).
+``("save", directory)``, ``("files", None)`` (the files a save writes, sent back rather
+than written: a served app's browser downloads them), ``("tokenizer", None)``,
+``("watch", shown)`` (the pair-in-the-corpus panel was shown or hidden), ``("quit", None)``.
+Reports are tuples whose first item names them: ``reading``, ``sampled``, ``idle``,
+``notice``, ``files``, ``tokenizer``, ``failed`` (bad input) and ``crashed`` (a bug: the
+traceback).
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ class _Server:
         """The newest recorded step, so a sample taken between motions still shows it."""
 
     def run(self, inputs: Inputs, resume: tuple[str, list[tuple[bytes, bytes]]] | None) -> None:
-        def progress(phase: str, done: int, total: int) -> None:
+        def progress(phase: str, done: int, total: int | None) -> None:
             if phase == "read":
                 self.reports.send(("reading", done, total))
 
@@ -106,6 +108,10 @@ class _Server:
         bad = trainer.summary.bad_records if trainer.summary else 0
         if bad:
             self.reports.send(("notice", f"skipped {bad:,} bad record{'' if bad == 1 else 's'} (--skip-bad-records)", "warning"))
+        skipped = trainer.summary.skipped_inputs if trainer.summary else ()
+        if skipped:
+            more = f" and {len(skipped) - 1:,} more" if len(skipped) > 1 else ""
+            self.reports.send(("notice", f"skipped {skipped[0]}{more} (--skip-bad-inputs)", "warning"))
         trainer.progress = None
         self.reports.send(("sampled", sample(trainer, None)))
         motion: Motion | None = None
@@ -144,6 +150,8 @@ class _Server:
             return None
         if name == "save":
             self.save(trainer, str(arg))
+        elif name == "files":
+            self.reports.send(("files", trainer.merges_done, self.options.files(trainer)))
         elif name == "tokenizer":
             assert isinstance(trainer, Trainer)  # the screen offers the encode view only then
             self.reports.send(("tokenizer", Tokenizer.from_trainer(trainer)))

@@ -25,7 +25,8 @@ from textual.widgets import Footer, Label, ProgressBar
 from textual.worker import get_current_worker
 
 from bpe_tui.common.child_process import ChildProcess, Report, ensure_running, listen
-from bpe_tui.common.navigation import Ask, Failed, OpenCompare, OpenEncode, over_another
+from bpe_tui.common.downloads import download
+from bpe_tui.common.navigation import Ask, Confirm, Failed, OpenCompare, OpenEncode, over_another
 from bpe_tui.common.screen_help import ScreenHelp
 from bpe_tui.train.process import serve
 from bpe_tui.train.snapshot import TrainSnapshot
@@ -156,9 +157,9 @@ class TrainScreen(Screen[None]):
             return isinstance(message, TrainScreen.Sampled)
 
     class Reading(Message):
-        """Pre-tokenization progress in bytes."""
+        """Pre-tokenization progress in bytes (total None: a stream, whose size is unknown)."""
 
-        def __init__(self, done: int, total: int) -> None:
+        def __init__(self, done: int, total: int | None) -> None:
             super().__init__()
             self.done, self.total = done, total
 
@@ -185,6 +186,8 @@ class TrainScreen(Screen[None]):
         """Corpus files, directories and glob patterns (none when training from saved counts)."""
         self.label = label or (Path(self.inputs[0]).name if self.inputs else str(options.counts))
         self.out = out
+        self._written: set[Path] = set()
+        """Directories this screen saved into: saving there again replaces its own files unasked."""
         self._options = options
         self._resume = resume
         """A saved run to continue: its directory and merges, redone once the corpus is read."""
@@ -273,6 +276,8 @@ class TrainScreen(Screen[None]):
         elif kind == "notice":
             text, severity = rest
             self.app.call_from_thread(self.notify, text, severity=severity)
+        elif kind == "files":
+            self.app.call_from_thread(self._download, *rest)
         elif kind == "tokenizer":
             self.app.call_from_thread(self._views.popleft(), *rest, self._opening_text())
         elif kind == "failed":
@@ -300,7 +305,9 @@ class TrainScreen(Screen[None]):
         done = message.done
         bar.update(total=message.total, progress=done)
         label = self.query_one("#loading-label", Label)
-        if done >= message.total:
+        if message.total is None:
+            label.update(f"Pre-tokenizing {self.label}: {done / 1e6:,.1f} MB so far")
+        elif done >= message.total:
             label.update(f"Pre-tokenized {self.label}: laying out the words and counting pairs…")
         else:
             label.update(f"Pre-tokenizing {self.label}: {done / 1e6:,.1f} of {message.total / 1e6:,.1f} MB")
@@ -390,16 +397,34 @@ class TrainScreen(Screen[None]):
             self.post_message(Ask(question, chosen, placeholder="k", integer=True))
 
     def action_save(self) -> None:
-        def chosen(answer: str | None) -> None:
-            if answer is not None:
-                self.out = answer
-                self._send("save", answer)
-
-        if self.out is not None:
-            self._send("save", self.out)
+        if self.app.is_web:  # served: the files go to the browser, never onto the server's disk
+            self._send("files")
+        elif self.out is not None:
+            self._save_to(self.out)
         elif self.snapshot is not None:
             question = f"Save {self._options.saves} to directory:"
-            self.post_message(Ask(question, chosen, "out"))
+            self.post_message(Ask(question, self._save_to, "out"))
+
+    def _save_to(self, directory: str | None) -> None:
+        """Save into ``directory``, first asking before replacing files this screen did not write."""
+        if directory is None:
+            return
+        present = [name for name in self._options.file_names if (Path(directory) / name).exists()]
+        if present and Path(directory).resolve() not in self._written:
+            them = "it" if len(present) == 1 else "them"
+            question = f"{directory} already holds {', '.join(present)}. Replace {them}?"
+            self.post_message(Confirm(question, lambda yes: self._save(directory) if yes else None, "Replace", "Keep"))
+        else:
+            self._save(directory)
+
+    def _save(self, directory: str) -> None:
+        if self._send("save", directory):
+            self.out = directory
+            self._written.add(Path(directory).resolve())
+
+    def _download(self, merges_done: int, files: dict[str, str]) -> None:
+        name = download(self.app, f"bpe-tokenizer-merge-{merges_done}", files)
+        self.notify(f"merge {merges_done:,}: your browser downloads {name}")
 
     def action_encode(self) -> None:
         self._open_on_tokenizer(self._push_encode)

@@ -7,6 +7,9 @@ than the file size. A corpus above ``IN_PROCESS`` bytes is counted by workers, e
 shards from one queue as it is free and opening the files itself; the parent only adds up
 their tables and reports the bytes read across all inputs.
 
+A stream (standard input, a named pipe) is counted in this process, as it arrives: no other
+process can read it. Its size is unknown until it ends, so progress then has no total.
+
 ``count_table`` gives the counts packed (``WordTable``), as training uses them: counted by
 workers, the counts never exist here as a dict of Python objects, which would take several
 times their size. ``count_inputs`` gives them as a ``Counter``.
@@ -38,15 +41,16 @@ from engine.corpus.shards import (
     plan_shards,
     trim_heap,
 )
-from engine.corpus.sources import Source, expand_inputs, label
+from engine.corpus.sources import STDIN, Source, find_inputs, label
 from engine.corpus.word_table import WordTable
 from engine.errors import BpeError, CorpusError
 
 if TYPE_CHECKING:
     from multiprocessing import Queue
 
-Progress = Callable[[str, int, int], None]
-"""Progress callback: ``(phase, done, total)``; phase is "read" (bytes) or "merge" (merges)."""
+Progress = Callable[[str, int, int | None], None]
+"""Progress callback: ``(phase, done, total)``; phase is "read" (bytes) or "merge" (merges);
+total None: not known (a stream is read)."""
 
 IN_PROCESS = 16 << 20
 """Corpora up to this size are counted in this process: below it, starting workers and
@@ -58,13 +62,15 @@ class CountSummary:
     """What was counted, besides the counts: kept with saved counts and shown in summaries."""
 
     inputs: tuple[tuple[str, int], ...]
-    """Every input file, in order, with its size in bytes as stored."""
+    """Every input file, in order, with its size in bytes as stored (a stream: as read)."""
     bytes_read: int
     bad_records: int
     """JSONL lines or Parquet rows skipped as bad (with ``skip_bad_records``)."""
     digest: str
     """BLAKE2b of the inputs' bytes as stored (Parquet: their text values), shard by shard
     in plan order; the same files give the same digest however many processes count them."""
+    skipped_inputs: tuple[str, ...] = ()
+    """Bad files skipped (``skip_bad_inputs``), each as the line saying what is wrong with it."""
 
     @property
     def label(self) -> str:
@@ -104,10 +110,13 @@ def count_table(
     if one cannot be read. Counted in this process, the pre-tokens come in the order they
     were first seen (the text's order, for the screens); otherwise sorted."""
     keep_mmap_threshold()  # before the first block is read: see MMAP_THRESHOLD
-    sources = expand_inputs(as_inputs(inputs))
+    found = find_inputs(as_inputs(inputs), settings.skip_bad_inputs, settings.stdin_format)
+    sources = found.sources
     shards = plan_shards(sources, settings, shard_bytes)
-    total = sum(s.size for s in shards)
-    workers = min(workers or os.cpu_count() or 1, len(shards))
+    files = [s for s in shards if not s.stream]
+    on_files = sum(s.size for s in files)
+    total = None if len(files) < len(shards) else on_files
+    workers = min(workers or os.cpu_count() or 1, max(1, len(files)))
     report = progress or (lambda phase, done, total: None)
     done = 0
 
@@ -117,28 +126,40 @@ def count_table(
         report("read", done, total)
 
     report("read", 0, total)
-    if dask is not None:
-        from engine.corpus.dask_count import count_on_dask  # imports dask: only when a cluster is asked for
-
-        table, results = count_on_dask(shards, settings, dask, read, label([s.path for s in sources]))
-    elif workers == 1 or total <= IN_PROCESS:
-        tally = PartTally(settings.pretokenizer)
+    name = label([s.path for s in sources])
+    tally = PartTally(settings.pretokenizer)
+    if dask is None and (workers == 1 or on_files <= IN_PROCESS):
         results = [count_shard(shard, settings, read, tally) for shard in shards]
         table = WordTable.from_counts(tally.total())
-        del tally
     else:
-        table, results = _count_parallel(shards, settings, workers, read, label([s.path for s in sources]))
+        # Streams first, here (their writers wait on them); then the files, elsewhere.
+        here = {i: count_shard(shard, settings, read, tally) for i, shard in enumerate(shards) if shard.stream}
+        if dask is not None:
+            from engine.corpus.dask_count import count_on_dask  # imports dask: only when a cluster is asked for
+
+            table, elsewhere = count_on_dask(files, settings, dask, read, name)
+        else:
+            table, elsewhere = _count_parallel(files, settings, workers, read, name)
+        if here:
+            table = table.merged(WordTable.sorted(tally.total()))
+        counted = iter(elsewhere)
+        results = [here[i] if i in here else next(counted) for i in range(len(shards))]
+    del tally
     trim_heap()  # what counting freed goes back now: the trainer built next would sit above it
-    return table, summarize(sources, results)
+    return table, summarize(sources, shards, results, found.skipped)
 
 
-def summarize(sources: Sequence[Source], results: Sequence[ShardCount]) -> CountSummary:
+def summarize(
+    sources: Sequence[Source], shards: Sequence[Shard], results: Sequence[ShardCount], skipped: Sequence[str] = ()
+) -> CountSummary:
     """The summary of counting ``sources`` from their shards' results, in plan order."""
+    read = {shard.path: result.bytes_read for shard, result in zip(shards, results, strict=True) if shard.stream}
     return CountSummary(
-        tuple((s.path, s.size) for s in sources),
+        tuple((s.path, read.get(s.path, s.size)) for s in sources),
         sum(r.bytes_read for r in results),
         sum(r.bad_records for r in results),
         inputs_digest(r.digest for r in results),
+        tuple(skipped),
     )
 
 
@@ -152,7 +173,9 @@ def _nothing(summary: CountSummary) -> str:
     if summary.bad_records:
         return f"every record is bad ({summary.bad_records:,} skipped)"
     if all(size == 0 for _, size in summary.inputs):
-        return "the file is empty" if len(summary.inputs) == 1 else "the files are empty"
+        if len(summary.inputs) > 1:
+            return "the files are empty"
+        return "nothing came in" if summary.inputs[0][0] == STDIN else "the file is empty"
     return "it holds nothing but special tokens"
 
 

@@ -6,7 +6,7 @@ then the payload: the counts as little-endian uint64, the lengths of the pre-tok
 uint32, then the pre-tokens' bytes one after another, all in sorted order of the pre-tokens
 (so the same corpus and settings always give the same file): a ``WordTable`` as
 ``count_table`` makes it, saved and loaded with a few array copies, no dict. It is written to a
-temporary file and renamed, never half a file.
+temporary file and renamed, never half a file (``OutputError`` if it cannot be).
 """
 
 from __future__ import annotations
@@ -73,14 +73,12 @@ def save_counts(path: str | os.PathLike[str], table: WordTable, pretok: PreToken
         "bytes_read": summary.bytes_read,
         "bad_records": summary.bad_records,
         "digest": summary.digest,
+        "skipped_inputs": list(summary.skipped_inputs),
         "pretokens": len(table),
         "payload_bytes": len(payload),
         "payload_blake2b": hashlib.blake2b(payload, digest_size=16).hexdigest(),
     }
-    try:
-        atomic_write(path, json.dumps(header, ensure_ascii=False).encode("utf-8") + b"\n" + payload)
-    except OSError as e:
-        raise CorpusError(f"{path}: cannot write the counts ({e.strerror or e})") from None
+    atomic_write(path, json.dumps(header, ensure_ascii=False).encode("utf-8") + b"\n" + payload)
 
 
 def load_counts(path: str | os.PathLike[str]) -> SavedCounts:
@@ -104,6 +102,7 @@ def load_counts(path: str | os.PathLike[str]) -> SavedCounts:
             int(header["bytes_read"]),
             int(header["bad_records"]),
             str(header["digest"]),
+            tuple(map(str, header.get("skipped_inputs", ()))),
         )
         pattern, special_tokens = str(header["pattern"]), tuple(map(str, header["special_tokens"]))
         checksum = str(header["payload_blake2b"])
@@ -119,5 +118,8 @@ def load_counts(path: str | os.PathLike[str]) -> SavedCounts:
     if sys.byteorder == "big":
         values.byteswap()
         lengths.byteswap()
+    # A file that passes its checksum was written so, or made to pass: its parts must fit.
+    if not 0 <= 12 * n <= size or sum(lengths) != size - 12 * n or not all(0 < v < 1 << 63 for v in values):
+        raise CorpusError(f"{path}: corrupt counts file: its {n:,} pre-tokens and their counts do not fit its {size:,} bytes")
     table = WordTable(payload[12 * n :], array("q", accumulate(lengths)), array("q", values))
     return SavedCounts(table, pattern, special_tokens, summary)

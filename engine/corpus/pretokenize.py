@@ -96,6 +96,12 @@ KNOWN_PATTERNS = {
 tests/test_pretokenize_core.py checks each string against its family on arbitrary text."""
 
 
+def pattern_name(pattern: PatternSpec) -> str | None:
+    """The name in ``PATTERNS`` of a regex's text (a worker process or a loaded file gives
+    the text), None for another; the text is not compiled."""
+    return next((name for name, text in PATTERNS.items() if text == pattern), None)
+
+
 class PreTokenizer:
     """Splits text at special tokens, then into regex pre-tokens.
 
@@ -109,8 +115,7 @@ class PreTokenizer:
     ) -> None:
         spec = simplest(pattern)
         self.pattern: PatternSpec = PATTERNS.get(spec, spec) if isinstance(spec, str) else spec
-        # Known by name or by its text (a worker process or a loaded file gives the text).
-        self.pattern_name = next((name for name, text in PATTERNS.items() if text == self.pattern), None)
+        self.pattern_name = pattern_name(self.pattern)
         self.regex = regex.compile(self.pattern) if isinstance(self.pattern, str) else None
         """The regex of a single pattern; None for stages."""
         self.stages = Stages((Split(self.pattern),) if isinstance(self.pattern, str) else self.pattern)

@@ -14,9 +14,14 @@ counts of the whole corpus, however the work is spread.
   starts (``PreTokenizer.cut_rules``) and no special token could span.
 - Parquet: one row group.
 - Compressed files: the whole file (a compressed stream cannot be entered in the middle).
+- Streams (standard input, a named pipe): the whole stream, read once as it arrives.
 
 Documents never merge into each other: a plain-text file is one document, a JSONL line or a
 Parquet row is one, and each is pre-tokenized on its own, as if a special token stood between.
+
+A compressed file whose data stops before its end marker (a gzip member or a zstd frame
+cut short) is an error, as is a Parquet file without its footer: never a part of the corpus
+quietly taken for the whole.
 
 Each shard also hashes the bytes it reads (BLAKE2b; for Parquet, the text values): the
 digests of the shards in plan order make the digest of the inputs (``inputs_digest``).
@@ -27,6 +32,8 @@ from __future__ import annotations
 import ctypes
 import gzip
 import hashlib
+import importlib
+import io
 import json
 import os
 import zlib
@@ -70,6 +77,11 @@ class CountSettings:
     """``"strict"``: invalid UTF-8 is an error; ``"replace"``: it becomes U+FFFD."""
     skip_bad_records: bool = False
     """Count and skip a bad JSONL line or Parquet row instead of stopping at it."""
+    skip_bad_inputs: bool = False
+    """Skip and tell the bad files a directory or a pattern turns up, instead of stopping at
+    the first (``sources.find_inputs``)."""
+    stdin_format: str = TEXT
+    """How standard input (``-``) is read: ``"text"`` or ``"jsonl"``."""
     block_bytes: int = MAX_BLOCK
     """How much of a file is read at once."""
     normalizer: str | None = None
@@ -91,8 +103,9 @@ class Shard:
     """A piece of one input file to count.
 
     ``start``/``end``: the nominal byte range of an uncompressed text or JSONL file (``end``
-    None: to the end of the file); ``row_group``: the Parquet row group; a compressed file is
-    read whole. ``size`` is the bytes it stands for in progress reports.
+    None: to the end of the file); ``row_group``: the Parquet row group; a compressed file or
+    a stream is read whole. ``size`` is the bytes it stands for in progress reports (0 for a
+    stream: unknown).
     """
 
     path: str
@@ -104,6 +117,8 @@ class Shard:
     row_group: int | None = None
     first_row: int = 0
     """Rows of the file before this row group (Parquet), for messages naming a row."""
+    stream: bool = False
+    """Standard input or a named pipe: only the process that expanded the inputs can read it."""
 
 
 @dataclass(slots=True)
@@ -123,9 +138,9 @@ def plan_shards(sources: Sequence[Source], settings: CountSettings, shard_bytes:
     for src in sources:
         if src.format == PARQUET:
             shards += _row_groups(src, settings.text_field)
-        elif src.compression or (src.format == TEXT and not settings.pretokenizer.chunked):
+        elif src.stream or src.compression or (src.format == TEXT and not settings.pretokenizer.chunked):
             # A custom pattern has no position-determined cut: its files stay whole.
-            shards.append(Shard(src.path, src.format, src.compression, src.size))
+            shards.append(Shard(src.path, src.format, src.compression, src.size, stream=src.stream))
         else:
             starts = range(0, max(src.size, 1), shard_bytes)
             shards += [
@@ -142,18 +157,19 @@ def _row_groups(src: Source, field: str) -> list[Shard]:
     pq = optional("pyarrow.parquet", "parquet", f"{src.path}: reading Parquet")
     pa = optional("pyarrow", "parquet", f"{src.path}: reading Parquet")
     with open_binary(src.path) as raw:
+        _check_footer(raw, src)
         try:
             meta = pq.ParquetFile(raw).metadata
-        except pa.ArrowException as e:
+            schema = meta.schema.to_arrow_schema()
+            groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
+        except (pa.ArrowException, OSError) as e:  # pyarrow's I/O errors are OSErrors
             raise CorpusError(f"{src.path}: not a valid Parquet file ({e})") from None
-    schema = meta.schema.to_arrow_schema()
     if field not in schema.names:
         columns = ", ".join(schema.names[:8])
         raise CorpusError(f'{src.path}: no column "{field}" (it has {columns}): name the text column with --text-field')
     kind = schema.field(field).type
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
         raise CorpusError(f'{src.path}: column "{field}" holds {kind}, not strings')
-    groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
     weight = sum(g.total_byte_size for g in groups) or 1
     shards, first_row, given = [], 0, 0
     for i, g in enumerate(groups):
@@ -162,6 +178,23 @@ def _row_groups(src: Source, field: str) -> list[Shard]:
         first_row += g.num_rows
         given += size
     return shards
+
+
+PARQUET_MAGIC = b"PAR1"
+"""How a Parquet file starts, and ends: after its footer."""
+
+
+def _check_footer(raw: BinaryIO, src: Source) -> None:
+    """``CorpusError`` for a Parquet file that starts as one but does not end as one: cut short."""
+    head = raw.read(len(PARQUET_MAGIC))
+    raw.seek(max(0, src.size - len(PARQUET_MAGIC)))
+    tail = raw.read(len(PARQUET_MAGIC))
+    raw.seek(0)
+    if head == PARQUET_MAGIC and tail != PARQUET_MAGIC:
+        raise CorpusError(
+            f"{src.path}: cut short: a Parquet file ends with its footer, and this one stops at byte {src.size:,} without it; "
+            "the file is incomplete"
+        )
 
 
 def count_shard(
@@ -238,9 +271,10 @@ def _texts(
             cut = line_cut if shard.format == JSONL else lambda f, pos: text_cut(f, pos, pretok)
             start = cut(raw, shard.start)
             stop = None if shard.end is None else cut(raw, shard.end)
-            raw.seek(start)
-            reader = stream = _Reader(raw, None if stop is None else max(0, stop - start), progress, hashed)
-        with _read_errors(shard):
+            if not shard.stream:  # which cannot seek, and is read whole from where it is
+                raw.seek(start)
+            reader = stream = _Reader(raw, None if stop is None else max(0, stop - start), progress, hashed, shard.stream)
+        with _read_errors(shard, reader, stream):
             if shard.format == JSONL:
                 texts: Iterable[str] = _jsonl_documents(stream, shard, start, settings, bad)
             else:
@@ -328,10 +362,15 @@ def _cut_ok(data: bytes, j: int, bad_before: Callable[[str], bool], specials: li
 
 
 class _Reader:
-    """A file read up to ``limit`` bytes, hashing what it reads (if ``hashed``) and reporting how much."""
+    """A file read up to ``limit`` bytes, hashing what it reads (if ``hashed``) and reporting how much.
 
-    def __init__(self, f: BinaryIO, limit: int | None, progress: Callable[[int], None] | None, hashed: bool = True) -> None:
-        self.f, self.left, self.progress = f, limit, progress
+    A ``stream``'s reads are reported as its bytes arrive, not once a whole block has come:
+    a slow producer's progress moves as it writes."""
+
+    def __init__(
+        self, f: BinaryIO, limit: int | None, progress: Callable[[int], None] | None, hashed: bool = True, stream: bool = False
+    ) -> None:
+        self.f, self.left, self.progress, self.stream = f, limit, progress, stream
         self.hash = hashlib.blake2b(digest_size=16) if hashed else None
         self.done = 0
         self.reported = 0
@@ -339,7 +378,15 @@ class _Reader:
     def read(self, n: int = -1) -> bytes:
         if self.left is not None:
             n = self.left if n < 0 else min(n, self.left)
-        data = self.f.read(n)
+        if not (self.stream and n > 0 and isinstance(self.f, io.BufferedReader)):
+            return self._read(self.f.read(n))
+        parts, wanted = [], n
+        while wanted and (part := self._read(self.f.read1(wanted))):  # read1: what has arrived, up to wanted
+            parts.append(part)
+            wanted -= len(part)
+        return b"".join(parts)
+
+    def _read(self, data: bytes) -> bytes:
         if self.hash is not None:
             self.hash.update(data)
         self.done += len(data)
@@ -360,27 +407,44 @@ class _Reader:
         return self.done
 
 
+def _zstd(path: str) -> Any:
+    """Python's own zstd (3.14 on), else its backport."""
+    try:
+        return importlib.import_module("compression.zstd")
+    except ImportError:
+        return optional("backports.zstd", "zstd", f"{path}: reading zstd", package="backports.zstd")
+
+
 def _decompressed(reader: _Reader, shard: Shard) -> Any:
+    """The decompressed stream of a compressed shard: ``EOFError`` where its data stops
+    before an end marker, however many gzip members or zstd frames came before."""
+    # typeshed's reader protocol also asks for seek(), which these readers only call to
+    # rewind: this stream is read forward once, so _Reader has none.
     if shard.compression == "gzip":
-        # typeshed's reader protocol also asks for seek(), which GzipFile only calls to rewind:
-        # this stream is read forward once, so _Reader has none.
         return gzip.GzipFile(fileobj=reader, mode="rb")  # type: ignore[call-overload]
-    zstd = optional("zstandard", "zstd", f"{shard.path}: reading zstd")
-    return zstd.ZstdDecompressor().stream_reader(reader, read_across_frames=True)
+    return _zstd(shard.path).ZstdFile(reader)
 
 
 @contextmanager
-def _read_errors(shard: Shard) -> Iterator[None]:
-    """A compressed file that is corrupt or cut short: one line."""
+def _read_errors(shard: Shard, reader: _Reader | None = None, stream: Any = None) -> Iterator[None]:
+    """A file that cannot be read, a compressed file that is corrupt or cut short: one line."""
     try:
         yield
-    except (OSError, EOFError, zlib.error) as e:
+    except EOFError as e:
+        if reader is None or not shard.compression:
+            raise CorpusError(f"{shard.path}: cannot read it ({e})") from None
+        raise CorpusError(
+            f"{shard.path}: cut short: its {shard.compression} data stops unfinished at byte {reader.done:,}, the end of the file "
+            f"({stream.tell():,} bytes decompressed); the file is incomplete"
+        ) from None
+    except (OSError, zlib.error) as e:
         raise CorpusError(f"{shard.path}: cannot read it ({e})") from None
     except Exception as e:
-        kind = {"zstandard": "zstd", "pyarrow": "Parquet"}.get(type(e).__module__.split(".")[0])
-        if kind is None:
-            raise
-        raise CorpusError(f"{shard.path}: not a valid {kind} file ({e})") from None
+        if type(e).__module__.startswith("pyarrow"):
+            raise CorpusError(f"{shard.path}: not a valid Parquet file ({e})") from None
+        if shard.compression == "zstd" and isinstance(e, _zstd(shard.path).ZstdError):
+            raise CorpusError(f"{shard.path}: not a valid zstd file ({e})") from None
+        raise
 
 
 def _utf8_tail(data: bytes) -> int:
@@ -488,21 +552,31 @@ def _line_number(path: str, offset: int) -> int:
 
 def _parquet_documents(raw: BinaryIO, shard: Shard, settings: CountSettings, digest: Any, bad: list[int]) -> Iterator[str]:
     pq = optional("pyarrow.parquet", "parquet", f"{shard.path}: reading Parquet")
+    pa = optional("pyarrow", "parquet", f"{shard.path}: reading Parquet")
     field = settings.text_field
     batches = pq.ParquetFile(raw).iter_batches(batch_size=4096, row_groups=[shard.row_group], columns=[field])
     row = shard.first_row
     for batch in batches:
-        for text in batch.column(0).to_pylist():
+        column = batch.column(0)
+        # As bytes (the same buffers): a string column may still hold invalid UTF-8.
+        for data in column.cast(pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary()).to_pylist():
             row += 1
-            if text is None:
-                if settings.skip_bad_records:
-                    bad[0] += 1
+            if data is None:
+                problem = "is null"
+            else:
+                try:
+                    text = data.decode("utf-8", settings.errors)
+                except UnicodeDecodeError:
+                    problem = "is not valid UTF-8 (use --errors replace to train anyway)"
+                else:
+                    digest.update(len(data).to_bytes(8, "little"))
+                    digest.update(data)
+                    yield text
                     continue
-                raise CorpusError(f'{shard.path}: row {row:,}: "{field}" is null; --skip-bad-records skips such records')
-            data = text.encode("utf-8", "surrogatepass")
-            digest.update(len(data).to_bytes(8, "little"))
-            digest.update(data)
-            yield text
+            if settings.skip_bad_records:
+                bad[0] += 1
+                continue
+            raise CorpusError(f'{shard.path}: row {row:,}: "{field}" {problem}; --skip-bad-records skips such records')
 
 
 # -- counting ---------------------------------------------------------------------------------

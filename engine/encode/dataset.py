@@ -8,15 +8,15 @@ workers. Only a few texts are in flight at once: memory stays bounded whatever t
 the corpus.
 
 The ids are little-endian unsigned integers of the smallest width that holds every id
-(``id_dtype``), raw (``.bin``, as nanoGPT's ``train.bin``) or as a ``.npy`` array. The
-file is written under a temporary name beside it and renamed when complete; then a JSON
-sidecar (``<file>.json``, see ``sidecar``) tells how it was made.
+(``id_dtype``), raw (``.bin``, as nanoGPT's ``train.bin``) or as a ``.npy`` array, with a
+JSON sidecar (``<file>.json``, see ``sidecar``) telling how it was made. Both are written
+under temporary names beside them (``engine.formats.atomic``) and renamed once both are
+whole: bad input, a full disk or Ctrl-C leaves neither.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import glob
 import hashlib
 import json
 import os
@@ -32,7 +32,7 @@ from engine.corpus.shards import CountSettings, source_texts, trim_heap
 from engine.corpus.sources import Source, optional
 from engine.corpus.stages import describe
 from engine.encode.tokenizer import ID_WIDTHS, Tokenizer
-from engine.formats.atomic import atomic_write, check_writable_file
+from engine.formats.atomic import atomic_file, atomic_write, check_writable_file
 
 BATCH_CHARS = 1 << 20
 """Characters of text written at once (and bytes of a plain-text file read at once): a few
@@ -88,10 +88,11 @@ def sidecar_path(path: Path) -> Path:
 
 
 def check_out(path: Path) -> None:
-    """Refuse an output path that cannot be written, before anything is read."""
+    """Refuse an output path (or its sidecar's) that cannot be written, before anything is read."""
     if path.suffix == ".npy":
         optional("numpy", "numpy", f"{path}: writing .npy")
     check_writable_file(path, "--out")
+    check_writable_file(sidecar_path(path), f"--out {path}: its sidecar")
 
 
 def encode_dataset(
@@ -105,15 +106,18 @@ def encode_dataset(
     workers: int | None = None,
     errors: str = "strict",
     skip_bad_records: bool = False,
+    skipped_inputs: Sequence[str] = (),
     progress: Progress | None = None,
 ) -> DatasetSummary:
     """Encode every document of ``sources`` into ``out`` (``.npy``: a NumPy array; else raw).
 
     ``eot``: an id appended after each document. ``workers``: threads encoding (default:
     all cores; 1 encodes in this thread). ``model`` is how the sidecar names the model.
-    ``errors`` and ``skip_bad_records``: as in training (``CountSettings``).
-    ``CorpusError`` names the file (and line) of bad input; then, as on any exception
-    (Ctrl-C too), nothing is left under ``out``.
+    ``errors`` and ``skip_bad_records``: as in training (``CountSettings``);
+    ``skipped_inputs``: the bad files skipped (``find_inputs``), for the sidecar.
+    ``CorpusError`` names the file (and line) of bad input, ``OutputError`` a write that
+    failed; then, as on any exception (Ctrl-C too), nothing is left under ``out`` or its
+    sidecar's name.
     """
     path = Path(out)
     check_out(path)
@@ -128,8 +132,6 @@ def encode_dataset(
         normalizer=tokenizer.normalizer,
     )
     header = NPY_HEADER if path.suffix == ".npy" else 0
-    _remove_stale(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     read = [0]
     bad = [0]
 
@@ -140,32 +142,27 @@ def encode_dataset(
         bad[0] += n
 
     tokens = documents = 0
-    with ThreadPoolExecutor(1) as background:
-        try:
-            with open(tmp, "xb") as f:
-                f.write(b"\0" * header)
-                for batch, ((data, n, docs), done) in enumerate(
-                    _encoded(_batches(sources, settings, count, skip, read), tokenizer, eot, dtype, workers), start=1
-                ):
-                    f.write(data)
-                    if batch % TRIM_BATCHES == 0:
-                        trim_heap()
-                    tokens += n
-                    documents += docs
-                    if progress is not None:
-                        progress(done, tokens)
-                if header:
-                    f.seek(0)
-                    f.write(_npy_header(dtype, tokens))
-                # Pure Python, the model's digest is made while this thread waits for the disk: beside the
-                # encoder threads it would hold the GIL they take at the end of every text.
-                digest = background.submit(model_digest, tokenizer)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+    side = sidecar_path(path)
+    with ThreadPoolExecutor(1) as background, atomic_file(path) as f:  # renamed last: once the sidecar is whole
+        f.write(b"\0" * header)
+        for batch, ((data, n, docs), done) in enumerate(
+            _encoded(_batches(sources, settings, count, skip, read), tokenizer, eot, dtype, workers), start=1
+        ):
+            f.write(data)
+            if batch % TRIM_BATCHES == 0:
+                trim_heap()
+            tokens += n
+            documents += docs
+            if progress is not None:
+                progress(done, tokens)
+        if header:
+            f.seek(0)
+            f.write(_npy_header(dtype, tokens))
+        # Pure Python, the model's digest is made while this thread waits for the disk: beside the
+        # encoder threads it would hold the GIL they take at the end of every text.
+        digest = background.submit(model_digest, tokenizer)
+        f.flush()
+        os.fsync(f.fileno())
         info = sidecar(
             tokenizer,
             sources,
@@ -178,28 +175,10 @@ def encode_dataset(
             text_field=text_field,
             eot=eot,
             bad_records=bad[0],
+            skipped_inputs=skipped_inputs,
         )
-    side = atomic_write(sidecar_path(path), json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+        atomic_write(side, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
     return DatasetSummary(path, side, dtype, tokens, documents, read[0], bad[0])
-
-
-def _remove_stale(path: Path) -> None:
-    """Delete the temporary files of earlier runs on ``path`` whose process is gone: one
-    killed outright (SIGKILL, a power cut) had no chance to."""
-    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
-        pid = tmp.name[len(path.name) + 2 : -len(".tmp")]
-        if pid.isdigit() and not _running(int(pid)):
-            tmp.unlink(missing_ok=True)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True  # another user's process, or no pid at all: leave the file be
-    return True
 
 
 def sidecar(
@@ -215,6 +194,7 @@ def sidecar(
     text_field: str,
     eot: int | None,
     bad_records: int,
+    skipped_inputs: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The sidecar's fields: enough to load the ids and to tell which model (``digest``: its
     ``model_digest``) and inputs made them."""
@@ -233,6 +213,7 @@ def sidecar(
         "eot": eot,
         "text_field": text_field,
         "inputs": [s.path for s in sources],
+        "skipped_inputs": list(skipped_inputs),
     }
 
 

@@ -373,22 +373,33 @@ class Tokenizer:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write an HF ``tokenizer.json`` (loads in ``tokenizers.Tokenizer.from_file``)."""
-        return atomic_write(path, formats.hf_json(self.vocab, self.merges, self.added_tokens, self.pattern, self.direct, self.normalizer))
+        return atomic_write(path, self._hf_json())
 
     def save_gpt2_files(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write GPT-2 style ``vocab.json`` + ``merges.txt`` into ``directory``."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        return [
-            atomic_write(directory / formats.VOCAB_JSON, formats.gpt2_vocab_json(self.vocab, self.special_tokens)),
-            atomic_write(directory / formats.MERGES_TXT, formats.gpt2_merges_txt(self.merges)),
-        ]
+        return [atomic_write(directory / name, text) for name, text in self._gpt2_files().items()]
+
+    def files(self) -> dict[str, str]:
+        """What ``save_dir`` writes, by file name: ``tokenizer.json``, ``vocab.json`` and
+        ``merges.txt``, for a caller that delivers them elsewhere than to a directory."""
+        return {formats.TOKENIZER_JSON: self._hf_json(), **self._gpt2_files()}
+
+    def _hf_json(self) -> str:
+        return formats.hf_json(self.vocab, self.merges, self.added_tokens, self.pattern, self.direct, self.normalizer)
+
+    def _gpt2_files(self) -> dict[str, str]:
+        return {
+            formats.VOCAB_JSON: formats.gpt2_vocab_json(self.vocab, self.special_tokens),
+            formats.MERGES_TXT: formats.gpt2_merges_txt(self.merges),
+        }
 
     def save_dir(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write ``tokenizer.json``, ``vocab.json`` and ``merges.txt`` into ``directory``."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        return [self.save(directory / formats.TOKENIZER_JSON), *self.save_gpt2_files(directory)]
+        return [atomic_write(directory / name, text) for name, text in self.files().items()]
 
     def export_tiktoken(self, path: str | os.PathLike[str]) -> Path:
         """Write tiktoken's ``.tiktoken`` ranks. Load them with ``tiktoken.load.load_tiktoken_bpe``

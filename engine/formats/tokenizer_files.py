@@ -355,7 +355,7 @@ def _hf_normalizer(path: Path, normalizer: Any) -> str | None:
     names = [step.get("type") if isinstance(step, dict) else step for step in steps]
     if not names:
         return None
-    if set(names) == {"NFC"}:
+    if all(name == "NFC" for name in names):  # not a set: a damaged file's step may be a list
         return "NFC"
     changes = next(name for name in names if name != "NFC")
     raise ModelFileError(

@@ -80,18 +80,20 @@ def count_file_words(
     """Word counts of a corpus file, read in blocks cut before a space or newline that
     follows a non-space (GPT-2's safe cuts: a word always ends there), with the same
     one-line errors as the byte-level trainer's reading."""
-    total = os.path.getsize(path) if os.path.isfile(path) else 0
+    total = os.path.getsize(path) if os.path.isfile(path) else None  # a stream's size is unknown
+    read = 0
 
     def texts() -> Iterator[str]:
+        nonlocal read
         with open_binary(str(path)) as f:
-            for text, done in read_blocks(f, PreTokenizer("gpt2"), block_size, errors, str(path)):
+            for text, read in read_blocks(f, PreTokenizer("gpt2"), block_size, errors, str(path)):
                 yield text
                 if progress is not None:
-                    progress("read", done, total)
+                    progress("read", read, total)
 
     counts = count_words(texts(), split)
     if not counts:
-        what = "it holds nothing but whitespace" if total else "the file is empty"
+        what = "it holds nothing but whitespace" if read else "the file is empty"
         raise CorpusError(f"{path}: {what}: no words to train on")
     return counts
 
@@ -481,6 +483,10 @@ class ClassicModel:
             "merges": [list(m) for m in self.merges],
         }
         return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+
+    def files(self) -> dict[str, str]:
+        """What ``save`` writes, by file name."""
+        return {MODEL_FILE: self.to_json()}
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write ``directory/classic_bpe.json`` atomically (the directory is made if needed)."""

@@ -12,11 +12,12 @@ from pathlib import Path
 from engine.corpus.counting import Progress
 from engine.corpus.dask_count import check_target
 from engine.corpus.shards import CountSettings, first_text, plan_shards
-from engine.corpus.sources import expand_inputs
+from engine.corpus.sources import STDIN, TEXT, expand_inputs
 from engine.encode.tokenizer import Tokenizer
 from engine.errors import ResumeError, SettingsError
-from engine.formats.atomic import check_writable_file
-from engine.train.classic import ClassicTrainer
+from engine.formats.atomic import check_writable_dir, check_writable_file
+from engine.formats.tokenizer_files import MERGES_TXT, TOKENIZER_JSON, VOCAB_JSON
+from engine.train.classic import MODEL_FILE, ClassicTrainer
 from engine.train.trainer import Trainer, check_settings, count_corpus, first_merge_id, load_saved_counts
 
 DEFAULT_SPECIAL = "<|endoftext|>"
@@ -32,6 +33,8 @@ CLASSIC_REFUSES = {
     "counts": "--counts does not apply to --classic: it reads its words from one plain-text file",
     "save_counts": "--save-counts does not apply to --classic: it reads its words from one plain-text file",
     "skip_bad_records": "--skip-bad-records does not apply to --classic: it reads one plain-text file",
+    "skip_bad_inputs": "--skip-bad-inputs does not apply to --classic: it reads one plain-text file",
+    "stdin_format": "--stdin-format does not apply to --classic: it reads one plain-text file",
     "dask": "--dask does not apply to --classic: it counts its words in one process",
 }
 """Options of byte-level training that classic BPE has no use for, and the line refusing each."""
@@ -58,6 +61,8 @@ class TrainOptions:
     classic: str | None = None
     """Classic word-level BPE with ``</w>``, its words cut this way ("whitespace" or
     "punct"); None: byte-level BPE."""
+    skip_bad_inputs: bool = False
+    stdin_format: str = TEXT
 
     @classmethod
     def checked(
@@ -76,6 +81,8 @@ class TrainOptions:
         classic: bool = False,
         words: str | None = None,
         resume: str | None = None,
+        skip_bad_inputs: bool = False,
+        stdin_format: str | None = None,
     ) -> TrainOptions:
         """The options as given on the command line (None: not given), checked: a
         ``SettingsError`` names the first that cannot work, before any corpus is read.
@@ -93,6 +100,8 @@ class TrainOptions:
                 "save_counts": save_counts,
                 "skip_bad_records": skip_bad_records,
                 "dask": dask,
+                "skip_bad_inputs": skip_bad_inputs,
+                "stdin_format": stdin_format,
             }
             refused = next((name for name, value in given.items() if value), None)
             if refused is not None:
@@ -113,11 +122,26 @@ class TrainOptions:
                 raise SettingsError("--counts trains from saved counts: give it no corpus files")
             if counts and save_counts:
                 raise SettingsError("--save-counts saves the counts of a corpus: it does not go with --counts")
-            options = cls(vocab_size, specials, pattern or "gpt2", workers, errors, text_field, skip_bad_records, counts, save_counts, dask)
+            if stdin_format is not None and STDIN not in inputs:
+                raise SettingsError("--stdin-format says how to read standard input: it goes with - among the inputs")
+            options = cls(
+                vocab_size,
+                specials,
+                pattern or "gpt2",
+                workers,
+                errors,
+                text_field,
+                skip_bad_records,
+                counts,
+                save_counts,
+                dask,
+                skip_bad_inputs=skip_bad_inputs,
+                stdin_format=stdin_format or TEXT,
+            )
         if save_counts:
             check_writable_file(Path(save_counts), "--save-counts")
-        if inputs:  # missing files, globs that match nothing, unknown extensions: one line now
-            expand_inputs(inputs)
+        if inputs:  # missing files, bad files, globs that match nothing, unknown extensions: one line now
+            expand_inputs(inputs, options.skip_bad_inputs, options.stdin_format)
         return options
 
     @property
@@ -127,7 +151,9 @@ class TrainOptions:
 
     @property
     def count_settings(self) -> CountSettings:
-        return CountSettings(self.pattern, self.special_tokens, self.text_field, self.errors, self.skip_bad_records)
+        return CountSettings(
+            self.pattern, self.special_tokens, self.text_field, self.errors, self.skip_bad_records, self.skip_bad_inputs, self.stdin_format
+        )
 
     def count(self, inputs: Inputs, progress: Progress | None = None) -> Counter[bytes]:
         """The pre-token counts of ``inputs`` (or the saved ``counts``) with these settings."""
@@ -136,9 +162,20 @@ class TrainOptions:
         return count_corpus(inputs, self.count_settings, self.workers, progress, self.dask)[0].counter()
 
     @property
+    def file_names(self) -> tuple[str, ...]:
+        """The files a save writes into its directory."""
+        return (MODEL_FILE,) if self.classic else (TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT)
+
+    @property
     def saves(self) -> str:
-        """The files a save writes."""
-        return "classic_bpe.json" if self.classic else "tokenizer.json, vocab.json and merges.txt"
+        """The files a save writes, as a sentence names them."""
+        *first, last = self.file_names
+        return f"{', '.join(first)} and {last}" if first else last
+
+    def check_out(self, directory: str | Path, option: str = "--out") -> None:
+        """``SettingsError`` if a save could not write its files into ``directory``: checked
+        before the corpus is read, not after it is trained."""
+        check_writable_dir(Path(directory), option, self.file_names)
 
     @property
     def byte_level(self) -> bool:
@@ -164,6 +201,8 @@ class TrainOptions:
             skip_bad_records=self.skip_bad_records,
             save_counts=self.save_counts,
             dask=self.dask,
+            skip_bad_inputs=self.skip_bad_inputs,
+            stdin_format=self.stdin_format,
         )
 
     def opening_text(self, inputs: Inputs, chars: int = 240) -> str | None:
@@ -172,10 +211,19 @@ class TrainOptions:
         if not inputs:
             return None
         settings = self.count_settings
-        shards = plan_shards(expand_inputs(inputs), settings)
+        sources = expand_inputs(inputs, settings.skip_bad_inputs, settings.stdin_format)
+        if any(s.stream for s in sources):
+            return None  # read once, and by the trainer
+        shards = plan_shards(sources, settings)
         text = next((t for t in (first_text(shard, settings, chars) for shard in shards) if t), "")
         cut = max(text.rfind("\n"), text.rfind(" "))
         return text[:cut] if len(text) == chars and cut > 0 else text
+
+    def files(self, trainer: Trainer | ClassicTrainer) -> dict[str, str]:
+        """The model as trained so far: what ``save`` writes, by file name."""
+        if isinstance(trainer, ClassicTrainer):
+            return trainer.model().files()
+        return Tokenizer.from_trainer(trainer).files()
 
     def save(self, trainer: Trainer | ClassicTrainer, directory: str | Path) -> list[Path]:
         """Write the model as trained so far to ``directory``, each file atomically."""

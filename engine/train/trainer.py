@@ -40,7 +40,7 @@ from typing import Any
 from engine.corpus.counting import CountSummary, Progress, check_counted, count_iterable, count_table
 from engine.corpus.counts_file import SavedCounts, load_counts
 from engine.corpus.counts_file import save_counts as save_counts_file
-from engine.corpus.pretokenize import PreTokenizer
+from engine.corpus.pretokenize import PreTokenizer, pattern_name
 from engine.corpus.shards import CountSettings, keep_mmap_threshold
 from engine.corpus.word_table import WordTable
 from engine.errors import CorpusError, SettingsError
@@ -110,7 +110,7 @@ def load_saved_counts(path: str | os.PathLike[str], pattern: str, special_tokens
     saved = load_counts(path)
     wanted = PreTokenizer(pattern, special_tokens)
     if saved.pattern != wanted.pattern:
-        name = PreTokenizer(saved.pattern).pattern_name or "a custom pattern"
+        name = pattern_name(saved.pattern) or "a custom pattern"  # a damaged file's may not compile
         raise CorpusError(
             f"{path}: counted with --pattern {name}, not {wanted.pattern_name or 'this pattern'}: "
             "train with the settings they were counted with, or count again"
@@ -216,17 +216,22 @@ class Trainer:
         skip_bad_records: bool = False,
         save_counts: str | os.PathLike[str] | None = None,
         dask: object = None,
+        skip_bad_inputs: bool = False,
+        stdin_format: str = "text",
     ) -> Trainer:
-        """Train on files, directories and glob patterns (plain text, JSONL, Parquet, gzip or
-        zstd compressed: see ``engine.corpus.sources``), counted by ``workers`` processes, or on a
-        Dask cluster (``dask``: ``"local[:N]"``, a scheduler address or a
-        ``distributed.Client``; see ``engine.corpus.dask_count``); with ``save_counts``, the counts
-        are also saved there (``engine.corpus.counts_file``).
+        """Train on files, directories, glob patterns and streams (plain text, JSONL, Parquet,
+        gzip or zstd compressed; ``-`` is standard input, read as ``stdin_format``: see
+        ``engine.corpus.sources``), counted by ``workers`` processes, or on a Dask cluster
+        (``dask``: ``"local[:N]"``, a scheduler address or a ``distributed.Client``; see
+        ``engine.corpus.dask_count``); with ``save_counts``, the counts are also saved there
+        (``engine.corpus.counts_file``).
 
-        ``CorpusError`` if they cannot be read or hold no text besides special tokens.
+        ``CorpusError`` if they cannot be read or hold no text besides special tokens; with
+        ``skip_bad_inputs``, bad files a directory or pattern turns up are skipped instead, and
+        listed in ``summary.skipped_inputs``.
         """
         check_settings(vocab_size, special_tokens)
-        settings = CountSettings(pattern, tuple(special_tokens), text_field, errors, skip_bad_records)
+        settings = CountSettings(pattern, tuple(special_tokens), text_field, errors, skip_bad_records, skip_bad_inputs, stdin_format)
         words, summary = count_corpus(inputs, settings, workers, progress, dask)
         if save_counts is not None:
             save_counts_file(save_counts, words, settings.pretokenizer, summary)
