@@ -81,6 +81,21 @@ def test_streamed_count_equals_whole_count(monkeypatch, tmp_path, pattern, text,
     assert count_file(path, pretok, workers=workers, block_size=block) == pretok.count(text)
 
 
+@pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])
+@settings(max_examples=40, deadline=None)
+@given(
+    text=st.lists(st.sampled_from([p for p in PIECES if not p.isspace() and " " not in p and "\n" not in p]), max_size=400).map("".join),
+    block=st.integers(1, 64),
+)
+def test_long_text_without_a_cut_streams_like_the_whole(tmp_path_factory, pattern, text, block):
+    """Text with no space or newline (one long pre-token, or runs of them between special
+    tokens) is held across blocks and still counts as the whole does."""
+    path = tmp_path_factory.mktemp("long") / "corpus.txt"
+    path.write_text(text, encoding="utf-8", newline="")
+    pretok = PreTokenizer(pattern, SPECIALS)
+    assert count_file(path, pretok, workers=1, block_size=block) == pretok.count(text)
+
+
 @settings(max_examples=100, deadline=None)
 @given(text=st.text(max_size=60))
 def test_custom_pattern_keeps_the_text_between_matches(text):

@@ -457,13 +457,30 @@ def _utf8_tail(data: bytes) -> int:
     return 0
 
 
+def _take(pieces: list[str]) -> str:
+    """The pieces joined, and the list emptied: the text is then held only where it is used."""
+    text = "".join(pieces)
+    pieces.clear()
+    return text
+
+
 def read_blocks(
     f: Any, pretok: PreTokenizer, block_size: int = MAX_BLOCK, errors: str = "strict", name: str = "", offset: int = 0
 ) -> Iterator[tuple[str, int]]:
     """Yield ``(text, end offset)`` blocks of a binary stream that can be pre-tokenized
-    independently; ``offset`` is where the stream starts in the file ``name``, for messages."""
+    independently; ``offset`` is where the stream starts in the file ``name``, for messages.
+
+    Text with no cut in it (a line without spaces: one long pre-token, or a run of them) is
+    held in pieces, and only its last few characters are looked at again with the next block:
+    with special tokens cut out as plain strings, a cut or a special token can only appear
+    there (``safe_cut`` found none before them, and no special token is longer than
+    ``keep // 2``), so a line of any length is read in time proportional to its length, and
+    joined once, when it ends.
+    """
     pending = b""
     carry = ""
+    held: list[str] = []  # text before ``carry`` since the last cut, known to hold none
+    keep = 2 * max(map(len, pretok.special_tokens), default=1) + 2
     while True:
         data = f.read(block_size)
         eof = not data
@@ -476,13 +493,20 @@ def read_blocks(
             raise CorpusError(f"{name}: not valid UTF-8 at byte offset {offset + e.start} (use --errors replace to train anyway)") from None
         offset += len(body)
         if eof:
-            if text:
-                yield text, offset
+            held.append(text)
+            del text
+            if any(held):
+                yield _take(held), offset
             return
         cut = pretok.safe_cut(text)
         if cut:
-            yield text[:cut], offset
+            held.append(text[:cut])
             carry = text[cut:]
+            del text
+            yield _take(held), offset
+        elif pretok.plain and len(text) > keep:
+            held.append(text[:-keep])
+            carry = text[-keep:]
         else:
             carry = text
 

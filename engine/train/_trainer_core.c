@@ -9,12 +9,14 @@
  *   is kept current), so the previous token's start is read at p - 1. These are the seed's
  *   prev/next links, without two more int32 per position. The separator after a word holds
  *   its count, as SEP(count) below every MERGED value (a count too large for that is kept
- *   aside, in ``big``): a merge reads it by going token by token to the end of the word,
- *   rather than keeping the count at every position (4 or 8 bytes a position more).
+ *   aside, in ``big``): a merge reads it by going token by token to the end of a short word
+ *   and from the word starts in a long one (``word_end``), rather than keeping the count at
+ *   every position (4 or 8 bytes a position more).
  * - pairs: one record per pair ever seen, holding its pair_counter count and its
- *   pair_positions list (append-only; a position is checked when used). Records never
- *   move or disappear (ids into ``pairs`` stay valid); a pair whose count falls to 0 is dead
- *   for good, since only pairs holding the newest token ever gain counts.
+ *   pair_positions list (append-only; a position is checked when used; a long list that is
+ *   mostly stale is compacted). Records never move or disappear (ids into ``pairs`` stay
+ *   valid); a pair whose count falls to 0 is dead for good, since only pairs holding the
+ *   newest token ever gain counts.
  * - a hash table from (left, right) token ids to the pair's record.
  * - the lazy max-heap of (count when pushed, pair). A merge only lowers the counts of the
  *   pairs already queued, so their entries stay put and are corrected when they reach the
@@ -35,6 +37,17 @@
 
 #include "_pair_hash.h"
 
+/* Ask for memory a loop will read a few iterations later: a merge reads the tokens at its
+ * pair's positions, scattered through a layout far larger than the caches. A hint only,
+ * through the SSE intrinsic that gcc, clang and MSVC all have on x86; elsewhere nothing. */
+#if defined(__SSE__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 1)
+#include <xmmintrin.h>
+#define PREFETCH(addr) _mm_prefetch((const char *)(addr), _MM_HINT_T0)
+#else
+#define PREFETCH(addr) ((void)(addr))
+#endif
+#define AHEAD 16
+
 #define MERGED(start) (-2 - (start))  /* a position merged away into the token at ``start`` */
 /* A separator: SEP(code) for code >= 0 (the count, or big_from + its index in ``big``); the
  * one before the first word is sep_top. All of them lie below MERGED(npos). */
@@ -42,19 +55,20 @@
 #define IS_SEP(t) ((t) <= c->sep_top)
 
 /* A pair_positions list. Most pairs occur in a few words only: up to INLINE positions are
- * kept in the record itself, more in an array of 8, 16, 32, ... Lists only grow or are
- * emptied whole, so the array's size follows from n. */
+ * kept in the record itself (cap 0), more in an array of cap. The lists of the layout are
+ * made at their size (in a long word they hold most of the state's memory); lists that grow
+ * double. */
 #define INLINE 2
 #define FIRST_ARRAY 8
-/* Packed to 4 bytes (a pragma gcc, clang and MSVC all honour): a pair record is 28 bytes, not
- * 32, and a heap entry 12, not 16. The assertions below keep the layout from changing. */
+/* Packed to 4 bytes (a pragma gcc, clang and MSVC all honour): a heap entry is 12 bytes, not
+ * 16. The assertions below keep the layout from changing. */
 #pragma pack(push, 4)
 typedef struct {
     union {
         int32_t *v;
         int32_t in[INLINE];
     };
-    int32_t n;
+    int32_t n, cap;
 } Positions;
 
 typedef struct {
@@ -68,8 +82,8 @@ typedef struct {
     int32_t pair;
 } Entry;
 #pragma pack(pop)
-_Static_assert(sizeof(Positions) == 12 && _Alignof(Positions) == 4, "a positions list is 12 bytes");
-_Static_assert(sizeof(PairRec) == 28 && _Alignof(PairRec) == 4, "a pair record is 28 bytes");
+_Static_assert(sizeof(Positions) == 16 && _Alignof(Positions) == 4, "a positions list is 16 bytes");
+_Static_assert(sizeof(PairRec) == 32 && _Alignof(PairRec) == 4, "a pair record is 32 bytes");
 _Static_assert(sizeof(Entry) == 12 && _Alignof(Entry) == 4, "a heap entry is 12 bytes");
 
 typedef struct {
@@ -136,38 +150,49 @@ static int grow(void **p, int32_t *cap, int32_t need, size_t item) {
 }
 
 static inline int32_t *positions_of(Positions *ps) {
-    return ps->n > INLINE ? ps->v : ps->in;
+    return ps->cap ? ps->v : ps->in;
 }
 
-/* Bytes a positions list holds outside its record: lists only grow or are emptied whole, so
- * an array's size follows from its length. */
+/* Bytes a positions list holds outside its record. */
 static size_t positions_bytes(const Positions *ps) {
-    if (ps->n <= INLINE) return 0;
-    size_t cap = FIRST_ARRAY;
-    while (cap < (size_t)ps->n) cap *= 2;
-    return cap * sizeof(int32_t);
+    return (size_t)ps->cap * sizeof(int32_t);
 }
 
 /* Empty a list; ``freed`` counts the bytes given back. */
 static void positions_free(Positions *ps, size_t *freed) {
     *freed += positions_bytes(ps);
-    if (ps->n > INLINE) free(ps->v);
+    if (ps->cap) free(ps->v);
     *ps = (Positions){0};
+}
+
+/* Make an empty list's room for ``k`` positions at once. */
+static int positions_reserve(Positions *ps, int32_t k) {
+    if (k <= INLINE) return 0;
+    ps->v = malloc((size_t)k * sizeof(int32_t));
+    if (!ps->v) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    ps->cap = k;
+    return 0;
 }
 
 static int positions_add(Positions *ps, int32_t pos, size_t *freed) {
     int32_t n = ps->n;
-    if (n == INLINE || (n >= FIRST_ARRAY && !(n & (n - 1)))) {  /* out of the record, or full */
-        if (n > INLINE) *freed += positions_bytes(ps);  /* where realloc moves the array */
-        int32_t *v = n == INLINE ? malloc(FIRST_ARRAY * sizeof(int32_t)) : realloc(ps->v, 2 * (size_t)n * sizeof(int32_t));
+    if (n == (ps->cap ? ps->cap : INLINE)) {  /* out of the record, or full */
+        int64_t cap = ps->cap ? 2 * (int64_t)ps->cap : FIRST_ARRAY;
+        if (cap > INT32_MAX) cap = INT32_MAX;  /* positions are int32: a list never holds more */
+        *freed += positions_bytes(ps);  /* where realloc moves the array */
+        int32_t *v = ps->cap ? realloc(ps->v, (size_t)cap * sizeof(int32_t)) : malloc((size_t)cap * sizeof(int32_t));
         if (!v) {
             PyErr_NoMemory();
             return -1;
         }
-        if (n == INLINE) memcpy(v, ps->in, sizeof(ps->in));
+        if (!ps->cap) memcpy(v, ps->in, sizeof(ps->in));
         ps->v = v;
+        ps->cap = (int32_t)cap;
     }
-    (n >= INLINE ? ps->v : ps->in)[n] = pos;
+    (ps->cap ? ps->v : ps->in)[n] = pos;
     ps->n = n + 1;
     return 0;
 }
@@ -405,7 +430,10 @@ static void Core_dealloc(Core *c) {
 }
 
 /* Lay out ``nw`` words (their bytes one after another in ``s``, each ending at ``ends``, each
- * with its count in ``counts``), count their pairs and record where they start. */
+ * with its count in ``counts``), count their pairs and record where they start. Every pair
+ * is a pair of bytes here: a table of 65,536 finds their records, made in the order they
+ * first occur, and a first pass counts each one's positions, so its list is made at its
+ * size, without growing, before the second pass fills it. */
 static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t *counts, Py_ssize_t nw, int64_t n) {
     c->nwords = (int32_t)nw;
     c->npos = (int32_t)n;
@@ -413,37 +441,54 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
     c->big_from = (int32_t)(INT32_MAX - 2 - n - nw);  /* so that SEP(big_from + nw - 1) fits int32 */
     c->tokens = malloc((size_t)n * sizeof(int32_t));
     c->starts = malloc((size_t)(nw ? nw : 1) * sizeof(int32_t));
-    if (!c->tokens || !c->starts) {
+    int32_t *byte_pair = malloc(65536 * sizeof(int32_t));
+    int r = -1;
+    if (!c->tokens || !c->starts || !byte_pair) {
         PyErr_NoMemory();
-        return -1;
+        goto done;
     }
-    if (rehash(c, 1 << 8)) return -1;  /* small: grows as it fills, which the tests then reach */
+    memset(byte_pair, 0xff, 65536 * sizeof(int32_t));
+    if (rehash(c, 1 << 8)) goto done;  /* small: grows as it fills, which the tests then reach */
+    for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
+        int64_t k = counts[w];
+        if (k < 0) {
+            PyErr_SetString(PyExc_ValueError, "word counts must not be negative");
+            goto done;
+        }
+        for (int64_t i = from + 1; i < ends[w]; i++) {
+            int32_t *p = &byte_pair[s[i - 1] << 8 | s[i]];
+            if (*p < 0 && (*p = get_pair(c, s[i - 1], s[i])) < 0) goto done;
+            c->pairs[*p].count += k;
+            c->pairs[*p].pos.n++;  /* counted here, filled below */
+        }
+    }
+    for (int32_t p = 0; p < c->npairs; p++) {
+        Positions *ps = &c->pairs[p].pos;
+        int32_t k = ps->n;
+        ps->n = 0;
+        if (positions_reserve(ps, k)) goto done;
+    }
     int32_t pos = 0;
     c->tokens[pos++] = c->sep_top;
     for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
-        int64_t k = counts[w], len = ends[w] - from;
-        if (k < 0) {
-            PyErr_SetString(PyExc_ValueError, "word counts must not be negative");
-            return -1;
-        }
+        int64_t k = counts[w];
         c->starts[w] = pos;
-        c->corpus_bytes += len * k;
+        c->corpus_bytes += (ends[w] - from) * k;
         for (int64_t i = from; i < ends[w]; i++) {
-            if (i > from) {
-                int32_t p = get_pair(c, s[i - 1], s[i]);
-                if (p < 0 || positions_add(&c->pairs[p].pos, pos - 1, &c->freed)) return -1;
-                c->pairs[p].count += k;
-            }
+            if (i > from && positions_add(&c->pairs[byte_pair[s[i - 1] << 8 | s[i]]].pos, pos - 1, &c->freed)) goto done;
             c->tokens[pos++] = s[i];
         }
         if (k >= c->big_from) {
-            if (grow((void **)&c->big, &c->bigcap, c->nbig + 1, sizeof(int64_t))) return -1;
+            if (grow((void **)&c->big, &c->bigcap, c->nbig + 1, sizeof(int64_t))) goto done;
             c->big[c->nbig] = k;
             k = c->big_from + c->nbig++;
         }
         c->tokens[pos++] = SEP(k);
     }
-    return 0;
+    r = 0;
+done:
+    free(byte_pair);
+    return r;
 }
 
 /* Core(words, ends, counts, base_tokens): lay out the words of a ``WordTable`` (its three
@@ -504,16 +549,78 @@ static inline int32_t prev_start(const Core *c, int32_t pos) {
     return t >= 0 || IS_SEP(t) ? pos - 1 : -2 - t;
 }
 
-/* The separator after the token (or separator) at ``pos``: the end of its word. */
+/* The word holding position ``pos``: the last one starting at or before it (a position
+ * merged away still lies inside its word). */
+static int32_t word_of(const Core *c, int32_t pos) {
+    int32_t lo = 0, hi = c->nwords - 1;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo + 1) / 2;
+        if (c->starts[mid] <= pos) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Word w's separator: just before the next word's start. */
+static inline int32_t word_sep(const Core *c, int32_t w) {
+    return (w + 1 < c->nwords ? c->starts[w + 1] : c->npos) - 1;
+}
+
+/* Tokens a merge steps over to find a word's end before it looks the word up instead. */
+#define SHORT_WORD 16
+
+/* The separator after the token (or separator) at ``pos``: the end of its word. Most words
+ * are a few tokens, and going token by token is quickest; in a long one, the end is found
+ * from the word starts, so a merge costs what its occurrences cost, not the word's length. */
 static inline int32_t word_end(const Core *c, int32_t pos) {
-    for (int32_t t; (t = c->tokens[pos]) >= 0;) pos += c->vocab[t].len;
-    return pos;
+    int32_t from = pos;
+    for (int k = 0; k < SHORT_WORD; k++) {
+        int32_t t = c->tokens[pos];
+        if (t < 0) return pos;
+        pos += c->vocab[t].len;
+    }
+    return word_sep(c, word_of(c, from));
 }
 
 /* The count a word's separator holds. */
 static inline int64_t count_at(const Core *c, int32_t sep) {
     int64_t code = (int64_t)c->sep_top - 1 - sep;
     return code < c->big_from ? code : c->big[code - c->big_from];
+}
+
+/* Does the pair (a, b) start at ``pos`` now? The check a merge makes before using a
+ * recorded position; a live token's end is read, so it stays inside the layout. */
+static inline int starts_pair(const Core *c, int32_t pos, int32_t a, int32_t b) {
+    return c->tokens[pos] == a && c->tokens[pos + c->vocab[a].len] == b;
+}
+
+/* Lists at least this long are compacted once most of their positions are stale. */
+#define COMPACT_FROM 1024
+
+/* Drop the stale positions of pair record ``r`` (keeping the live ones in order) and give
+ * back the room they took. A pair's count is at least its live positions (each weighs its
+ * word's count, at least 1), so a list over twice as long as the count is mostly stale: a
+ * neighbour's merges took its positions away, and it would hold them until its own merge.
+ * In a long word, that is most of what the lists hold. */
+static void compact(Core *c, PairRec *r) {
+    Positions *ps = &r->pos;
+    int32_t *at = positions_of(ps), k = 0;
+    for (int32_t i = 0; i < ps->n; i++)
+        if (starts_pair(c, at[i], r->a, r->b)) at[k++] = at[i];
+    c->stored -= ps->n - k;
+    c->freed += (size_t)(ps->cap - k) * sizeof(int32_t);
+    if (k <= INLINE) {
+        int32_t keep[INLINE];
+        memcpy(keep, at, (size_t)k * sizeof(int32_t));
+        free(ps->v);
+        memcpy(ps->in, keep, sizeof(keep));
+        ps->cap = 0;
+    } else {
+        int32_t *v = realloc(ps->v, (size_t)k * sizeof(int32_t));
+        if (v) ps->v = v;  /* else the larger array stays, as good */
+        ps->cap = v ? k : ps->cap;
+    }
+    ps->n = k;
 }
 
 /* Change the count of (x, y) by delta, noting its count before the step on first change;
@@ -562,6 +669,7 @@ static int merge(Core *c, int32_t m, int queue) {
     int64_t w = 0;                /* between them lie in it, so its count ``w`` is known */
     for (int32_t i = 0; i < ps.n; i++) {
         int32_t pos = at[i];
+        if (i + AHEAD < ps.n) PREFETCH(&tokens[at[i + AHEAD]]);
         if (tokens[pos] != a) continue;
         int32_t nxt = pos + la;
         if (tokens[nxt] != b) continue;
@@ -584,6 +692,8 @@ static int merge(Core *c, int32_t m, int queue) {
         if (r->count == 0) {  /* dead for good: drop its positions */
             c->stored -= r->pos.n;
             positions_free(&r->pos, &c->freed);
+        } else if (r->pos.n >= COMPACT_FROM && r->pos.n > 2 * r->count) {
+            compact(c, r);
         }
         c->live += (r->count > 0) - (t.before > 0);
         /* Only pairs holding the new token can have risen; nothing has queued them yet. */
@@ -759,13 +869,13 @@ static Py_ssize_t word_arg(const Core *c, PyObject *arg) {
     return w;
 }
 
-/* Word w's length in bytes: up to the separator before the next word's start. */
+/* Word w's length in bytes: up to its separator. */
 static int64_t word_len(const Core *c, Py_ssize_t w) {
-    return (w + 1 < c->nwords ? c->starts[w + 1] : c->npos) - 1 - c->starts[w];
+    return word_sep(c, (int32_t)w) - c->starts[w];
 }
 
 static int64_t word_count(const Core *c, Py_ssize_t w) {
-    return count_at(c, c->tokens[word_end(c, c->starts[w])]);
+    return count_at(c, c->tokens[word_sep(c, (int32_t)w)]);
 }
 
 /* Write word w's bytes to ``out``: its tokens' bytes, whatever the merges so far. */
@@ -828,24 +938,6 @@ static PyObject *Core_segmentation(Core *c, PyObject *arg) {
     for (int32_t pos = c->starts[w]; out && c->tokens[pos] >= 0; pos += c->vocab[c->tokens[pos]].len)
         if (append_new(out, PyLong_FromLong(c->tokens[pos]))) Py_CLEAR(out);
     return out;
-}
-
-/* The word holding position ``pos``: the last one starting at or before it (a position
- * merged away still lies inside its word). */
-static int32_t word_of(const Core *c, int32_t pos) {
-    int32_t lo = 0, hi = c->nwords - 1;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo + 1) / 2;
-        if (c->starts[mid] <= pos) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
-}
-
-/* Does the pair (a, b) start at ``pos`` now? The check a merge makes before using a
- * recorded position; a live token's end is read, so it stays inside the layout. */
-static inline int starts_pair(const Core *c, int32_t pos, int32_t a, int32_t b) {
-    return c->tokens[pos] == a && c->tokens[pos + c->vocab[a].len] == b;
 }
 
 /* pair_positions(left, right, limit) -> (recorded, live, [(position, word, live), ...]):

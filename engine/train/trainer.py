@@ -5,7 +5,8 @@ Every distinct pre-token ("word") is laid out once, each byte at a token positio
 marks their edges.
 
 - ``pair_positions``: pair -> positions where it starts; append-only, each position is
-  checked when used (it may have been merged away since).
+  checked when used (it may have been merged away since). A long list that is mostly such
+  stale positions is compacted (see ``compact`` in the core).
 - ``pair_counter``: pair -> weighted count.
 - a lazy max-heap of ``(count, pair)``: a merge only *lowers* the counts of existing pairs,
   so those entries are left in place and corrected when they reach the top (stale pops).
