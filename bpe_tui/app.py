@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from textual import events
@@ -19,7 +20,8 @@ from textual.screen import Screen
 from textual.widgets import Label
 
 from bpe_tui.common.corpus import sample_corpus
-from bpe_tui.common.navigation import Ask, Confirm, Failed, OpenCompare, OpenEncode
+from bpe_tui.common.downloads import download
+from bpe_tui.common.navigation import Ask, Confirm, Deliver, Failed, OpenCompare, OpenEncode
 from bpe_tui.common.prompt import ConfirmScreen, PromptScreen
 from bpe_tui.common.screen_help import help_for
 from bpe_tui.compare.screen import CompareScreen
@@ -29,6 +31,7 @@ from bpe_tui.race.screen import RaceScreen
 from bpe_tui.train.screen import TrainScreen
 from engine import BpeError
 from engine.corpus.sources import TEXT, Source, expand_inputs
+from engine.formats.atomic import atomic_write
 from engine.train.settings import DEFAULT_SPECIAL, TrainOptions
 
 SCREENS_BY_NAME: dict[str, type[TrainScreen] | type[EncodeScreen] | type[CompareScreen] | type[RaceScreen]] = {
@@ -104,6 +107,8 @@ class BpeApp(App[int]):
         self._first_screen = first_screen
         self.failure: BpeError | None = None
         """Set when a screen hits bad input; the command reports it once the app has closed."""
+        self.raw_bytes = False
+        """Tokens holding part of a character shown as their bytes only (``x``), not naming it."""
 
     def on_mount(self) -> None:
         self.push_screen(self._first_screen)
@@ -135,6 +140,18 @@ class BpeApp(App[int]):
 
     def on_confirm(self, request: Confirm) -> None:
         self.push_screen(ConfirmScreen(request.question, request.yes, request.no), lambda yes: request.then(bool(yes)))
+
+    def on_deliver(self, request: Deliver) -> None:
+        if self.is_web:  # the user's browser downloads it
+            name = download(self, Path(request.name).stem, {Path(request.name).name: request.content})
+            self.notify(f"{request.what}: downloading {name}")
+            return
+        try:
+            path = atomic_write(request.name, request.content)
+        except OSError as e:
+            self.notify(f"{request.name}: cannot write the {request.what} ({e.strerror or e})", severity="error")
+            return
+        self.notify(f"{request.what} written to {path}")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "help":  # shown only over a screen that has help

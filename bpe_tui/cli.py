@@ -41,6 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--words", choices=["whitespace", "punct"], help="with --classic: cut words at whitespace (default) or as \\w+|[^\\w\\s]"
     )
+    train.add_argument(
+        "--follow", action="append", default=[], metavar="WORD", help="follow WORD through training in its own panel (repeatable)"
+    )
+    train.add_argument(
+        "--trace", metavar="FILE", help="with --headless: write the merges with their counts, ties and changes to FILE (.csv or .json)"
+    )
 
     encode = sub.add_parser("encode", help="step through an encode, merge by merge")
     encode.add_argument("--model", required=True, metavar="PATH", help=MODEL_HELP)

@@ -178,7 +178,7 @@ def printed_keys(name: str) -> list[tuple[str, str]]:
 
 def test_explain_lists_the_keys_bound() -> None:
     for name, keys in {
-        "train": ["n", "␣", "+", "-", "f", "g", "b", "s", "e", "c", "o", "q"],
+        "train": ["n", "␣", "+", "-", "f", "g", "b", "s", "e", "c", "o", "w", "x", "t", "p", "q"],
         "encode": ["n", "p", "e", "home", "/", "esc", "c", "q", "q"],
         "compare": ["esc", "/", "r", "q", "q"],
         "race": ["s", "q", "q"],
@@ -196,7 +196,7 @@ def test_explain_an_unknown_screen() -> None:
 async def test_explain_and_the_help_screen_say_the_same() -> None:
     """At the same width, the help screen's lines are the lines ``explain`` prints."""
     app, screen = train_app()
-    async with app.run_test(size=(84, 80)) as pilot:  # 80 columns inside the frame and padding
+    async with app.run_test(size=(84, 130)) as pilot:  # 80 columns inside the frame and padding; no scroll bar
         await at_merge(pilot, screen, 0)
         await pilot.press("question_mark")
         shown = [line.rstrip() for line in help_lines(app)]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 
 from textual.pilot import Pilot
 
@@ -38,11 +39,22 @@ async def at_merge(pilot: Pilot, screen: TrainScreen, k: int) -> None:
         pilot,
         lambda: (
             screen.snapshot is not None
+            and screen.snapshot.characters is not None  # counted just after the first snapshot
             and screen.snapshot.merges_done == k
             and not screen.playing
             and all(plot.drawn_merges == k for plot in screen.query("GrowthPlot"))
         ),
     )
+
+
+ZH = Path(__file__).parent / "fixtures" / "zh-xiyouji-9k.txt"
+ZH_MERGES = 400 - 256 - 1
+
+
+def zh_app(follow: Sequence[str] = ()) -> tuple[BpeApp, TrainScreen]:
+    """The training screen on 9 KB of 西游记 (Chinese: every character three bytes)."""
+    screen = TrainScreen(ZH, TrainOptions(400, ("<|endoftext|>",), workers=1), label=ZH.name, follow=follow)
+    return BpeApp(screen), screen
 
 
 TOY = "toy-low-lower.txt"

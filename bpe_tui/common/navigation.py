@@ -1,7 +1,8 @@
 """How screens move between each other without knowing one another.
 
 A screen never imports another screen: it posts one of these requests, which bubbles up to
-the app, and the app (``bpe_tui.app``) opens the screen asked for (or, on ``Failed``, closes).
+the app, and the app (``bpe_tui.app``) opens the screen asked for (or, on ``Failed``, closes;
+on ``Deliver``, writes or downloads a file).
 ``over_another`` tells a screen whether it was opened over another of ours, so its ``q`` goes
 back rather than quits.
 """
@@ -44,6 +45,16 @@ class Ask(Message):
         super().__init__()
         self.question, self.then = question, then
         self.value, self.placeholder, self.integer = value, placeholder, integer
+
+
+class Deliver(Message):
+    """Hand the user a file the screen made (a trace, a picture of the screen): the app writes
+    ``content`` to ``name`` atomically in a terminal, and sends it as a download in a browser
+    (``bpe-tui serve``), where the server's disk is not the user's."""
+
+    def __init__(self, name: str, content: str, what: str) -> None:
+        super().__init__()
+        self.name, self.content, self.what = name, content, what
 
 
 class Confirm(Message):

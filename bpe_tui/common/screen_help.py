@@ -31,8 +31,11 @@ class ScreenHelp:
 
 
 TOKEN_MARKS = (
-    "Token bytes look the same everywhere: ␣ is a space, ↵ a newline, → a tab, and a byte "
-    "that is not (yet) a whole UTF-8 character shows as an escape such as \\xe4."
+    "Token bytes look the same everywhere: ␣ is a space, ↵ a newline, → a tab. A token holding "
+    "part of a multi-byte UTF-8 character names it, with the numbers of the bytes it holds: "
+    "五₁₋₂ is the first two of the three bytes of 五, 五₃ the third. Where there is no text "
+    "around it to say which character, it shows as escapes such as \\xe4\\xba, on the "
+    "training screen followed by the corpus's characters it begins (→了人二) or ends (←)."
 )
 
 Shown = Callable[[str], bool]

@@ -2,7 +2,8 @@
 
 Tokens alternate between two backgrounds so every boundary shows; a one-column gap keeps
 the boundaries visible without colour too. A row ends after a token holding a newline,
-so the text keeps its line breaks. ``span_rows`` and ``row_lines`` lay the spans out for
+so the text keeps its line breaks. A token holding part of a character names it, read within
+the text the spans make (``named_spans``: ``五₁₋₂`` ``五₃``). ``span_rows`` and ``row_lines`` lay the spans out for
 any width; the ``TokenSpans`` widget and the headless ``bpe-tui encode`` both print with them.
 The widget draws only the rows in view; laying the spans out still covers the whole text.
 """
@@ -22,7 +23,7 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from bpe_tui.common.tokens import show_token, token_text
+from bpe_tui.common.tokens import Piece, pieces_text, raw_bytes, show_token, text_pieces, token_text
 from engine import Tokenizer
 
 
@@ -32,6 +33,8 @@ class Span(NamedTuple):
     token: bytes
     id: int
     style: Style
+    shown: tuple[Piece, ...] | None = None
+    """Its readable form within the text (``named_spans``); None: the token on its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +60,23 @@ HEADLESS_STYLES = SpanStyles(
 """Token colours for the terminal, where no stylesheet applies (``--headless``)."""
 
 
+def named_spans(spans: list[Span], raw: bool = False) -> list[Span]:
+    """``spans`` read as the one text they make, so a token holding part of a character
+    names it (``raw``: each token's bytes alone, as ``\\xe4\\xba``)."""
+    if raw:
+        return [span._replace(shown=None) for span in spans]
+    pieces = text_pieces([span.token for span in spans])
+    return [span._replace(shown=tuple(shown)) for span, shown in zip(spans, pieces, strict=True)]
+
+
+def _cell_width(span: Span) -> int:
+    return _width(span.token, span.id, span.shown)
+
+
 @lru_cache(maxsize=1 << 16)
-def _cell_width(token: bytes, token_id: int) -> int:
-    return max(cell_len(show_token(token)), len(str(token_id)))
+def _width(token: bytes, token_id: int, shown: tuple[Piece, ...] | None) -> int:
+    text = show_token(token) if shown is None else "".join(piece for piece, _ in shown)
+    return max(cell_len(text), len(str(token_id)))
 
 
 def span_rows(spans: list[Span], width: int) -> list[range]:
@@ -67,7 +84,7 @@ def span_rows(spans: list[Span], width: int) -> list[range]:
     rows: list[range] = []
     start = x = 0
     for n, span in enumerate(spans):
-        w = _cell_width(span.token, span.id)
+        w = _cell_width(span)
         if x and x + 1 + w > width:
             rows.append(range(start, n))
             start, x = n, 0
@@ -87,8 +104,8 @@ def row_lines(spans: list[Span], id_style: Style) -> tuple[Text, Text]:
         if tokens:
             tokens.append(" ")
             ids.append(" ")
-        w = _cell_width(span.token, span.id)
-        shown = token_text(span.token, span.style)
+        w = _cell_width(span)
+        shown = token_text(span.token, span.style) if span.shown is None else pieces_text(span.shown, span.style)
         shown.pad_right(w - shown.cell_len)
         tokens.append_text(shown)
         ids.append(str(span.id).ljust(w), span.style + id_style)
@@ -98,9 +115,9 @@ def row_lines(spans: list[Span], id_style: Style) -> tuple[Text, Text]:
 def final_spans(tokenizer: Tokenizer, ids: list[int], styles: SpanStyles) -> list[Span]:
     """Spans of a finished encode."""
     special = set(tokenizer.special_ids.values())
-    return [
-        Span(tokenizer.vocab[i], i, styles.special if i in special else (styles.odd if n % 2 else styles.even)) for n, i in enumerate(ids)
-    ]
+    return named_spans(
+        [Span(tokenizer.vocab[i], i, styles.special if i in special else (styles.odd if n % 2 else styles.even)) for n, i in enumerate(ids)]
+    )
 
 
 class TokenSpans(ScrollView, can_focus=True, inherit_bindings=False):
@@ -152,7 +169,7 @@ class TokenSpans(ScrollView, can_focus=True, inherit_bindings=False):
         """Show ``spans`` (coloured with ``styles_for_spans``), scrolled to span ``first``;
         None: from the start."""
         self._id_style = self.get_component_rich_style("token-spans--id", partial=True)
-        self._spans = spans
+        self._spans = named_spans(spans, raw_bytes(self))
         self._layout()
         if first is None:
             self.scroll_home(animate=False, immediate=True)

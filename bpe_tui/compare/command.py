@@ -21,7 +21,7 @@ from rich.table import Table
 
 from bpe_tui.common.corpus import SAMPLE, sample_corpus
 from bpe_tui.common.text_input import read_text
-from bpe_tui.common.token_spans import HEADLESS_STYLES, row_lines, span_rows
+from bpe_tui.common.token_spans import HEADLESS_STYLES, named_spans, row_lines, span_rows
 from bpe_tui.compare.widgets.tokenizer_row import RowStyles, count_widths, row_spans, summary, title
 from engine.compare.comparison import Row, compare, corpus_tokenizers, load_span_tokenizer
 from engine.corpus.sources import open_binary
@@ -97,7 +97,7 @@ def print_rows(rows: list[Row], reference: int) -> None:
     widths = count_widths(rows, reference)
     for n, row in enumerate(rows):
         console.print(summary(row, n == reference, widths))
-        spans = row_spans(row, HEADLESS_ROW_STYLES)
+        spans = named_spans(row_spans(row, HEADLESS_ROW_STYLES))
         for r in span_rows(spans, console.width):
             for line in row_lines(spans[r.start : r.stop], HEADLESS_STYLES.id):
                 console.print(line, crop=False, overflow="ignore")

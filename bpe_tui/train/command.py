@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 
 from rich.console import Console
@@ -26,11 +27,14 @@ from bpe_tui.common.corpus import chosen_corpus, options_from_args
 from bpe_tui.common.durations import show_seconds
 from bpe_tui.common.progress_bars import progress_bars
 from bpe_tui.train.snapshot import SteppableTrainer
+from bpe_tui.train.trace import check_trace_name, trace_of, trace_text
 from engine import OutputError, SettingsError, Trainer
+from engine.corpus.characters import CharacterCounts
 from engine.corpus.sources import STDIN
-from engine.formats.atomic import cannot_write
+from engine.formats.atomic import atomic_write, cannot_write, check_writable_file
 from engine.train.classic import ClassicTrainer
 from engine.train.settings import Merges, TrainOptions, replay_saved
+from engine.train.trace import MergeRecord, merge_record
 
 DEFAULT_OUT = "out"
 
@@ -54,6 +58,13 @@ def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
         args.out = args.resume if Path(args.resume).is_dir() else str(Path(args.resume).parent)
     if args.out is not None or args.headless:
         options.check_out(args.out or DEFAULT_OUT)
+    if args.trace is not None:
+        if not args.headless:
+            raise SettingsError("--trace is for --headless runs: on the training screen, t exports the merges so far")
+        check_trace_name(args.trace)
+        check_writable_file(Path(args.trace), "--trace")
+    if args.follow and options.classic:
+        raise SettingsError("--follow follows words through byte-level BPE: not with --classic")
     return options, resume
 
 
@@ -61,7 +72,8 @@ def _interactive(args: argparse.Namespace, options: TrainOptions, inputs: list[s
     from bpe_tui.app import BpeApp
     from bpe_tui.train.screen import TrainScreen
 
-    screen = TrainScreen(inputs, options, out=args.out, label=label, resume=None if resume is None else (args.resume, resume))
+    resumed = None if resume is None else (args.resume, resume)
+    screen = TrainScreen(inputs, options, out=args.out, label=label, resume=resumed, follow=args.follow)
     app = BpeApp(screen)
     app.run()
     if app.failure is not None:
@@ -113,7 +125,9 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
                 assert isinstance(trainer, Trainer)  # the command refuses --resume with --classic
                 replay_saved(trainer, resume, args.resume, label)
             counted = time.perf_counter()
-            trainer.run()
+            records = _recorded_run(trainer) if args.trace else None
+            if records is None:
+                trainer.run()
             merged = time.perf_counter()
             out = Path(args.out or DEFAULT_OUT)
             replaced = [out / name for name in options.file_names if (out / name).exists()]
@@ -124,6 +138,9 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
     except KeyboardInterrupt:
         print(f"bpe-tui: interrupted while pre-tokenizing {label}: nothing trained, nothing saved", file=sys.stderr)
         return 130
+    if records is not None:
+        chars = CharacterCounts.from_table(trainer.word_table()) if isinstance(trainer, Trainer) else None
+        paths.append(atomic_write(args.trace, trace_text(args.trace, records, trace_of(label, options), chars)))
     _summary(Console(), trainer, label, paths, counted - started, merged - counted, options)
     if replaced:
         print(f"bpe-tui: replaced {', '.join(map(str, replaced))}", file=sys.stderr)
@@ -141,6 +158,15 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
         )
         return 130
     return 0
+
+
+def _recorded_run(trainer: SteppableTrainer) -> list[MergeRecord]:
+    """Run to the end (or a stop request) as recorded steps: each merge's record for ``--trace``."""
+    records = []
+    token = cache(trainer.token)  # ids keep their token: name each once
+    while not trainer.stop_requested and (step := trainer.step()) is not None:
+        records.append(merge_record(step, token))
+    return records
 
 
 def _vocabulary(trainer: SteppableTrainer) -> str:

@@ -12,7 +12,7 @@ pace however fast the merges come.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from textual import work
@@ -26,11 +26,13 @@ from textual.worker import get_current_worker
 
 from bpe_tui.common.child_process import ChildProcess, Report, ensure_running, listen
 from bpe_tui.common.downloads import download
-from bpe_tui.common.navigation import Ask, Confirm, Failed, OpenCompare, OpenEncode, over_another
+from bpe_tui.common.navigation import Ask, Confirm, Deliver, Failed, OpenCompare, OpenEncode, over_another
 from bpe_tui.common.screen_help import ScreenHelp
 from bpe_tui.train.process import serve
 from bpe_tui.train.snapshot import TrainSnapshot
+from bpe_tui.train.trace import check_trace_name, trace_of
 from bpe_tui.train.widgets.corpus_words import CorpusWords
+from bpe_tui.train.widgets.followed_words import FollowedWords
 from bpe_tui.train.widgets.heap_stats import HeapStats
 from bpe_tui.train.widgets.merge_changes import MergeChanges
 from bpe_tui.train.widgets.pair_in_corpus import PairInCorpus
@@ -45,6 +47,8 @@ SPEEDS: tuple[int | None, ...] = (1, 2, 5, 10, 30, 100, 1000, None)
 """Play speeds in merges per second; None: as fast as the trainer goes."""
 SPEED = Binding.Group("speed", compact=True)
 """+ and - share one footer entry: with ? the keys still fit in 80 columns."""
+WAITING_KEYS = {"step": "n", "back": "b", "goto": "g", "fast_forward": "f", "play": "␣"}
+"""Keys that step or move: pressed while the corpus loads, they wait and act once it is read."""
 TRAINER_PROCESS = "bpe-tui trainer"
 """The name of the trainer's process among ``multiprocessing.active_children()``."""
 
@@ -80,6 +84,31 @@ class TrainScreen(Screen[None]):
             tooltip="Show or hide where the next pair lies (pair_positions, prev/next)",
             id="train.occurrences",
         ),
+        Binding(
+            "w",
+            "follow",
+            "follow",
+            tooltip="Follow a word through training (on a followed word: stop)",
+            show=False,
+            id="train.follow",
+        ),
+        Binding(
+            "x",
+            "raw_bytes",
+            "bytes",
+            tooltip="Name the characters tokens hold part of, or show raw bytes",
+            show=False,
+            id="train.raw_bytes",
+        ),
+        Binding(
+            "t",
+            "trace",
+            "trace",
+            tooltip="Export the merges so far, counts and changes (CSV or JSON)",
+            show=False,
+            id="train.trace",
+        ),
+        Binding("p", "screenshot", "picture", tooltip="Save a picture of this screen (SVG)", show=False, id="train.screenshot"),
         Binding("q", "quit", "quit", tooltip="Quit bpe-tui (back, when opened over another screen)", id="train.quit"),
     ]
 
@@ -91,9 +120,21 @@ class TrainScreen(Screen[None]):
             "linked by prev/next. Each merge joins the most frequent adjacent pair into a new "
             "token and visits only the positions of that pair, never the whole corpus. Classic BPE "
             "(--classic) uses this screen with strings instead of bytes: each word ends in </w>, "
-            "ties go to the pair seen first, and there is no encode view."
+            "ties go to the pair seen first, and there is no encode view. Keys that step or move "
+            "(n b g f ␣) pressed while the corpus is still being pre-tokenized wait, in order, and "
+            "act once it is read; the top line lists them."
         ),
         panels=(
+            (
+                "UTF-8: parts of characters (x)",
+                "A Chinese character is three bytes in UTF-8 (an emoji four, é two), and byte-level "
+                "BPE learns pieces of characters before whole ones. Inside a word, a token holding "
+                "part of a character names it and the bytes it holds: 五₁₋₂|五₃ is 五 cut after its "
+                "second byte (\\xe4\\xba|\\x94). On its own (the pair table, the new tokens) a "
+                "token shows its bytes and the characters of the corpus it most often begins (→) "
+                "or ends (←): \\xe4\\xba →了人二 is the first two bytes of 了, 人 and 二. x "
+                "switches to raw bytes only, and back.",
+            ),
             (
                 "merge K/TOTAL (the top line)",
                 "Merges done out of those planned (vocabulary size minus 256 bytes and the special "
@@ -132,6 +173,18 @@ class TrainScreen(Screen[None]):
                 "Bytes per token on the whole corpus, which grows as merges land; the winning count "
                 "of every merge, which falls as the common pairs are used up; and the newest tokens "
                 "with their id and the count they won with.",
+            ),
+            (
+                FollowedWords.BORDER_TITLE,
+                "Shown with w (or --follow WORD): words of your choice followed through training. "
+                "Each word is cut by the pre-tokenizer (‖ between its pre-tokens, as the encoder "
+                "cuts it), then merged with the merges so far: its tokens now, how often the corpus "
+                "has it (as a pre-token of its own, and inside longer ones: Chinese text between "
+                "two punctuation marks is one pre-token) and the merges that changed it, #12 a+b. "
+                "A word the corpus lacks is still cut, as the encoder would. b and g undo and redo "
+                "it. w on a followed word stops following it. t exports the merges so far with "
+                "their counts, ties and changes (CSV or JSON), p a picture of the screen (SVG): a "
+                "handout of the lesson.",
             ),
             (
                 PairInCorpus.BORDER_TITLE,
@@ -180,6 +233,7 @@ class TrainScreen(Screen[None]):
         out: str | None = None,
         label: str | None = None,
         resume: tuple[str, list[tuple[bytes, bytes]]] | None = None,
+        follow: Sequence[str] = (),
     ) -> None:
         super().__init__()
         self.inputs = [str(inputs)] if isinstance(inputs, (str, Path)) else [str(i) for i in inputs]
@@ -191,6 +245,10 @@ class TrainScreen(Screen[None]):
         self._options = options
         self._resume = resume
         """A saved run to continue: its directory and merges, redone once the corpus is read."""
+        self._follow = list(dict.fromkeys(follow))
+        """Words to follow from the start (``--follow``)."""
+        self._waiting: list[str] = []
+        """Keys that step or move, pressed while the corpus loads: their actions, in order."""
         # The trainer's process (and a large corpus's counting pool) come from a fork server,
         # which starts now, before the app captures stderr.
         ensure_running()
@@ -216,8 +274,9 @@ class TrainScreen(Screen[None]):
 
     def offers(self, action: str) -> bool:
         """Whether this screen has ``action`` at all (its help lists only those): the encode
-        view, the comparison with this tokenizer and the pair in the corpus are byte-level only."""
-        return self._options.byte_level or action not in ("encode", "compare", "occurrences")
+        view, the comparison with this tokenizer, the pair in the corpus, following words and
+        parts of characters are byte-level only."""
+        return self._options.byte_level or action not in ("encode", "compare", "occurrences", "follow", "raw_bytes")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.offers(action)
@@ -235,6 +294,7 @@ class TrainScreen(Screen[None]):
             with Horizontal(classes="row", id="corpus-row"):
                 yield CorpusWords(id="words")
                 yield VocabGrowth(id="vocab")
+            yield FollowedWords(id="followed")
             yield PairInCorpus(id="occurrences")
         yield Footer(compact=True)
 
@@ -244,6 +304,8 @@ class TrainScreen(Screen[None]):
         status.merges_planned = self._options.merges_planned
         status.activity = "pre-tokenizing"
         status.detail = self.label
+        self.set_class(bool(self._follow), "-following")
+        self.query_one(FollowedWords).fit(len(self._follow))
         self._run_trainer()
 
     # -- the trainer's process -----------------------------------------------------------
@@ -251,7 +313,7 @@ class TrainScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="trainer")
     def _run_trainer(self) -> None:
         """Start the trainer's process and pass its reports on as messages until it ends."""
-        trainer = self._trainer = ChildProcess(serve, (self.inputs, self._options, self._resume), TRAINER_PROCESS)
+        trainer = self._trainer = ChildProcess(serve, (self.inputs, self._options, self._resume, self._follow), TRAINER_PROCESS)
         worker = get_current_worker()
         try:
             for report in listen([trainer], lambda: worker.is_cancelled):
@@ -280,6 +342,10 @@ class TrainScreen(Screen[None]):
             self.app.call_from_thread(self._download, *rest)
         elif kind == "tokenizer":
             self.app.call_from_thread(self._views.popleft(), *rest, self._opening_text())
+        elif kind == "trace":
+            name, text = rest
+            self.post_message(Deliver(name, text, "trace"))
+            self.app.call_from_thread(self._show_activity)
         elif kind == "failed":
             self.post_message(Failed(*rest))
         else:  # "crashed"
@@ -317,12 +383,19 @@ class TrainScreen(Screen[None]):
         if self.has_class("-loading"):
             self.remove_class("-loading")
             self._show_activity()
-        for panel in self.query("#panels > .row > *, #heap, #occurrences").results():
-            panel.show(snapshot)  # type: ignore[attr-defined]
+            waiting, self._waiting = self._waiting, []
+            for action in waiting:  # the keys pressed while it loaded, in order
+                getattr(self, f"action_{action}")()
+        self.set_class(bool(snapshot.followed), "-following")
+        self._show_panels(snapshot)
         status = self.query_one(StatusLine)
         status.merges_done = snapshot.merges_done
         status.merges_planned = snapshot.merges_planned
         status.detail = self._detail()
+
+    def _show_panels(self, snapshot: TrainSnapshot) -> None:
+        for panel in self.query("#panels > .row > *, #heap, #followed, #occurrences").results():
+            panel.show(snapshot)  # type: ignore[attr-defined]
 
     def on_train_screen_idle(self, message: Idle) -> None:
         if message.seq == self._seq:  # not an older motion that a newer key replaced
@@ -343,15 +416,30 @@ class TrainScreen(Screen[None]):
             self.query_one(StatusLine).activity = activity
         return True
 
+    def _ready(self, action: str) -> bool:
+        """Whether the trainer is ready; if not, ``action`` waits for it (a key that steps or
+        moves must not be lost while the corpus loads)."""
+        if self.snapshot is not None:
+            return True
+        self._waiting.append(action)
+        self._show_activity()
+        return False
+
     def action_step(self) -> None:
+        if not self._ready("step"):
+            return
         self.playing = False
         self._send("by", 1, "one merge")
 
     def action_back(self) -> None:
+        if not self._ready("back"):
+            return
         self.playing = False
         self._send("by", -1, "one back: rebuild and replay")
 
     def action_play(self) -> None:
+        if not self._ready("play"):
+            return
         if self.playing:
             self._pause()
         else:
@@ -383,6 +471,8 @@ class TrainScreen(Screen[None]):
             self.query_one(StatusLine).detail = self._detail()
 
     def action_fast_forward(self) -> None:
+        if not self._ready("fast_forward"):
+            return
         self.playing = False
         self._send("to", self.merges_planned, "⏩ fast-forward to the end")
 
@@ -391,7 +481,7 @@ class TrainScreen(Screen[None]):
             if answer is not None:
                 self._send("to", int(answer), f"going to merge {int(answer):,}")
 
-        if self.snapshot is not None:
+        if self._ready("goto"):
             self._pause()
             question = f"Go to merge (0 to {self.merges_planned:,}):"
             self.post_message(Ask(question, chosen, placeholder="k", integer=True))
@@ -446,6 +536,56 @@ class TrainScreen(Screen[None]):
         if self._send("watch", shown):
             self.set_class(shown, "-occurrences")
 
+    def action_follow(self) -> None:
+        """Ask for a word to follow (or, if followed, to stop following)."""
+
+        def chosen(answer: str | None) -> None:
+            if answer:
+                self._send("follow", answer)
+
+        if self.snapshot is None:
+            self.notify("still pre-tokenizing the corpus")
+            return
+        followed = ", ".join(word.word for word in self.snapshot.followed)
+        question = "Follow the word (a followed word: stop following it):" + (f" now {followed}" if followed else "")
+        self.post_message(Ask(question, chosen, placeholder="孙悟空, tokenization, your name…"))
+
+    def action_raw_bytes(self) -> None:
+        self.app.raw_bytes = not getattr(self.app, "raw_bytes", False)  # type: ignore[attr-defined]
+        if self.snapshot is not None:
+            self._show_panels(self.snapshot)
+
+    def action_trace(self) -> None:
+        """Ask for a file name (.csv or .json), then have the trainer write out its merges."""
+
+        def chosen(answer: str | None) -> None:
+            if not answer:
+                return
+            try:
+                check_trace_name(answer, "trace")
+            except BpeError as e:
+                self.notify(str(e), severity="error")
+                return
+            self._send("trace", (answer, trace_of(self.label, self._options)), "writing the trace…")
+
+        if self.snapshot is None:
+            self.notify("still pre-tokenizing the corpus")
+            return
+        self._pause()
+        question = "Export the merges so far to (.csv or .json):"
+        self.post_message(Ask(question, chosen, f"merges-{self.snapshot.merges_done}.csv"))
+
+    def action_screenshot(self) -> None:
+        """A picture of the screen as it is now, taken before the file name is asked."""
+        done = 0 if self.snapshot is None else self.snapshot.merges_done
+        svg = self.app.export_screenshot(title=f"bpe-tui · {self.label} · merge {done:,}")
+
+        def chosen(answer: str | None) -> None:
+            if answer:
+                self.post_message(Deliver(answer, svg, "picture of the screen"))
+
+        self.post_message(Ask("Save a picture of the screen (SVG) to:", chosen, f"bpe-tui-merge-{done}.svg"))
+
     def action_quit(self) -> None:
         if self.snapshot is None:  # still loading: nothing to save, and the load is stopped
             self._leave()
@@ -467,7 +607,8 @@ class TrainScreen(Screen[None]):
         snapshot = self.snapshot
         status = self.query_one(StatusLine)
         if self.has_class("-loading"):
-            status.activity = "pre-tokenizing"
+            keys = " ".join(WAITING_KEYS[action] for action in self._waiting)
+            status.activity = f"pre-tokenizing · waiting: {keys}" if keys else "pre-tokenizing"
         elif snapshot is not None and snapshot.stopped_early:
             status.activity = "■ stopped early: no pairs left to merge"
         elif snapshot is not None and snapshot.finished:

@@ -8,12 +8,14 @@ sends them; the widgets read only them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from engine import MergeStep, PairOccurrences, Trainer, Word, WordCells
+from engine.corpus.characters import CharacterCounts, PartialChars
 from engine.corpus.counting import CountSummary, Progress
 from engine.train.events import Token
+from engine.train.follow import FollowedWord, Follower
 
 Pair = tuple[int, int]
 
@@ -106,12 +108,27 @@ class TrainSnapshot:
     """Where the pair about to merge lies now (sampled only while its panel is shown)."""
     merged: MergeInCorpus | None = None
     """The last merge in the corpus words (likewise)."""
+    characters: dict[bytes, PartialChars] | None = None
+    """The characters of the corpus that each token shown on its own (and each top pair,
+    joined) holds part of, for every one that holds part of one; None until the corpus's
+    characters are counted, just after the first snapshot."""
+    followed: list[FollowedWord] = field(default_factory=list)
+    """The words the user follows, where the merges so far have brought them."""
 
     def token(self, token_id: int) -> Token:
         return self.names[token_id]
 
     def pair(self, pair: Pair) -> list[Token]:
         return [self.names[pair[0]], self.names[pair[1]]]
+
+    def chars(self, token: Token) -> PartialChars | None:
+        """The characters ``token`` holds part of (None: whole characters only)."""
+        return self.characters.get(token) if isinstance(token, bytes) and self.characters is not None else None
+
+    def pair_chars(self, pair: Pair) -> PartialChars | None:
+        """The characters the pair, joined, holds part of."""
+        left, right = self.pair(pair)
+        return self.chars(left + right) if isinstance(left, bytes) and isinstance(right, bytes) else None
 
     @property
     def per_token(self) -> float:
@@ -129,11 +146,24 @@ def watched_step(trainer: Trainer) -> tuple[MergeStep | None, MergeInCorpus | No
     return step, MergeInCorpus(before, {i: trainer.word_cells(i) for i in before.words})
 
 
-def sample(trainer: SteppableTrainer, last: MergeStep | None, merged: MergeInCorpus | None = None, watching: bool = False) -> TrainSnapshot:
-    """Read what the screen needs; call only from the thread that runs the merges.
+@dataclass
+class Extras:
+    """What the trainer's process adds to a sample beyond the trainer's own state."""
 
-    ``watching``: the pair-in-the-corpus panel is shown, so sample where the next pair lies.
-    """
+    watching: bool = False
+    """The pair-in-the-corpus panel is shown: sample where the next pair lies."""
+    characters: CharacterCounts | None = None
+    """The corpus's characters, to name the ones a token holds part of."""
+    follower: Follower | None = None
+    """The words the user follows."""
+
+
+def sample(
+    trainer: SteppableTrainer, last: MergeStep | None, merged: MergeInCorpus | None = None, extras: Extras | None = None
+) -> TrainSnapshot:
+    """Read what the screen needs; call only from the thread that runs the merges."""
+    extras = extras or Extras()
+    watching = extras.watching
     done = trainer.merges_done
     if last is not None and last.index != done:
         last = None  # a record of some other state
@@ -159,6 +189,12 @@ def sample(trainer: SteppableTrainer, last: MergeStep | None, merged: MergeInCor
     ids.update(cell.token for word in shown_words for cell in word.cells)
     names = {i: trainer.token(i) for i in ids}
     names.update((i, token) for i, token, _ in newest)
+    characters: dict[bytes, PartialChars] | None = None
+    if extras.characters is not None:
+        data = {i: t for i, t in names.items() if isinstance(t, bytes)}
+        alone = [*data.values(), *(data[a] + data[b] for (a, b), _ in top if a in data and b in data)]
+        characters = {t: c for t in alone if (c := extras.characters.around(t)) is not None}
+    followed = extras.follower.state(trainer) if extras.follower is not None and isinstance(trainer, Trainer) else []
     return TrainSnapshot(
         merges_done=done,
         merges_planned=trainer.merges_planned,
@@ -179,4 +215,6 @@ def sample(trainer: SteppableTrainer, last: MergeStep | None, merged: MergeInCor
         names=names,
         upcoming=upcoming,
         merged=merged,
+        characters=characters,
+        followed=followed,
     )

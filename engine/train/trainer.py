@@ -363,6 +363,11 @@ class Trainer:
         core = self._core
         return [Word(w, -c, [core.token(t) for t in core.segmentation(i)]) for c, w, i in self._ranked[:k]]
 
+    def word_table(self) -> WordTable:
+        """The pre-tokens and their counts as given (a copy: the trainer's own are in its core)."""
+        data, ends, counts = self._core.table()
+        return WordTable(data, array("q", ends), array("q", counts))
+
     def word_cells(self, index: int) -> WordCells:
         """Word ``index`` (its place in the word counts the trainer was given) as laid out
         now: its cells, their tokens and links."""

@@ -19,7 +19,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Region
 from textual.widgets import Static
 
-from bpe_tui.common.tokens import token_text
+from bpe_tui.common.tokens import pieces_text, raw_bytes, text_pieces, token_text
 from bpe_tui.encode.walk import Focus
 from engine import Tokenizer
 
@@ -54,7 +54,8 @@ class PairRanks(Vertical):
         vocab = self.tokenizer.vocab
         get = partial(self.get_component_rich_style, partial=True)
         step = focus.step
-        shown = [token_text(vocab[i]) for i in step.parts]
+        # The parts read within their pre-token: a part of a character names it (《₁ 《₂ 《₃).
+        shown = [pieces_text(pieces) for pieces in text_pieces([vocab[i] for i in step.parts], raw_bytes(self))]
 
         parts = Text("parts  ")
         for n, part in enumerate(shown):

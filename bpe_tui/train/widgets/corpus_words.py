@@ -25,7 +25,7 @@ class CorpusWords(SnapshotPanel):
                 [
                     f"{word.count:,}",
                     str(len(word.parts)),
-                    parts_text(word.parts, escape_style=dim, marked=marked, marked_style=newest),
+                    parts_text(word.parts, escape_style=dim, marked=marked, marked_style=newest, raw=self.raw),
                 ]
             )
         return columns(rows, right=frozenset({0, 1}), styles=[dim])

@@ -45,7 +45,7 @@ class HeapStats(SnapshotPanel):
             text.append(f": {repushed:,} re-pushed, {len(step.stale) - repushed:,} dropped", dim)
             for stale in step.stale[: max(0, self.content_size.height - 2)]:
                 text.append("\n  stale ", dim)
-                text.append_text(parts_text(snapshot.pair(stale.pair), escape_style=dim))
+                text.append_text(parts_text(snapshot.pair(stale.pair), escape_style=dim, raw=self.raw))
                 text.append(f"  heap said {stale.heap_count:,}, pair_counter says {stale.actual:,}", dim)
                 text.append(" → re-pushed" if stale.actual else " → dropped", dim)
         return text

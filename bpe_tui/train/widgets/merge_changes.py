@@ -12,7 +12,7 @@ from rich.style import Style
 from rich.text import Text
 
 from bpe_tui.common.columns import columns
-from bpe_tui.common.tokens import parts_text, token_text
+from bpe_tui.common.tokens import chars_sentence, parts_text, show_token, token_text
 from bpe_tui.train.snapshot import TrainSnapshot
 from bpe_tui.train.widgets.pair_table import change_text
 from bpe_tui.train.widgets.panel import SnapshotPanel
@@ -39,22 +39,22 @@ class MergeChanges(SnapshotPanel):
                 "no merge yet. Press n to merge the top pair: every place it occurs becomes one new token.",
                 dim,
             )
-        left, right = snapshot.pair(step.pair)
         head = Text(no_wrap=True, overflow="ellipsis")
         head.append(f"#{step.index} ", label)
-        head.append_text(token_text(left, escape_style=dim))
-        head.append(" + ", dim)
-        head.append_text(token_text(right, escape_style=dim))
+        head.append_text(parts_text(snapshot.pair(step.pair), sep=" + ", sep_style=dim, escape_style=dim, raw=self.raw))
         head.append(" → ", dim)
         head.append_text(token_text(step.token, newest, dim))
         head.append(f"  id {step.new_id}, count {step.count:,}", dim)
         lines = [head]
+        chars = snapshot.chars(step.token)
+        if chars is not None and isinstance(step.token, bytes) and not self.raw:  # a part of a character: which
+            lines.append(Text(f"{show_token(step.token)} {chars_sentence(step.token, chars)}", dim, no_wrap=True, overflow="ellipsis"))
         if step.ties:
             more = "+" if len(step.ties) >= TIE_LIMIT else ""
             ties = Text(f"won a tie with {len(step.ties)}{more} at {step.count:,}: ", dim)
             for i, pair in enumerate(step.ties):
                 ties.append(", " if i else "", dim)
-                ties.append_text(parts_text(snapshot.pair(pair), escape_style=dim))
+                ties.append_text(parts_text(snapshot.pair(pair), escape_style=dim, raw=self.raw))
             lines.append(ties)
         if step.changes:
             lines.append(self._changes_table(snapshot, max(1, self.content_size.height - len(lines))))
@@ -82,16 +82,16 @@ class MergeChanges(SnapshotPanel):
             gained = [c for c in changes if c.after > c.before]
             name = Text("prev " if side == "prev" else "next ", dim)
             name.append_text(token_text(snapshot.token(neighbour), escape_style=dim))
-            rows.append([name, self._cell(snapshot, lost, down), self._cell(snapshot, gained, up)])
+            rows.append([name, self._cell(snapshot, lost, down, self.raw), self._cell(snapshot, gained, up, self.raw)])
         table = columns(rows, styles=[dim])
         if len(shown) < len(groups):
             table.append(f"\n… {len(groups) - len(shown)} more neighbours", dim)
         return table
 
     @staticmethod
-    def _cell(snapshot: TrainSnapshot, changes: list[PairChange], style: Style) -> Text:
+    def _cell(snapshot: TrainSnapshot, changes: list[PairChange], style: Style, raw: bool) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
         for change in changes:
-            text.append_text(parts_text(snapshot.pair(change.pair)))
+            text.append_text(parts_text(snapshot.pair(change.pair), raw=raw))
             text.append(" " + change_text(change.before, change.after), style)
         return text

@@ -13,7 +13,7 @@ from rich.console import RenderableType
 from rich.style import Style
 from rich.text import Text
 
-from bpe_tui.common.tokens import parts_text, token_text
+from bpe_tui.common.tokens import chars_label, parts_text, pieces_text, text_pieces, token_text
 from bpe_tui.train.snapshot import MergeInCorpus, TrainSnapshot
 from bpe_tui.train.widgets.panel import SnapshotPanel
 from engine import PairOccurrences, WordCells
@@ -52,7 +52,10 @@ class PairInCorpus(SnapshotPanel):
             return [Text(f"no next merge: {why}", dim)]
         head = Text()
         head.append("next merge ", label)
-        head.append_text(parts_text(snapshot.pair(found.pair), sep=" + ", escape_style=dim))
+        head.append_text(parts_text(snapshot.pair(found.pair), sep=" + ", escape_style=dim, raw=self.raw))
+        chars = None if self.raw else snapshot.pair_chars(found.pair)
+        if chars is not None:
+            head.append(f" {chars_label(chars)}", dim)
         head.append(f"  pair_positions: {found.recorded:,} recorded, ", dim)
         head.append(f"{found.live:,} live", self.style_of("panel--up"))
         head.append(", ", dim)
@@ -75,7 +78,7 @@ class PairInCorpus(SnapshotPanel):
         assert step is not None
         head = Text()
         head.append(f"last merge #{step.index} ", label)
-        head.append_text(parts_text(snapshot.pair(before.pair), sep=" + ", escape_style=dim))
+        head.append_text(parts_text(snapshot.pair(before.pair), sep=" + ", escape_style=dim, raw=self.raw))
         head.append(" → ", dim)
         head.append_text(token_text(step.token, newest, dim))
         head.append(f"  visited {before.recorded:,}: live merged, stale skipped", dim)
@@ -152,6 +155,9 @@ class PairInCorpus(SnapshotPanel):
                     lit.add(cell.next)
         old_next = {c.position: c.next for c in rewired_from.cells} if rewired_from is not None else {}
         text = Text(no_wrap=True, overflow="ellipsis")
+        named = dict(
+            zip((c.position for c in word.cells), text_pieces([snapshot.token(c.token) for c in word.cells], self.raw), strict=True)
+        )
         shown = [c for c in word.cells if start is None or c.position >= start]
         if len(shown) < len(word.cells):
             text.append("… ", dim)
@@ -165,7 +171,7 @@ class PairInCorpus(SnapshotPanel):
             style = mark if cell.position in lit else Style()
             text.append("[", dim + style)
             text.append(f"{cell.position} ", dim + style)
-            text.append_text(token_text(snapshot.token(cell.token), style, dim + style))
+            text.append_text(pieces_text(named[cell.position], style, dim + style))
             text.append("]", dim + style)
         return text
 
@@ -185,6 +191,6 @@ class PairInCorpus(SnapshotPanel):
                 after = word.cell_at(cell.next) if cell.next is not None else None
                 now = [snapshot.token(cell.token)] + ([snapshot.token(after.token)] if after else [])
                 text.append(" (now ", dim)
-                text.append_text(parts_text(now, escape_style=dim))
+                text.append_text(parts_text(now, escape_style=dim, raw=self.raw))
                 text.append(")", dim)
         return text

@@ -7,7 +7,7 @@ from rich.style import Style
 from rich.text import Text
 
 from bpe_tui.common.columns import columns
-from bpe_tui.common.tokens import parts_text, token_text
+from bpe_tui.common.tokens import chars_label, parts_text, token_text
 from bpe_tui.train.snapshot import ROWS, TrainSnapshot
 from bpe_tui.train.widgets.panel import SnapshotPanel
 
@@ -32,6 +32,8 @@ class PairTable(SnapshotPanel):
         note = self._tie_note(snapshot, tied)
         rows_left = max(1, self.content_size.height - 1 - (note is not None))
 
+        # The characters each joined pair holds part of: fewer when the panel is narrow.
+        shown = 0 if self.raw else 2 if self.content_size.width < 40 else 5
         rows: list[list[Text | str]] = [["#", "pair", "count", "last merge"]]
         styles: list[Style | None] = [dim]
         for rank, (pair, count) in enumerate(snapshot.top_pairs[:rows_left], 1):
@@ -40,10 +42,14 @@ class PairTable(SnapshotPanel):
             if change is not None:
                 delta = Text(change_text(change.before, change.after), up if change.after > change.before else down)
             styles.append(winner if rank == 1 else tie if count == top_count else None)
+            shown_pair = parts_text(snapshot.pair(pair), escape_style=dim, raw=self.raw)
+            chars = snapshot.pair_chars(pair) if shown else None
+            if chars is not None:
+                shown_pair.append(" " + chars_label(chars, shown), dim)
             rows.append(
                 [
                     str(rank),
-                    parts_text(snapshot.pair(pair), escape_style=dim),
+                    shown_pair,
                     f"{'=' if rank > 1 and count == top_count else ''}{count:,}",
                     delta,
                 ]

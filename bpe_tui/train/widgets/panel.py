@@ -6,6 +6,7 @@ from rich.console import RenderableType
 from rich.style import Style
 from textual.widget import Widget
 
+from bpe_tui.common.tokens import raw_bytes
 from bpe_tui.train.snapshot import TrainSnapshot
 
 
@@ -35,6 +36,11 @@ class SnapshotPanel(Widget):
 
     def draw(self, snapshot: TrainSnapshot) -> RenderableType:
         raise NotImplementedError
+
+    @property
+    def raw(self) -> bool:
+        """Tokens as raw bytes (``x``), rather than naming the characters they hold part of."""
+        return raw_bytes(self)
 
     def style_of(self, name: str) -> Style:
         """A rich style from this widget's component class ``name`` (set in the .tcss)."""

@@ -15,7 +15,7 @@ from textual.containers import Vertical
 from textual.widgets import Label, Sparkline
 
 from bpe_tui.common.columns import columns
-from bpe_tui.common.tokens import token_text
+from bpe_tui.common.tokens import named_token_text
 from bpe_tui.train.snapshot import TrainSnapshot
 from bpe_tui.train.widgets.panel import SnapshotPanel
 
@@ -59,7 +59,8 @@ class NewestTokens(SnapshotPanel):
         dim, newest = self.style_of("panel--dim"), self.style_of("panel--newest")
         rows: list[list[Text | str]] = [["id", "new token", "count"]]
         for i, (token_id, token, count) in enumerate(snapshot.newest[: max(1, self.content_size.height - 1)]):
-            rows.append([str(token_id), token_text(token, newest if i == 0 else "", dim), f"{count:,}"])
+            shown = named_token_text(token, snapshot.chars(token), newest if i == 0 else "", dim, self.raw)
+            rows.append([str(token_id), shown, f"{count:,}"])
         return columns(rows, right=frozenset({0, 2}), styles=[dim])
 
 
