@@ -14,8 +14,9 @@ COMPILER_ERRORS = (CCompilerError, CompileError, ExecError, LinkError, PlatformE
 """What setuptools raises when there is no compiler, or it cannot run."""
 
 NO_COMPILER = """
-bpe-tui could not be installed from source: it compiles three C extension modules (the
-trainer's merge loop, the encoder and part counting), and that needs a C compiler and
+bpe-tui could not be installed from source: it compiles five C extension modules (the
+trainer's merge loop, the encoder, part counting, the pre-tokenizer and the rank-file
+reader), and that needs a C compiler and
 Python's headers, which were not found or did not work. Either install a prebuilt wheel,
 which needs no compiler:
     pip install --only-binary=:all: bpe-tui

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 from typing import NoReturn
 
 from engine import BpeError
@@ -21,8 +22,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"bpe-tui: {message}\n")
 
 
+def installed_version() -> str:
+    """The version pip installed, from the package's metadata (one source: pyproject.toml)."""
+    try:
+        return metadata.version("bpe-tui")
+    except metadata.PackageNotFoundError:  # a source tree on sys.path, never installed
+        return "(not installed: pip install -e .)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="bpe-tui", description="Train byte-level BPE tokenizers and watch every merge.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {installed_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     train = _corpus_options(sub.add_parser("train", help="train a tokenizer and watch the merges"))

@@ -1,5 +1,5 @@
 """Tiny WordPiece and Unigram ``tokenizer.json`` files, trained with Hugging Face tokenizers
-on the bundled sample, and GPT-2's files from ../shared, for the compare tests."""
+on the bundled sample, and GPT-2's files from tests/fixtures, for the compare tests."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, shared_file
+from tests.conftest import ROOT, fixture_file
 
 SAMPLE = ROOT / "sample_corpora" / "sample.txt"
 
@@ -37,11 +37,11 @@ def unigram_json(directory: Path) -> Path:
 
 
 def gpt2_dir(directory: Path) -> Path:
-    """GPT-2's ``vocab.json`` + ``merges.txt`` in a directory (skips without ../shared)."""
+    """GPT-2's ``vocab.json`` + ``merges.txt`` in a directory."""
     gpt2 = directory / "gpt2"
     gpt2.mkdir()
-    shutil.copy(shared_file("fixtures", "gpt2_vocab.json"), gpt2 / "vocab.json")
-    shutil.copy(shared_file("fixtures", "gpt2_merges.txt"), gpt2 / "merges.txt")
+    shutil.copy(fixture_file("gpt2_vocab.json"), gpt2 / "vocab.json")
+    shutil.copy(fixture_file("gpt2_merges.txt"), gpt2 / "merges.txt")
     return gpt2
 
 

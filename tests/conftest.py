@@ -1,9 +1,10 @@
-"""Shared fixtures: paths into ../shared (skipped cleanly when it is absent)."""
+"""Shared fixtures: the committed test data in tests/fixtures, the CLI runner, the reference merges."""
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,8 @@ from engine.formats.byte_unicode import token_string_to_bytes
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.compare_models"]
 """Fixtures offered to every test: ``models`` (Hugging Face model files) for the compare tests."""
-SHARED = ROOT.parent / "shared"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+"""Test data committed with the tests (see its README.md): a clone alone runs every test."""
 
 
 def zstd_module() -> ModuleType | None:
@@ -38,15 +40,16 @@ def zstd_compress(data: bytes) -> bytes:
     return compressed
 
 
-def shared_file(*parts: str) -> Path:
-    """A file under ../shared, or skip the test when it is not there."""
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{path} not available")
+def fixture_file(name: str) -> Path:
+    """A file in tests/fixtures. It is part of the repository, so a missing one is an error, never a skip."""
+    path = FIXTURES / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: tests/fixtures is part of the repository (see its README.md)")
     return path
 
 
-CLI_ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+CLI_ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"} | {k: os.environ[k] for k in ("SYSTEMROOT",) if k in os.environ}
+"""A bare environment; Python on Windows cannot start without SYSTEMROOT."""
 
 
 def run_cli(*args: str, cwd: Path = ROOT, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -76,13 +79,13 @@ def refused(done: subprocess.CompletedProcess[str], *expected: str) -> str:
 
 @pytest.fixture(scope="session")
 def reference_merges() -> list[tuple[bytes, bytes]]:
-    path = shared_file("fixtures", "train-bpe-reference-merges.txt")
+    path = fixture_file("train-bpe-reference-merges.txt")
     lines = path.read_text(encoding="utf-8").splitlines()
     return [tuple(token_string_to_bytes(x) for x in line.split(" ")) for line in lines if line]  # type: ignore[misc]
 
 
 @pytest.fixture(scope="session")
 def reference_vocab() -> set[bytes]:
-    path = shared_file("fixtures", "train-bpe-reference-vocab.json")
+    path = fixture_file("train-bpe-reference-vocab.json")
     data = json.loads(path.read_text(encoding="utf-8"))
     return {k.encode() if k == "<|endoftext|>" else token_string_to_bytes(k) for k in data}

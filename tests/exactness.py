@@ -16,16 +16,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import strategies as st
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+from tests.conftest import fixture_file
+
+ASSIGNED = st.characters(codec="utf-8", exclude_categories=["Cs", "Cn"])
+"""Characters for random text compared with a reference encoder: any but surrogates and those
+unassigned in Python's Unicode data. The references and ``regex`` each carry their own Unicode
+version, so a character assigned only in the newest (U+3D000 is a letter to ``regex`` 2026.11,
+unassigned to tiktoken) is classed differently by each, and the split differs for that reason
+alone."""
 
 CONFORMANCE = ["address.txt", "german.txt", "tinystories_sample.txt", "corpus.en"]
 """The conformance texts (copies of the shared fixtures)."""
 
 CORPORA = ["en-mix-192k.txt", "zh-xiyouji-128k.txt"]
-"""Slices of the benchmark corpora: the first 128 KiB of Norvig's big.txt and 64 KiB of Tiny
-Shakespeare, as they lie in en-mix-6m.txt; the first 128 KiB of zh-xiyouji.txt (西游记, CRLF
-kept). Whole lines; public domain."""
+"""Excerpts of the benchmark corpora (English and Chinese; tests/fixtures/README.md)."""
 
 ENCODINGS: dict[str, tuple[str, dict[str, int]]] = {
     "cl100k_base": (
@@ -50,20 +56,12 @@ ENCODINGS: dict[str, tuple[str, dict[str, int]]] = {
 """Each published encoding's pattern and special tokens, as tiktoken gives them."""
 
 
-def fixture(name: str) -> Path:
-    """A committed file in tests/fixtures (missing: an error, never a skip)."""
-    path = FIXTURES / name
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: tests/fixtures is part of the repository")
-    return path
-
-
 def text_of(name: str) -> str:
-    return fixture(name).read_bytes().decode("utf-8")
+    return fixture_file(name).read_bytes().decode("utf-8")
 
 
 def rank_file(name: str) -> Path:
-    return fixture(f"{name}.tiktoken.gz")
+    return fixture_file(f"{name}.tiktoken.gz")
 
 
 @cache

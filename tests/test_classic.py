@@ -14,7 +14,7 @@ from engine import CorpusError, SettingsError
 from engine.train.classic import ClassicModel, ClassicTrainer, alphabet, count_file_words, count_words, merge_symbols, symbols
 from engine.train.classic_reference import train_classic_reference
 from engine.train.trainer import TIE_LIMIT
-from tests.conftest import ROOT, shared_file
+from tests.conftest import ROOT, fixture_file
 
 
 def merged(trainer: ClassicTrainer) -> list[str]:
@@ -35,7 +35,8 @@ def segmentation(trainer: ClassicTrainer) -> dict[str, list[str]]:
 
 
 def seed_002() -> str:
-    return shared_file("seeds", "002_d91f86b5d8ca7e20.txt").read_text(encoding="utf-8")
+    """The part of the seed 002 notes these tests read (its DeepSeek paragraph and what they print of it)."""
+    return fixture_file("lecture-002-deepseek.txt").read_text(encoding="utf-8")
 
 
 def deepseek_counts():

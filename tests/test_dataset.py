@@ -21,7 +21,7 @@ from engine import Tokenizer
 from engine.corpus.sources import expand_inputs
 from engine.encode import dataset
 from engine.encode.dataset import encode_dataset, id_dtype, model_digest
-from tests.conftest import CLI_ENV, ROOT, refused, run_cli, shared_file
+from tests.conftest import CLI_ENV, ROOT, fixture_file, refused, run_cli
 
 DOCS = [
     "Once upon a time there was a tiny robot.\n\nIt   liked  naps, and it's happy!",
@@ -34,8 +34,8 @@ DOCS = [
 @pytest.fixture(scope="module")
 def gpt2_dir(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("gpt2")
-    (d / "vocab.json").write_bytes(shared_file("fixtures", "gpt2_vocab.json").read_bytes())
-    (d / "merges.txt").write_bytes(shared_file("fixtures", "gpt2_merges.txt").read_bytes())
+    (d / "vocab.json").write_bytes(fixture_file("gpt2_vocab.json").read_bytes())
+    (d / "merges.txt").write_bytes(fixture_file("gpt2_merges.txt").read_bytes())
     return d
 
 
@@ -47,7 +47,7 @@ def gpt2(gpt2_dir) -> Tokenizer:
 @pytest.fixture
 def corpus(tmp_path) -> tuple[list[Path], list[str]]:
     """Files of every kind read, and their documents in the order they are encoded (by path)."""
-    text = shared_file("fixtures", "tinystories_sample.txt").read_text(encoding="utf-8")[:20000] + DOCS[1]
+    text = fixture_file("tinystories_sample.txt").read_text(encoding="utf-8")[:20000] + DOCS[1]
     a = tmp_path / "a.txt"
     a.write_text(text, encoding="utf-8")
     b = tmp_path / "b.jsonl"
@@ -270,7 +270,7 @@ def test_interrupt_leaves_nothing_under_the_final_name(gpt2_dir, tmp_path, signu
     exit 130, one line, neither the ids file nor its temporary file left."""
     texts = tmp_path / "texts"  # 660 MB in 10 links to one file: seconds of encoding after the first batch lands
     texts.mkdir()
-    (texts / "0.txt").write_bytes(shared_file("corpora", "en-mix-6m.txt").read_bytes() * 10)
+    (texts / "0.txt").write_bytes(fixture_file("en-mix-192k.txt").read_bytes() * 340)
     for i in range(1, 10):
         os.link(texts / "0.txt", texts / f"{i}.txt")
     out = tmp_path / "ids.bin"

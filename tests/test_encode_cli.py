@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine import Tokenizer, Trainer
-from tests.conftest import refused, run_cli, shared_file
+from tests.conftest import fixture_file, refused, run_cli
 
 TEXT = "the tech tests: lowest 你好<|endoftext|> newer"
 
@@ -63,8 +63,8 @@ def test_file_and_stdin(model_dir: Path, tmp_path: Path) -> None:
 
 
 def test_gpt2_files(tmp_path: Path) -> None:
-    shutil.copy(shared_file("fixtures", "gpt2_vocab.json"), tmp_path / "vocab.json")
-    shutil.copy(shared_file("fixtures", "gpt2_merges.txt"), tmp_path / "merges.txt")
+    shutil.copy(fixture_file("gpt2_vocab.json"), tmp_path / "vocab.json")
+    shutil.copy(fixture_file("gpt2_merges.txt"), tmp_path / "merges.txt")
     done = encode("--model", str(tmp_path), "--headless", "--json", "--text", "Hello world! tech<|endoftext|>")
     assert done.returncode == 0, done.stderr
     assert [t["id"] for t in json.loads(done.stdout)] == [15496, 995, 0, 7261, 50256]

@@ -8,7 +8,7 @@ from pathlib import Path
 from bpe_tui.app import BpeApp
 from bpe_tui.encode.screen import EncodeScreen
 from engine import Tokenizer
-from tests.conftest import shared_file
+from tests.conftest import fixture_file
 from tests.test_encode_screen import TEXT, tokenizer  # noqa: F401  (the fixture)
 
 
@@ -31,7 +31,7 @@ def test_mid_encode_160x48(snap_compare, tokenizer: Tokenizer) -> None:  # noqa:
 
 def test_gpt2_tech_200x50(snap_compare, tmp_path: Path) -> None:
     """The lecture's example: `` tech`` with GPT-2's merges, one merge in."""
-    shutil.copy(shared_file("fixtures", "gpt2_vocab.json"), tmp_path / "vocab.json")
-    shutil.copy(shared_file("fixtures", "gpt2_merges.txt"), tmp_path / "merges.txt")
+    shutil.copy(fixture_file("gpt2_vocab.json"), tmp_path / "vocab.json")
+    shutil.copy(fixture_file("gpt2_merges.txt"), tmp_path / "merges.txt")
     app = BpeApp(EncodeScreen(Tokenizer.load(tmp_path), " tech"))
     assert snap_compare(app, press=["n"], terminal_size=(200, 50))

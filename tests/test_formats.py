@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from engine import ModelFileError, Tokenizer, Trainer, atomic_write
 from engine.formats.byte_unicode import bytes_to_token_string, token_string_to_bytes, token_strings_to_bytes
-from tests.conftest import shared_file
+from tests.conftest import fixture_file
 from tests.test_encode_conformance import gpt2, tiktoken_encoding
 
 SAMPLE = (Path(__file__).resolve().parent.parent / "sample_corpora" / "sample.txt").read_text(encoding="utf-8")
@@ -108,24 +108,22 @@ def gpt2_tok() -> Tokenizer:
 
 def test_gpt2_files_written_back_unchanged(gpt2_tok, tmp_path):
     gpt2_tok.save_gpt2_files(tmp_path)
-    original = json.loads(shared_file("fixtures", "gpt2_vocab.json").read_text(encoding="utf-8"))
+    original = json.loads(fixture_file("gpt2_vocab.json").read_text(encoding="utf-8"))
     assert json.loads((tmp_path / "vocab.json").read_text(encoding="utf-8")) == original
 
     def lines(path: Path) -> list[str]:
         return [m for m in path.read_text(encoding="utf-8").splitlines() if m and not m.startswith("#version")]
 
-    assert lines(tmp_path / "merges.txt") == lines(shared_file("fixtures", "gpt2_merges.txt"))
+    assert lines(tmp_path / "merges.txt") == lines(fixture_file("gpt2_merges.txt"))
 
 
 def test_gpt2_through_hf_both_ways(gpt2_tok, tmp_path):
     tokenizers = pytest.importorskip("tokenizers")
-    text = shared_file("fixtures", "tinystories_sample.txt").read_text(encoding="utf-8")
+    text = fixture_file("tinystories_sample.txt").read_text(encoding="utf-8")
     ours = tokenizers.Tokenizer.from_file(str(gpt2_tok.save(tmp_path / "ours.json")))
     assert ours.encode(text).ids == gpt2_tok.encode(text)
 
-    hf = tokenizers.Tokenizer(
-        tokenizers.models.BPE.from_file(str(shared_file("fixtures", "gpt2_vocab.json")), str(shared_file("fixtures", "gpt2_merges.txt")))
-    )
+    hf = tokenizers.Tokenizer(tokenizers.models.BPE.from_file(str(fixture_file("gpt2_vocab.json")), str(fixture_file("gpt2_merges.txt"))))
     hf.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
     hf.decoder = tokenizers.decoders.ByteLevel()
     hf.add_special_tokens(["<|endoftext|>"])
@@ -139,7 +137,7 @@ def test_gpt2_tiktoken_export_round_trip(gpt2_tok, tmp_path):
     tiktoken = pytest.importorskip("tiktoken")
     from tiktoken.load import load_tiktoken_bpe
 
-    text = shared_file("fixtures", "corpus.en").read_text(encoding="utf-8")
+    text = fixture_file("corpus.en").read_text(encoding="utf-8")
     ranks = load_tiktoken_bpe(str(gpt2_tok.export_tiktoken(tmp_path / "gpt2.tiktoken")))
     assert ranks == tiktoken_encoding(gpt2_tok)._mergeable_ranks
     enc = tiktoken.Encoding("gpt2", pat_str=gpt2_tok.pretokenizer.pattern, mergeable_ranks=ranks, special_tokens=gpt2_tok.special_ids)

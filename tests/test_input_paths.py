@@ -26,7 +26,7 @@ from engine.corpus import counting
 from engine.corpus.counting import count_inputs
 from engine.corpus.shards import PROGRESS_BYTES, CountSettings
 from engine.corpus.sources import find_inputs
-from tests.conftest import CLI_ENV, ROOT, refused, run_cli, shared_file, zstd_compress
+from tests.conftest import CLI_ENV, ROOT, fixture_file, refused, run_cli, zstd_compress
 from tests.test_inputs import DOCS, SPECIAL, write
 
 GOOD = "the cat sat on the mat, the cat ate the rat\n" * 40
@@ -366,7 +366,7 @@ def test_nothing_on_standard_input_is_one_line(tmp_path):
 @pytest.fixture(scope="module")
 def whole(tmp_path_factory) -> dict[str, bytes]:
     """Compressed files of some size, so that cuts land inside their data."""
-    text = shared_file("fixtures", "corpus.en").read_bytes()
+    text = fixture_file("corpus.en").read_bytes()
     files = {"c.txt.gz": gzip.compress(text), "c.txt.zst": zstd_compress(text)}
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")

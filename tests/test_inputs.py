@@ -17,7 +17,7 @@ from engine import CorpusError, SettingsError, Tokenizer, Trainer, train_bpe, tr
 from engine.corpus.counting import count_inputs
 from engine.corpus.counts_file import load_counts
 from engine.corpus.shards import CountSettings
-from tests.conftest import CLI_ENV, refused, run_cli, shared_file, zstd_compress
+from tests.conftest import CLI_ENV, fixture_file, refused, run_cli, zstd_compress
 
 SPECIAL = "<|endoftext|>"
 DOCS = [
@@ -103,7 +103,7 @@ def test_workers_and_shard_size_do_not_change_the_merges(monkeypatch, tmp_path, 
 
 
 def test_saved_counts_train_the_same_merges_at_every_vocab_size(tmp_path, reference_merges):
-    corpus = shared_file("fixtures", "corpus.en")
+    corpus = fixture_file("corpus.en")
     counts_path = tmp_path / "corpus.counts"
     first = Trainer.from_files(corpus, 500, [SPECIAL], save_counts=counts_path)
     first.run()

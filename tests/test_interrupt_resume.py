@@ -22,7 +22,7 @@ from bpe_tui.train.screen import TRAINER_PROCESS
 from engine import ResumeError, Tokenizer
 from engine.formats.tokenizer_files import MERGES_TXT, TOKENIZER_JSON, VOCAB_JSON
 from tests.conftest import CLI_ENV as ENV
-from tests.conftest import run_cli, shared_file
+from tests.conftest import fixture_file, run_cli
 from tests.train_app import at_merge, train_app, wait_until
 
 FILES = (TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT)
@@ -37,7 +37,7 @@ def same_files(a: Path, b: Path) -> bool:
 
 @pytest.fixture(scope="module")
 def big_corpus() -> Path:
-    return shared_file("corpora", "en-mix-6m.txt")
+    return fixture_file("en-mix-192k.txt")
 
 
 @pytest.fixture(scope="module")

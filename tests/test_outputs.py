@@ -21,7 +21,7 @@ from bpe_tui.cli import main
 from engine import BpeError, OutputError, Tokenizer, Trainer
 from engine.formats import atomic
 from engine.formats.atomic import atomic_write
-from tests.conftest import CLI_ENV, ROOT, refused, run_cli, shared_file
+from tests.conftest import CLI_ENV, ROOT, fixture_file, refused, run_cli
 
 SPECIAL = "<|endoftext|>"
 TEXT = "the cat sat on the mat, the cat ate the rat\n" * 50
@@ -116,9 +116,10 @@ def small_disk(tmp_path) -> Iterator[Path]:
         subprocess.run(["umount", str(mount)], check=True)
 
 
-def test_a_disk_that_fills_up_is_one_line_and_no_partial_file(small_disk, model):
+def test_a_disk_that_fills_up_is_one_line_and_no_partial_file(small_disk, model, tmp_path):
     """Encoding 6.6 MB of text into a 1 MB disk; then training into what is left of it."""
-    text = shared_file("corpora", "en-mix-6m.txt")
+    text = tmp_path / "en.txt"
+    text.write_bytes(fixture_file("en-mix-192k.txt").read_bytes() * 34)
     refused(
         run_cli("encode", "--model", str(model), "--file", str(text), "--out", str(small_disk / "ids.bin")),
         f"{small_disk}/ids.bin: cannot write it (No space left on device)",

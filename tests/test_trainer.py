@@ -8,13 +8,13 @@ from hypothesis import strategies as st
 
 from engine import PreTokenizer, SettingsError, Trainer, train_bpe, train_reference
 from engine.corpus.counting import count_file
-from tests.conftest import shared_file
+from tests.conftest import fixture_file
 
 SPECIAL = "<|endoftext|>"
 
 
 def test_reference_fixture_merges_and_vocab(reference_merges, reference_vocab):
-    corpus = shared_file("fixtures", "corpus.en")
+    corpus = fixture_file("corpus.en")
     vocab, merges = train_bpe(corpus, 500, [SPECIAL])
     assert merges == reference_merges
     assert set(vocab.values()) == reference_vocab
@@ -25,7 +25,7 @@ def test_reference_fixture_merges_and_vocab(reference_merges, reference_vocab):
 def test_same_result_for_any_number_of_workers(monkeypatch, workers, reference_merges):
     """Small blocks, so every worker gets some and the counts are put together from many."""
     monkeypatch.setattr("engine.corpus.counting.IN_PROCESS", 0)  # workers even for a small file
-    corpus = shared_file("fixtures", "corpus.en")
+    corpus = fixture_file("corpus.en")
     counts = count_file(corpus, PreTokenizer("gpt2", [SPECIAL]), workers=workers, block_size=8192)
     trainer = Trainer(counts, 500, [SPECIAL])
     trainer.run()
