@@ -14,8 +14,9 @@ COMPILER_ERRORS = (CCompilerError, CompileError, ExecError, LinkError, PlatformE
 """What setuptools raises when there is no compiler, or it cannot run."""
 
 NO_COMPILER = """
-bpe-tui could not be installed from source: it compiles four C extension modules (the
-trainer's merge loop, the encoder, part counting and the rank-file reader), and that needs a C compiler and
+bpe-tui could not be installed from source: it compiles five C extension modules (the
+trainer's merge loop, the encoder, part counting, the pre-tokenizer and the rank-file
+reader), and that needs a C compiler and
 Python's headers, which were not found or did not work. Either install a prebuilt wheel,
 which needs no compiler:
     pip install --only-binary=:all: bpe-tui
@@ -75,6 +76,11 @@ setup(
             depends=["engine/_atomics.h", "engine/_pair_hash.h", "engine/corpus/_pretokenize_core.h", "engine/corpus/_unicode_classes.h"],
         ),
         Extension("engine.corpus._space_parts", ["engine/corpus/_space_parts.c"]),
+        Extension(
+            "engine.corpus._pretokenize",
+            ["engine/corpus/_pretokenize.c", "engine/corpus/_pretokenize_core.c"],
+            depends=["engine/corpus/_pretokenize_core.h", "engine/corpus/_unicode_classes.h"],
+        ),
         Extension("engine.formats._ranks_core", ["engine/formats/_ranks_core.c"]),
     ],
 )

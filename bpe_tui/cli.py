@@ -13,6 +13,7 @@ from importlib import metadata
 from typing import NoReturn
 
 from engine import BpeError
+from engine.corpus.pretokenize import PATTERNS
 from engine.errors import one_line
 
 
@@ -136,7 +137,7 @@ def _pattern_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pattern",
         metavar="REGEX",
-        help="the pre-tokenizer of a .tiktoken rank file other than cl100k_base and o200k_base: gpt2, gpt4 or a regex",
+        help=f"the pre-tokenizer of a .tiktoken rank file other than cl100k_base and o200k_base: {', '.join(PATTERNS)} or a regex",
     )
 
 
@@ -157,7 +158,7 @@ def _corpus_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         metavar="TOKEN",
         help="special token (repeatable; default <|endoftext|>)",
     )
-    parser.add_argument("--pattern", choices=["gpt2", "gpt4"], help="pre-tokenizer regex (default gpt2)")
+    parser.add_argument("--pattern", choices=list(PATTERNS), help="pre-tokenizer (default gpt2; each runs compiled)")
     parser.add_argument("--workers", type=int, default=None, help="processes for counting (default: all cores)")
     parser.add_argument("--errors", choices=["strict", "replace"], default="strict", help="invalid UTF-8 handling")
     parser.add_argument("--text-field", default="text", metavar="NAME", help="JSONL field / Parquet column of the text (default text)")

@@ -7,7 +7,8 @@ import threading
 from array import array
 
 import pytest
-from hypothesis import given, settings
+import regex
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import Tokenizer, Trainer
@@ -20,8 +21,17 @@ texts = st.lists(st.one_of(piece, st.sampled_from(SPECIALS), st.sampled_from(SAM
 
 
 def reference_encode(tok: Tokenizer, text: str) -> list[int]:
-    """Special tokens, regex pre-tokens and ``Tokenizer._bpe``: the loop the encode view shows."""
-    return [i for trace in tok.encode_steps(text) for i in trace.ids]
+    """Special tokens, the ``regex`` module's pre-tokens and ``Tokenizer._bpe`` (the loop the
+    encode view shows): nothing compiled but the merge table's lookups."""
+    ids: list[int] = []
+    for part, special in tok.pretokenizer.split_special(text):
+        if special:
+            ids.append(tok.special_ids[part])
+            continue
+        for pretoken in regex.findall(tok.pretokenizer.pattern, part):
+            entry = tok.encoder.get(pretoken.encode()) if tok.direct else None
+            ids += [entry] if entry is not None else tok._bpe(pretoken.encode())
+    return ids
 
 
 def fresh(tok: Tokenizer, direct: bool, cache_size: int = 1 << 17) -> Tokenizer:
@@ -30,11 +40,13 @@ def fresh(tok: Tokenizer, direct: bool, cache_size: int = 1 << 17) -> Tokenizer:
     return out
 
 
-@pytest.fixture(scope="module", params=["gpt2 files", "gpt2 trained", "gpt4 trained"])
+@pytest.fixture(scope="module", params=["gpt2 files", "gpt2 trained", "gpt4 trained", "cl100k trained", "o200k trained", "qwen2 trained"])
 def tok(request):  # noqa: ANN001, ANN201
+    """GPT-2's files, and vocabularies trained under each family of compiled patterns."""
     if request.param == "gpt2 files":
         return gpt2()
-    return train("gpt4", 400) if request.param == "gpt4 trained" else train()
+    pattern = request.param.split()[0]
+    return train(pattern, 400) if pattern != "gpt2" else train()
 
 
 @pytest.fixture(scope="module")
@@ -185,3 +197,31 @@ def test_turning_direct_off_empties_the_cache():
     assert tok.encode("abc") == [257]
     tok.direct = False
     assert tok.encode("abc") == [ord("a"), 256]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(texts, max_size=10), st.integers(2, 3), st.sampled_from([(4, 8), (16, 8), (64, 32)]))
+def test_long_texts_are_cut_and_short_ones_grouped(monkeypatch, tok, batch, workers, sizes):
+    """With units and pieces of a few characters, texts are grouped into units and long ones
+    cut at safe cuts into pieces encoded apart (``safe_cut``): the ids are ``encode``'s."""
+    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", sizes[0])
+    monkeypatch.setattr("engine.encode.tokenizer.PIECE_CHARS", sizes[1])
+    long = [text * 5 for text in batch]
+    expected = [tok.encode(text) for text in long]
+    assert tok.encode_batch(long, workers) == expected
+    assert list(tok.encode_packed_stream(long, "uint32", workers)) == [packed(ids, "I") for ids in expected]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.tuples(texts, st.booleans()), max_size=6), max_size=5), st.integers(1, 3), st.sampled_from([None, 7]))
+def test_packed_batches_join_each_batch_with_end_of_text_ids(monkeypatch, tok, batches, workers, eot):
+    """A dataset's batches: each batch's ids joined, ``eot`` after the texts that end a
+    document, whatever the units and pieces the threads get."""
+    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 16)
+    monkeypatch.setattr("engine.encode.tokenizer.PIECE_CHARS", 8)
+    given_batches = [([text * 3 for text, _ in batch], [end for _, end in batch]) for batch in batches]
+    expected = [
+        b"".join(packed(tok.encode(text) + ([eot] if end and eot is not None else []), "H") for text, end in zip(*batch, strict=True))
+        for batch in given_batches
+    ]
+    assert list(tok.encode_packed_batches(iter(given_batches), "uint16", eot, workers)) == expected

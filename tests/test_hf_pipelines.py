@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import ModelFileError, PrefixSpace, Split, Tokenizer
+from engine.corpus.pretokenize import PATTERNS
 from engine.formats.byte_unicode import bytes_to_token_string
 from engine.formats.hf_regex import from_onig, to_onig
 from tests.exactness import ASSIGNED, CONFORMANCE, CORPORA, rank_file, slices, text_of
@@ -145,9 +146,11 @@ def test_the_files_load_as_their_pre_tokenizers_say(model):
     name, tok, _ = model
     assert {a["content"]: a["id"] for a in MODELS[name]["added_tokens"]} == tok.special_ids
     if name == "llama3":
-        assert tok.pattern == LLAMA3 and tok.normalizer is None and tok.direct
+        assert PATTERNS[tok.pattern] == LLAMA3 and tok.normalizer is None and tok.direct
+        assert tok.pretokenizer.family == "gpt4" and tok.pretokenizer.chunked  # encoded in C
     elif name == "qwen2":
-        assert tok.pattern == QWEN2 and tok.normalizer == "NFC"
+        assert PATTERNS[tok.pattern] == QWEN2 and tok.normalizer == "NFC"
+        assert tok.pretokenizer.family == "qwen2" and tok._new_piece_encoder() is not None  # NFC in Python, the rest in C
         assert [t.special for t in tok.added_tokens] == [True, True, True, False, False, False]
     else:
         assert tok.pattern == tuple(Split(p) for p in DEEPSEEK_V3)

@@ -60,14 +60,14 @@ def plain_count(text: str, pattern: str, specials: list[str]) -> Counter[bytes]:
     return Counter(tok.encode() for piece in pieces for tok in regex.findall(PATTERNS[pattern], piece))
 
 
-@pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])
+@pytest.mark.parametrize("pattern", list(PATTERNS))
 @settings(max_examples=150, deadline=None)
 @given(text=texts)
 def test_count_equals_plain_regex_count(pattern, text):
     assert PreTokenizer(pattern, SPECIALS).count(text) == plain_count(text, pattern, SPECIALS)
 
 
-@pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])
+@pytest.mark.parametrize("pattern", list(PATTERNS))
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=texts, block=st.integers(1, 64), workers=st.sampled_from([1, 2]), max_parts=st.sampled_from([1, 8, 1 << 20]))
 def test_streamed_count_equals_whole_count(monkeypatch, tmp_path, pattern, text, block, workers, max_parts):
@@ -110,7 +110,28 @@ def test_custom_pattern_keeps_the_text_between_matches(text):
     assert tokenizer.decode(tokenizer.encode(text)) == text
 
 
-@pytest.mark.parametrize("name", ["gpt2", "gpt4"])
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+@settings(max_examples=200, deadline=None)
+@given(text=texts, more=texts)
+def test_a_safe_cut_changes_no_pretoken(pattern, text, more):
+    """Whatever follows, the text before ``safe_cut`` splits as it does inside the whole,
+    and the rest as the remainder of the whole."""
+    cut = PreTokenizer(pattern, SPECIALS).safe_cut(text)
+    whole = text + more
+    assert plain_tokens(whole[:cut], pattern) + plain_tokens(whole[cut:], pattern) == plain_tokens(whole, pattern)
+
+
+def plain_tokens(text: str, pattern: str) -> list[str]:
+    """Special tokens and the regex's pre-tokens between them, in order."""
+    ordered = "|".join(map(regex.escape, sorted(SPECIALS, key=len, reverse=True)))
+    out, start = [], 0
+    for m in regex.finditer(ordered, text):
+        out += regex.findall(PATTERNS[pattern], text[start : m.start()]) + [m.group()]
+        start = m.end()
+    return out + regex.findall(PATTERNS[pattern], text[start:])
+
+
+@pytest.mark.parametrize("name", list(PATTERNS))
 def test_named_patterns_are_known_by_their_text(name):
     """Worker processes and loaded files pass the regex itself: the fast paths still apply."""
     assert PreTokenizer(PATTERNS[name]).pattern_name == name

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bpe_tui.common.corpus import sample_corpus
 from bpe_tui.race.command import run_headless
 from engine import PreTokenizer
@@ -23,14 +25,16 @@ def test_headless_race_on_the_sample():
     assert "speed-up: optimized merges" in out and "faster than reference" in out
 
 
-def test_both_racers_count_with_the_given_pattern_and_special_tokens(tmp_path):
+@pytest.mark.parametrize("pattern", ["gpt4", "o200k", "qwen2"])
+def test_both_racers_count_with_the_given_pattern_and_special_tokens(tmp_path, pattern):
     text = "Héllò hôw<s>are ü? DON'T   stop 12345<s>intj intj tech tech\n" * 5
     corpus = tmp_path / "c.txt"
     corpus.write_text(text, encoding="utf-8")
-    done = run_cli("race", str(corpus), "--headless", "--vocab-size", "280", "--pattern", "gpt4", "--special-token", "<s>")
+    done = run_cli("race", str(corpus), "--headless", "--vocab-size", "280", "--pattern", pattern, "--special-token", "<s>")
     assert done.returncode == 0, done.stderr
-    distinct = len(PreTokenizer("gpt4", ["<s>"]).count(text))
-    assert distinct != len(PreTokenizer("gpt2", ["<s>"]).count(text))  # the pattern shows in the count
+    counts = PreTokenizer(pattern, ["<s>"]).count(text)
+    assert counts != PreTokenizer("gpt2", ["<s>"]).count(text)  # the pattern counts otherwise
+    distinct = len(counts)
     assert f"counted {distinct:,} distinct pre-tokens" in done.stdout
     assert "agreement: all" in done.stdout
 

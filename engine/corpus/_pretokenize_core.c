@@ -1,120 +1,155 @@
-/* The GPT-2 and GPT-4 pre-tokenizer patterns (engine/corpus/pretokenize.py PATTERNS), matched by
- * hand: what regex's findall gives, one pre-token at a time.
+/* The pre-tokenizer patterns (engine/corpus/pretokenize.py PATTERNS and KNOWN_PATTERNS),
+ * matched by hand over UTF-8: what regex's findall gives, one pre-token at a time.
  *
- * Every code point is in at most one class, L (\p{L}), N (\p{N}) or S (\s), or in none
- * ("other"); the classes come from the regex module (engine/corpus/_unicode_classes.h, written
- * by engine/corpus/gen_unicode_tables.py). Both patterns match at every position, so findall's
- * pre-tokens tile the text, and each alternative reduces to runs of one class:
+ * The classes of each code point come from the regex module (engine/corpus/_unicode_classes.h,
+ * written by engine/corpus/gen_unicode_tables.py): L (\p{L}), N (\p{N}) and S (\s), at most
+ * one of them, else "other" (marks, punctuation, symbols, controls); and for o200k UPPER
+ * ([\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]) and LOWER ([\p{Ll}\p{Lm}\p{Lo}\p{M}]). Every pattern here
+ * matches at every position, so findall's pre-tokens tile the text, and each alternative
+ * reduces to runs of classes:
  *
- * GPT-2  '(?:[sdmt]|ll|ve|re) | ?\p{L}+ | ?\p{N}+ | ?[^\s\p{L}\p{N}]+ | \s+(?!\S) | \s+
+ * GPT-2   '(?:[sdmt]|ll|ve|re) | ?\p{L}+ | ?\p{N}+ | ?[^\s\p{L}\p{N}]+ | \s+(?!\S) | \s+
  *   a contraction; else an optional space and a run of L, N or other; else a run of S,
- *   less its last character when that is followed by a non-space and the run is longer
- *   than one (backtracking into \s+(?!\S) gives back exactly one character).
- * GPT-4  '(?i:[sdmt]|ll|ve|re) | [^\r\n\p{L}\p{N}]?+\p{L}+ | \p{N}{1,3}
- *        | ?[^\s\p{L}\p{N}]++[\r\n]* | \s*[\r\n] | \s+(?!\S) | \s+
+ *   less its last character when a non-space follows it and the run is longer than one
+ *   (backtracking into \s+(?!\S) gives back exactly one character).
+ * GPT-4   '(?i:[sdmt]|ll|ve|re) | [^\r\n\p{L}\p{N}]?+\p{L}+ | \p{N}{1,3}
+ *         | ?[^\s\p{L}\p{N}]++[\r\n]* | \s*[\r\n] | \s+(?!\S) | \s+
  *   a contraction, letters matched case-insensitively (FOLDED); a run of L, or one
  *   character that is not \r, \n, L or N followed by a run of L; one to three N; an
  *   optional space, a run of other and any \r\n after it; a run of S up to its last \r or
- *   \n; else as GPT-2.
- * tests/test_pretokenize_core.py checks this against the regex module on arbitrary text.
+ *   \n; else as GPT-2. Llama-3's string (and cl100k's until 2024) says the same without
+ *   possessive quantifiers; Qwen2's takes one N at a time (QWEN2).
+ * cl100k  as GPT-4 with \s++$ before \s*[\r\n]: a run of S that ends the text is one
+ *   pre-token, newlines or not (CL100K).
+ * o200k   [^\r\n\p{L}\p{N}]?[UPPER]*[LOWER]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+ *         | [^\r\n\p{L}\p{N}]?[UPPER]+[LOWER]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+ *         | \p{N}{1,3} | ?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+
+ *   Lm, Lo and marks are in both UPPER and LOWER ("both"). The first alternative, after its
+ *   optional prefix, takes the run of UPPER and then a run of LOWER if one follows; if none
+ *   does, backtracking ends it just after the run's last "both" (the one LOWER character it
+ *   can give back), and it fails if there is none. With the prefix it fails, it is tried
+ *   without (a mark is a prefix and a letter); then the second alternative likewise: a
+ *   run of UPPER, then of LOWER. Either ends with an optional contraction. The rest is as
+ *   GPT-4, with / among the newlines after punctuation.
+ *
+ * tests/test_pretokenize_core.py checks every family against the regex module on arbitrary
+ * text, under every pattern string engine/corpus/pretokenize.py maps to it.
  */
+#define UNICODE_CLASS_TABLES
 #include "_pretokenize_core.h"
 
-#include "_unicode_classes.h"
+#define NRANGES (sizeof CLASS_RANGES / sizeof CLASS_RANGES[0])
 
-#define FLAT_LIMIT 0x20000 /* classes of code points below it are looked up in one table */
-#define OTHER 0
-
-static uint8_t flat_classes[FLAT_LIMIT];
+uint8_t pt_flat_classes[PT_FLAT_LIMIT];
+uint8_t pt_base_of[256];
 
 void pretokenize_tables_init(void) {
-    size_t n = sizeof CLASS_RANGES / sizeof CLASS_RANGES[0];
-    for (size_t r = 0; r < n && CLASS_RANGES[r].first < FLAT_LIMIT; r++)
-        for (uint32_t c = CLASS_RANGES[r].first; c <= CLASS_RANGES[r].last && c < FLAT_LIMIT; c++)
-            flat_classes[c] = CLASS_RANGES[r].bits;
+    for (size_t r = 0; r < NRANGES && CLASS_RANGES[r].first < PT_FLAT_LIMIT; r++)
+        for (uint32_t c = CLASS_RANGES[r].first; c <= CLASS_RANGES[r].last && c < PT_FLAT_LIMIT; c++)
+            pt_flat_classes[c] = CLASS_RANGES[r].bits;
+    for (int b = 0; b < 256; b++) pt_base_of[b] = b < 0x80 ? pt_flat_classes[b] & BASE : WIDE;
 }
 
-static inline uint8_t class_of(uint32_t c) {
-    if (c < FLAT_LIMIT) return flat_classes[c];
-    size_t lo = 0, hi = sizeof CLASS_RANGES / sizeof CLASS_RANGES[0];
+uint8_t pt_class_wide(uint32_t c) {
+    size_t lo = 0, hi = NRANGES;
     while (lo < hi) { /* the first range ending at or after c */
         size_t mid = (lo + hi) / 2;
         if (CLASS_RANGES[mid].last < c) lo = mid + 1;
         else hi = mid;
     }
-    return lo < sizeof CLASS_RANGES / sizeof CLASS_RANGES[0] && CLASS_RANGES[lo].first <= c ? CLASS_RANGES[lo].bits : OTHER;
+    return lo < NRANGES && CLASS_RANGES[lo].first <= c ? CLASS_RANGES[lo].bits : OTHER;
 }
 
-/* The lowercase ASCII letter that (?i:letter) matches c as, or 0. */
-static char folded(uint32_t c) {
+char pt_folded(uint32_t c) {
     for (size_t k = 0; k < sizeof FOLDED / sizeof FOLDED[0]; k++)
         if (FOLDED[k].code == c) return FOLDED[k].letter;
     return 0;
 }
 
-/* The end of the run of class cls that starts at i. */
-static inline ptrdiff_t run_end(const Text *t, ptrdiff_t i, uint8_t cls) {
-    while (i < t->len && class_of(text_at(t, i)) == cls) i++;
-    return i;
-}
-
-/* The end of a contraction at i ('s 'd 'm 't 'll 've 're), or 0. */
-static ptrdiff_t contraction_end(const Text *t, ptrdiff_t i, int fold) {
-    if (i + 1 >= t->len) return 0;
-    uint32_t a = text_at(t, i + 1), b = i + 2 < t->len ? text_at(t, i + 2) : 0;
-    char x = fold ? folded(a) : (a < 128 ? (char)a : 0);
-    if (x == 's' || x == 'd' || x == 'm' || x == 't') return i + 2;
-    char y = fold ? folded(b) : (b < 128 ? (char)b : 0);
-    if ((x == 'l' && y == 'l') || (x == 'v' && y == 'e') || (x == 'r' && y == 'e')) return i + 3;
-    return 0;
-}
-
-/* \s+(?!\S) | \s+ at i, a run of S ending at end. */
-static inline ptrdiff_t spaces_end(const Text *t, ptrdiff_t i, ptrdiff_t end) {
-    return end < t->len && end - i > 1 ? end - 1 : end;
-}
-
-static ptrdiff_t gpt2_end(const Text *t, ptrdiff_t i) {
-    uint32_t c = text_at(t, i);
-    ptrdiff_t end;
-    if (c == '\'' && (end = contraction_end(t, i, 0))) return end;
-    uint8_t cls = class_of(c);
-    if (c == ' ' && i + 1 < t->len) {
-        uint8_t next = class_of(text_at(t, i + 1));
-        if (next != CLASS_S) return run_end(t, i + 1, next);
+ptrdiff_t pretoken_end(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, int pattern) {
+    switch (pattern) {
+    case PATTERN_GPT4: return pt_gpt4_end(s, len, i, 3, 0);
+    case PATTERN_CL100K: return pt_gpt4_end(s, len, i, 3, 1);
+    case PATTERN_QWEN2: return pt_gpt4_end(s, len, i, 1, 0);
+    case PATTERN_O200K: return pt_o200k_end(s, len, i);
+    default: return pt_gpt2_end(s, len, i);
     }
-    if (cls != CLASS_S) return run_end(t, i, cls);
-    return spaces_end(t, i, run_end(t, i, CLASS_S));
 }
 
-static inline int is_newline(uint32_t c) { return c == '\r' || c == '\n'; }
-
-static ptrdiff_t newlines_end(const Text *t, ptrdiff_t i) {
-    while (i < t->len && is_newline(text_at(t, i))) i++;
-    return i;
-}
-
-static ptrdiff_t gpt4_end(const Text *t, ptrdiff_t i) {
-    uint32_t c = text_at(t, i);
-    ptrdiff_t end;
-    if (c == '\'' && (end = contraction_end(t, i, 1))) return end;
-    uint8_t cls = class_of(c);
-    uint8_t next = i + 1 < t->len ? class_of(text_at(t, i + 1)) : CLASS_S;
-    if (cls == CLASS_L) return run_end(t, i, CLASS_L);
-    if (cls != CLASS_N && !is_newline(c) && next == CLASS_L) return run_end(t, i + 1, CLASS_L);
-    if (cls == CLASS_N) {
-        end = i + 1;
-        while (end < t->len && end < i + 3 && class_of(text_at(t, end)) == CLASS_N) end++;
-        return end;
+/* One loop a family, so each scanner is inlined with its settings. */
+#define ENDS_LOOP(call)                     \
+    for (; n < max && i < len; n++) {       \
+        i = (call);                         \
+        ends[n] = i;                        \
     }
-    if (c == ' ' && i + 1 < t->len && next == OTHER) return newlines_end(t, run_end(t, i + 1, OTHER));
-    if (cls == OTHER) return newlines_end(t, run_end(t, i, OTHER));
-    end = run_end(t, i, CLASS_S);
-    for (ptrdiff_t k = end - 1; k >= i; k--)
-        if (is_newline(text_at(t, k))) return k + 1;
-    return spaces_end(t, i, end);
+
+ptrdiff_t pretoken_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, int pattern, ptrdiff_t *ends, ptrdiff_t max) {
+    ptrdiff_t n = 0;
+    switch (pattern) {
+    case PATTERN_GPT4: ENDS_LOOP(pt_gpt4_end(s, len, i, 3, 0)) break;
+    case PATTERN_CL100K: ENDS_LOOP(pt_gpt4_end(s, len, i, 3, 1)) break;
+    case PATTERN_QWEN2: ENDS_LOOP(pt_gpt4_end(s, len, i, 1, 0)) break;
+    case PATTERN_O200K: ENDS_LOOP(pt_o200k_end(s, len, i)) break;
+    default: ENDS_LOOP(pt_gpt2_end(s, len, i)) break;
+    }
+    return n;
 }
 
-ptrdiff_t pretoken_end(const Text *t, ptrdiff_t i, int pattern) {
-    return pattern == PATTERN_GPT4 ? gpt4_end(t, i) : gpt2_end(t, i);
+/* The UTF-8 of one code point at p; *surrogates set for a lone surrogate. */
+static inline uint8_t *put_utf8(uint8_t *p, uint32_t c, int *surrogates) {
+    if (c < 0x80) {
+        *p++ = (uint8_t)c;
+    } else if (c < 0x800) {
+        *p++ = (uint8_t)(0xC0 | c >> 6);
+        *p++ = (uint8_t)(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+        if (c >= 0xD800 && c <= 0xDFFF) *surrogates = 1;
+        *p++ = (uint8_t)(0xE0 | c >> 12);
+        *p++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+        *p++ = (uint8_t)(0x80 | (c & 0x3F));
+    } else {
+        *p++ = (uint8_t)(0xF0 | c >> 18);
+        *p++ = (uint8_t)(0x80 | (c >> 12 & 0x3F));
+        *p++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+        *p++ = (uint8_t)(0x80 | (c & 0x3F));
+    }
+    return p;
+}
+
+ptrdiff_t utf8_encode(const void *data, int kind, ptrdiff_t n, uint8_t *out, int *surrogates) {
+    uint8_t *p = out;
+    ptrdiff_t i = 0;
+    uint64_t w;
+    /* Runs of ASCII go 8 bytes of code units at a time: 8, 4 or 2 characters. */
+    if (kind == 1) {
+        const uint8_t *u = data;
+        while (i < n) {
+            if (i + 8 <= n && (memcpy(&w, u + i, 8), !(w & 0x8080808080808080ULL))) {
+                memcpy(p, &w, 8);
+                p += 8;
+                i += 8;
+            } else {
+                p = u[i] < 0x80 ? (*p = u[i], p + 1) : put_utf8(p, u[i], surrogates);
+                i++;
+            }
+        }
+    } else if (kind == 2) {
+        const uint16_t *u = data;
+        while (i < n) {
+            if (i + 4 <= n && (memcpy(&w, u + i, 8), !(w & 0xFF80FF80FF80FF80ULL))) {
+                uint16_t four[4];
+                memcpy(four, &w, 8); /* the same code units, in memory order on any machine */
+                for (int k = 0; k < 4; k++) p[k] = (uint8_t)four[k];
+                p += 4;
+                i += 4;
+            } else {
+                p = u[i] < 0x80 ? (*p = (uint8_t)u[i], p + 1) : put_utf8(p, u[i], surrogates);
+                i++;
+            }
+        }
+    } else {
+        const uint32_t *u = data;
+        for (; i < n; i++) p = u[i] < 0x80 ? (*p = (uint8_t)u[i], p + 1) : put_utf8(p, u[i], surrogates);
+    }
+    return p - out;
 }

@@ -1,17 +1,23 @@
 """Pre-tokenization: cut text into the pieces that merges never cross.
 
 Special tokens split the text first (longest match first where they overlap) and never
-take part in merges. Each remaining piece is split by a regex: GPT-2's by default, GPT-4's
-(cl100k) as ``"gpt4"``, or any pattern string; or by a sequence of stages, as Hugging Face
+take part in merges. Each remaining piece is split by a regex: GPT-2's by default, or one
+named in ``PATTERNS``, or any pattern string; or by a sequence of stages, as Hugging Face
 files describe them, with added tokens matched as HF matches them and an optional NFC
 normalizer (``engine.corpus.stages``).
 
-Counting speed-up: under the two named patterns some cuts are always pre-token boundaries:
+The patterns of GPT-2, GPT-4 (cl100k), GPT-4o (o200k), Llama-3 and Qwen2 are matched in C
+(``engine/corpus/_pretokenize_core.c``), chosen by the pattern string itself:
+``KNOWN_PATTERNS`` maps every way tiktoken and those models' files write them to its family,
+so a pattern given by name, by its text, or read from a file runs the same compiled scanner.
+Any other pattern runs through ``regex``.
+
+Counting speed-up: under the compiled patterns some cuts are always pre-token boundaries:
 a space that follows a non-space, and a newline that follows a non-space (GPT-2) or an
-ASCII letter or digit (GPT-4, whose punctuation tokens run on into newlines). The text is
-cut there first and the parts counted (in C, ``engine.corpus._space_parts``: a str only per
-distinct part), then the regex runs once per *distinct* part, and not at all for a run of
-ASCII letters, which is one pre-token.
+ASCII letter or digit (the others, whose punctuation tokens run on into newlines). The text
+is cut there first and the parts counted (in C, ``engine.corpus._space_parts``: a str only
+per distinct part), then the scanner runs once per *distinct* part, and not at all for a run
+of ASCII letters where that is one pre-token.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import regex
 
+from engine.corpus._pretokenize import pretokens as _compiled_pretokens
 from engine.corpus._space_parts import count_space_parts
 from engine.corpus.stages import AddedToken, AddedTokens, PatternSpec, Split, Stage, Stages, simplest
 
@@ -30,7 +37,63 @@ GPT4_PATTERN = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*"""
     r"""|\s*[\r\n]|\s+(?!\S)|\s+"""
 )
-PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+LLAMA3_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+QWEN2_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+PATTERNS = {
+    "gpt2": GPT2_PATTERN,
+    "gpt4": GPT4_PATTERN,
+    "cl100k": CL100K_PATTERN,
+    "o200k": O200K_PATTERN,
+    "llama3": LLAMA3_PATTERN,
+    "qwen2": QWEN2_PATTERN,
+}
+r"""The patterns known by name. ``gpt4`` is GPT-4's as tiktoken wrote it until 2024 (and
+minbpe still does); ``cl100k`` is tiktoken's string today, which adds ``\s++$``: whitespace
+that ends a text stays one pre-token even across a newline (``"a\n "`` is ``"a"``, ``"\n "``
+rather than ``"a"``, ``"\n"``, ``" "``); the two split everything else alike. ``llama3`` is Llama-3's
+``tokenizer.json`` regex (the same splits as ``gpt4``), ``qwen2`` Qwen2's (one digit a
+pre-token)."""
+
+FAMILIES = ("gpt2", "gpt4", "cl100k", "o200k", "qwen2")
+"""The families the compiled pre-tokenizer matches, by their number there (``PATTERN_*`` in
+``engine/corpus/_pretokenize_core.h``)."""
+
+KNOWN_PATTERNS = {
+    GPT2_PATTERN: "gpt2",
+    # tiktoken's r50k/p50k/gpt2 string; GPT-2's own (encoder.py, and Hugging Face's ByteLevel);
+    # the same with bracketed classes, as tiktoken's comment quotes it.
+    r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s""": "gpt2",
+    r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""": "gpt2",
+    r"""'s|'t|'re|'ve|'m|'ll|'d| ?[\p{L}]+| ?[\p{N}]+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""": "gpt2",
+    GPT4_PATTERN: "gpt4",
+    LLAMA3_PATTERN: "gpt4",  # also tiktoken's cl100k string until 2024
+    CL100K_PATTERN: "cl100k",
+    O200K_PATTERN: "o200k",
+    QWEN2_PATTERN: "qwen2",
+}
+"""Every pattern string the compiled pre-tokenizer serves -> its family (``FAMILIES``).
+tests/test_pretokenize_core.py checks each string against its family on arbitrary text."""
 
 
 def pattern_name(pattern: PatternSpec) -> str | None:
@@ -67,7 +130,10 @@ class PreTokenizer:
         # Longest first, so "<|a|><|a|>" wins over "<|a|>" where both match.
         ordered = sorted(set(self.special_tokens), key=len, reverse=True)
         self.special_regex = regex.compile("|".join(regex.escape(s) for s in ordered)) if ordered else None
-        self.chunked = self.pattern_name is not None and self.plain
+        self.family = KNOWN_PATTERNS.get(self.pattern) if isinstance(self.pattern, str) else None
+        """The compiled pre-tokenizer's family for this pattern (``FAMILIES``), None for regex."""
+        self.family_id = FAMILIES.index(self.family) if self.family is not None else -1
+        self.chunked = self.family is not None and self.plain
 
     def split_added(self, text: str) -> Iterator[tuple[str, AddedToken | None]]:
         """Yield ``(piece, token)`` in order: each added token with the text it covers, each
@@ -106,11 +172,14 @@ class PreTokenizer:
 
         Used to stream: the text before the cut is final, the rest waits for more input.
         ``text`` must start at a boundary (the start of the stream or an earlier cut).
-        Candidates: the end of a special token; under the named patterns also a space after
-        a non-space, or a newline after a non-space (GPT-2) or after a letter or digit (GPT-4,
-        whose punctuation tokens run on into newlines). The last ``longest special token``
-        characters are never cut: more input could still make them part of a longer special
-        token. 0 when there is no candidate.
+        Candidates: the end of a special token; under the compiled patterns also
+        ``cut_rules`` (a space after a non-space, a newline after a non-space or an ASCII
+        letter or digit), and the start of a line that does not start with a space (a
+        newline ends the whitespace before it, and no pre-token starts with one; under GPT-2
+        only where the newline follows a non-space, as its whitespace runs give their last
+        character to what follows them). The last ``longest special token`` characters are
+        never cut: more input could still make them part of a longer special token. 0 when
+        there is no candidate.
         """
         width = max(map(len, self.special_tokens), default=1)
         limit = len(text) - width + 1
@@ -124,28 +193,31 @@ class PreTokenizer:
         cut = max((end for _, end in specials if end <= limit), default=0)
         for char, bad_before in self.cut_rules:
             cut = max(cut, _last_cut(text, char, bad_before, cut, limit, specials))
+        if self.chunked:
+            cut = max(cut, _last_line_cut(text, cut, limit, specials, self.family == "gpt2"))
         return cut
 
     @property
     def cut_rules(self) -> tuple[tuple[str, Callable[[str], bool]], ...]:
         """The characters before which a pre-token always starts (outside special tokens),
         each with the test of the character before it that rules the cut out: a space after a
-        non-space; a newline after a non-space (GPT-2) or a letter or digit (GPT-4). None
-        under a custom pattern."""
+        non-space; a newline after a non-space (GPT-2) or a letter or digit (the others).
+        None under a pattern that runs through ``regex``."""
         if not self.chunked:
             return ()
-        return ((" ", str.isspace), ("\n", str.isspace if self.pattern_name == "gpt2" else _not_alnum))
+        return ((" ", str.isspace), ("\n", str.isspace if self.family == "gpt2" else _not_alnum))
 
     def pretokens(self, piece: str) -> list[str]:
         """Pre-tokens of one ordinary piece.
 
-        The named patterns match every character. A custom pattern may not: the text
-        between its matches is kept as pre-tokens too, as Hugging Face's ``Split`` with
-        ``behavior: Isolated`` does, so no text is ever dropped. Stages run in turn.
+        The compiled patterns match every character (and run in C). Another pattern may
+        not: the text between its matches is kept as pre-tokens too, as Hugging Face's
+        ``Split`` with ``behavior: Isolated`` does, so no text is ever dropped. Stages run
+        in turn. A piece is cut the same whatever the added tokens or normalizer around
+        it, so a known pattern runs in C here even where the encoder cannot.
         """
-        if self.chunked:
-            assert self.regex is not None  # a named pattern is one regex
-            return self.regex.findall(piece)
+        if self.family is not None:
+            return _compiled_pretokens(piece, self.family_id)
         return self.stages.pieces(piece)
 
     def count(self, text: str) -> Counter[bytes]:
@@ -160,7 +232,7 @@ class PreTokenizer:
         and ``spaced`` (parts after a dropped space: each stands for " " + part). A custom
         pattern keeps each piece whole."""
         if self.chunked:
-            newline_after = 1 if self.pattern_name == "gpt2" else 2
+            newline_after = 1 if self.family == "gpt2" else 2
             for piece in self.pieces(text):
                 count_space_parts(piece, bare, spaced, newline_after)
         else:
@@ -168,12 +240,13 @@ class PreTokenizer:
                 bare[piece] = bare.get(piece, 0) + 1
 
     def resolve(self, bare: dict[str, int], spaced: dict[str, int]) -> Counter[bytes]:
-        """The pre-token counts of counted parts: the regex runs once per distinct part, and
-        most of a text is parts seen before."""
+        """The pre-token counts of counted parts: the pre-tokenizer runs once per distinct
+        part, and most of a text is parts seen before. A run of ASCII letters is one pre-token
+        but under o200k, which cuts before an uppercase letter that follows a lowercase one."""
         counts: dict[str, int] = {}
         get = counts.get
-        split = self.regex.findall if self.chunked and self.regex is not None else self.pretokens
-        letters = self.chunked
+        split = self.pretokens
+        letters = self.chunked and self.family != "o200k"
         for lead, part_counts in (("", bare), (" ", spaced)):
             for part, n in part_counts.items():
                 if letters and part.isascii() and part.isalpha():  # one pre-token: skip the regex
@@ -210,6 +283,24 @@ def _last_cut(
         k = bisect_right(starts, i - 1) - 1  # the last special token starting before i
         if k < 0 or specials[k][1] <= i:
             return i
+
+
+def _last_line_cut(text: str, floor: int, limit: int, specials: list[tuple[int, int]], lone: bool) -> int:
+    """The last index in ``(floor, limit]`` just after a newline and before a character that
+    is not a space (``lone``: the newline after one that is not), that no special token spans
+    (0 if none)."""
+    starts = [start for start, _ in specials]
+    end = min(limit, len(text) - 1)
+    while True:
+        n = text.rfind("\n", floor, end)
+        if n < 0:
+            return 0
+        end, cut = n, n + 1
+        if text[cut].isspace() or (lone and (n == 0 or text[n - 1].isspace())):
+            continue
+        k = bisect_right(starts, cut - 1) - 1  # the last special token starting before the cut
+        if k < 0 or specials[k][1] <= cut:
+            return cut
 
 
 def merge_counts(parts: Iterable[Counter[bytes]]) -> Counter[bytes]:

@@ -43,6 +43,8 @@ typedef struct {
     uint32_t mask;
     uint32_t *merged; /* the id each rank makes */
     Py_ssize_t nmerged;
+    uint32_t *byte_pairs; /* the rank of the pair of the ids of bytes a and b at a << 8 | b: the
+                           * first round of every merge loop looks in 256 KB, not the table */
 } MergeRanks;
 
 /* Eight bytes a merge keep the table small enough to stay in the processor's cache. */
@@ -121,12 +123,19 @@ static int MergeRanks_init(MergeRanks *m, PyObject *args, PyObject *Py_UNUSED(kw
         while (m->slots[i] != EMPTY_KEY && PAIR_OF(m->slots[i]) != pair) i = (i + 1) & m->mask;
         m->slots[i] = pair << 22 | r;
     }
+    if (!(m->byte_pairs = PyMem_New(uint32_t, 1 << 16))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int a = 0; a < 256; a++)
+        for (int b = 0; b < 256; b++) m->byte_pairs[a << 8 | b] = rank_of(m, m->byte_ids[a], m->byte_ids[b]);
     return 0;
 }
 
 static void MergeRanks_dealloc(MergeRanks *m) {
     PyMem_Free(m->slots);
     PyMem_Free(m->merged);
+    PyMem_Free(m->byte_pairs);
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
 
@@ -161,7 +170,7 @@ static Py_ssize_t merge_long(const MergeRanks *m, const uint8_t *s, uint32_t n, 
         prev[i] = i - 1; /* UINT32_MAX: none */
     }
     for (uint32_t i = 0; i < n; i++) {
-        ranks[i] = i + 1 < n ? rank_of(m, ids[i], ids[i + 1]) : NO_RANK;
+        ranks[i] = i + 1 < n ? m->byte_pairs[s[i] << 8 | s[i + 1]] : NO_RANK;
         if (ranks[i] != NO_RANK) heap_push(heap, &size, (uint64_t)ranks[i] << 32 | i);
     }
     while (size) {
@@ -190,7 +199,7 @@ static Py_ssize_t merge_bytes(const MergeRanks *m, const uint8_t *s, Py_ssize_t 
     if (n > LONG) return merge_long(m, s, (uint32_t)n, ids);
     uint32_t *ranks = ids + n; /* ranks[i]: the rank of (ids[i], ids[i + 1]) */
     for (Py_ssize_t i = 0; i < n; i++) ids[i] = m->byte_ids[s[i]];
-    for (Py_ssize_t i = 0; i + 1 < n; i++) ranks[i] = rank_of(m, ids[i], ids[i + 1]);
+    for (Py_ssize_t i = 0; i + 1 < n; i++) ranks[i] = m->byte_pairs[s[i] << 8 | s[i + 1]];
     while (n > 1) {
         Py_ssize_t best = 0;
         for (Py_ssize_t i = 1; i < n - 1; i++)
@@ -611,10 +620,28 @@ static PyTypeObject SharedCacheType = {
 };
 
 typedef struct {
-    Py_UCS4 *text;
+    uint8_t *bytes; /* its UTF-8 */
     Py_ssize_t len;
     unsigned int id;
 } Special;
+
+/* The hot table: the ids of recently seen short pre-tokens, each in a 32-byte slot that holds
+ * the pre-token's bytes too, so finding them takes one memory access (the caches above take
+ * two: a slot, then its entry). Two-way: a pre-token goes in the first slot of the pair its
+ * bytes hash to (one 64-byte line), the pair's first moving to its second, whose pre-token
+ * drops out: the one used less recently. It needs no clearing and stays the same size. */
+#define HOT_BYTES 16 /* pre-tokens up to this long (and of up to HOT_IDS ids) take a slot */
+#define HOT_IDS 3
+#define HOT_BITS 15
+#define HOT_SETS (1u << HOT_BITS) /* pairs of slots: 1 MB */
+
+typedef struct {
+    uint64_t a, b;  /* the pre-token's bytes, its key (key_lo, key_hi) */
+    uint8_t length; /* 0: a free slot */
+    uint8_t nids;
+    uint16_t unused;
+    uint32_t ids[HOT_IDS];
+} HotSlot;
 
 typedef struct {
     PyObject_HEAD
@@ -622,10 +649,12 @@ typedef struct {
     Vocab *vocab;
     int pattern;
     int direct;         /* a pre-token that is a vocabulary entry is that entry */
-    PyThread_type_lock lock; /* one encode at a time: the buffers and own cache are this object's */
+    PyThread_type_lock lock; /* one encode at a time: the buffers and own caches are this object's */
     SharedCache *shared; /* or NULL; once full, own takes the rest */
     Cache own;          /* emptied when full, so memory stays bounded */
-    uint8_t *utf8;      /* one pre-token's bytes when the text is not ASCII */
+    HotSlot *hot;       /* HOT_SETS pairs of slots, each pair a 64-byte line, looked in before the caches */
+    void *hot_block;    /* the allocation hot lies in */
+    uint8_t *utf8;      /* the text's UTF-8, PAD zeros after it */
     size_t utf8_cap;
     uint32_t *work;     /* the merge loop's ids and ranks */
     size_t work_cap;
@@ -633,7 +662,8 @@ typedef struct {
     size_t out_len, out_cap;
     Special *specials;  /* longest first */
     Py_ssize_t nspecials;
-    char special_starts[128]; /* an ASCII character a special token starts with */
+    char special_starts[256]; /* a byte a special token's UTF-8 starts with */
+    int special_byte;   /* the byte every special token starts with, or -1 */
 } Encoder;
 
 /* Grow *buf to hold at least need items of size each (raw allocator: called without the GIL). */
@@ -674,121 +704,199 @@ static void encoder_put(Encoder *e, const uint8_t *s, size_t n, uint64_t h, cons
 
 #define SURROGATE (-2)
 
-/* The UTF-8 bytes of t[i:j] into e->utf8; SURROGATE where a lone surrogate has none. */
-static int utf8_of(Encoder *e, const Text *t, ptrdiff_t i, ptrdiff_t j, size_t *n) {
-    if (reserve((void **)&e->utf8, &e->utf8_cap, 4 * (size_t)(j - i), 1)) return -1;
-    uint8_t *p = e->utf8;
-    for (; i < j; i++) {
-        uint32_t c = text_at(t, i);
-        if (c < 0x80) {
-            *p++ = (uint8_t)c;
-        } else if (c < 0x800) {
-            *p++ = (uint8_t)(0xC0 | c >> 6);
-            *p++ = (uint8_t)(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            if (c >= 0xD800 && c <= 0xDFFF) return SURROGATE;
-            *p++ = (uint8_t)(0xE0 | c >> 12);
-            *p++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
-            *p++ = (uint8_t)(0x80 | (c & 0x3F));
-        } else {
-            *p++ = (uint8_t)(0xF0 | c >> 18);
-            *p++ = (uint8_t)(0x80 | (c >> 12 & 0x3F));
-            *p++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
-            *p++ = (uint8_t)(0x80 | (c & 0x3F));
-        }
-    }
-    *n = (size_t)(p - e->utf8);
-    return 0;
+static inline uint64_t load64(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
 }
 
-/* The ids of a piece without special tokens onto e->out: each pre-token is one byte (its
- * id), cached, or a vocabulary entry (with direct) or merged, and then cached. 0, -1 (no
- * memory) or SURROGATE. */
-static int encode_piece(Encoder *e, const Text *t, int ascii) {
-    const MergeRanks *m = e->ranks;
-    for (ptrdiff_t i = 0, j; i < t->len; i = j) {
-        j = pretoken_end(t, i, e->pattern);
-        const uint8_t *s;
-        size_t n;
-        if (ascii) {
-            s = (const uint8_t *)t->data + i;
-            n = (size_t)(j - i);
-        } else {
-            int err = utf8_of(e, t, i, j, &n);
-            if (err) return err;
-            s = e->utf8;
-        }
-        if (reserve((void **)&e->out, &e->out_cap, e->out_len + n, sizeof(uint32_t))) return -1;
-        uint32_t *out = e->out + e->out_len;
-        if (n == 1) {
-            *out = m->byte_ids[s[0]];
-            e->out_len++;
-            continue;
-        }
-        uint64_t h = bytes_hash(s, n);
-        uint16_t nids;
-        const uint32_t *ids = n <= MAX_CACHED ? encoder_find(e, s, n, h, &nids) : NULL;
-        if (ids) {
-            memcpy(out, ids, nids * sizeof(uint32_t));
-            e->out_len += nids;
-            continue;
-        }
-        uint32_t id = e->direct ? vocab_find(e->vocab, s, n, h) : NO_ID;
-        size_t k = 1;
-        if (id != NO_ID) {
-            *out = id;
-        } else {
-            if (reserve((void **)&e->work, &e->work_cap, WORK_PER_BYTE * n, sizeof(uint32_t))) return -1;
-            k = (size_t)merge_bytes(m, s, (Py_ssize_t)n, e->work);
-            memcpy(out, e->work, k * sizeof(uint32_t));
-        }
-        e->out_len += k;
-        if (n <= MAX_CACHED) encoder_put(e, s, n, h, out, k);
+/* The hot table's keys: a pre-token of n <= HOT_BYTES bytes is the two words of its first
+ * and next 8 bytes with what lies beyond it masked off (texts lie in e->utf8, with PAD bytes
+ * after them, so the words can always be read); with n, they tell any two apart. */
+#define PAD 16
+static uint64_t key_lo[HOT_BYTES + 1], key_hi[HOT_BYTES + 1];
+
+static void hot_keys_init(void) {
+    for (int n = 0; n <= HOT_BYTES; n++) {
+        int lo = n < 8 ? n : 8, hi = n < 8 ? 0 : n - 8; /* bytes of each word that are the pre-token's */
+        /* The first bytes in memory: the low ones of a word on a little-endian machine, the high ones elsewhere. */
+        uint64_t low_lo = lo == 8 ? ~0ULL : (1ULL << 8 * lo) - 1, low_hi = hi == 8 ? ~0ULL : (1ULL << 8 * hi) - 1;
+        key_lo[n] = pt_little_endian() ? low_lo : lo ? ~0ULL << (64 - 8 * lo) : 0;
+        key_hi[n] = pt_little_endian() ? low_hi : hi ? ~0ULL << (64 - 8 * hi) : 0;
     }
-    return 0;
 }
 
-/* The special token that starts at i (the first in e->specials, longest first, as the
+/* The hot pair of slots of a key. */
+static inline size_t hot_set(uint64_t a, uint64_t b) {
+    return (size_t)(((a ^ b * 0xC2B2AE3D27D4EB4FULL) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT_BITS)) * 2;
+}
+
+/* The ids of the n bytes at s (a pre-token, n > 1) into out (room for n ids): its
+ * vocabulary entry (with direct; such pre-tokens are never cached, the vocabulary is one
+ * already), else from the caches, else from the merge loop, and then cached. How many, or
+ * -1 (no memory). */
+static ptrdiff_t pretoken_ids(Encoder *e, const uint8_t *s, size_t n, uint32_t *out) {
+    uint64_t h = bytes_hash(s, n);
+    uint32_t id = e->direct ? vocab_find(e->vocab, s, n, h) : NO_ID;
+    if (id != NO_ID) {
+        *out = id;
+        return 1;
+    }
+    uint16_t nids;
+    const uint32_t *ids = n <= MAX_CACHED ? encoder_find(e, s, n, h, &nids) : NULL;
+    if (ids) {
+        memcpy(out, ids, nids * sizeof(uint32_t));
+        return nids;
+    }
+    if (reserve((void **)&e->work, &e->work_cap, WORK_PER_BYTE * n, sizeof(uint32_t))) return -1;
+    size_t k = (size_t)merge_bytes(e->ranks, s, (Py_ssize_t)n, e->work);
+    memcpy(out, e->work, k * sizeof(uint32_t));
+    if (n <= MAX_CACHED) encoder_put(e, s, n, h, out, k);
+    return (ptrdiff_t)k;
+}
+
+/* The ids of the UTF-8 text[0..len) (in e->utf8) without special tokens, appended to
+ * e->out: each pre-token is one byte (its id), in the hot table, or found by pretoken_ids.
+ * One function a family (ENCODE_PIECE), so each loop has its scanner inlined. 0 or -1 (no
+ * memory). */
+#define ENCODE_PIECE(name, scan)                                                                                            \
+    static int name(Encoder *e, const uint8_t *text, ptrdiff_t len) {                                                        \
+        /* A pre-token has at most one id a byte; a hot slot's ids are copied whole. */                                      \
+        if (reserve((void **)&e->out, &e->out_cap, e->out_len + (size_t)len + HOT_IDS, sizeof(uint32_t))) return -1;         \
+        const uint32_t *byte_ids = e->ranks->byte_ids;                                                                       \
+        HotSlot *hot = e->hot;                                                                                               \
+        uint32_t *out = e->out + e->out_len;                                                                                 \
+        for (ptrdiff_t i = 0; i < len;) {                                                                                    \
+            const uint8_t *s = text + i;                                                                                     \
+            ptrdiff_t j = scan;                                                                                              \
+            size_t n = (size_t)(j - i);                                                                                      \
+            i = j;                                                                                                           \
+            if (n == 1) {                                                                                                    \
+                *out++ = byte_ids[s[0]];                                                                                     \
+                continue;                                                                                                    \
+            }                                                                                                                \
+            HotSlot *slot = NULL;                                                                                            \
+            uint64_t a = 0, b = 0;                                                                                           \
+            if (n <= HOT_BYTES) {                                                                                            \
+                a = load64(s) & key_lo[n];                                                                                   \
+                b = load64(s + 8) & key_hi[n];                                                                               \
+                slot = &hot[hot_set(a, b)];                                                                                  \
+                if (slot[0].a == a && slot[0].b == b && slot[0].length == n) {                                               \
+                    memcpy(out, slot[0].ids, sizeof slot[0].ids);                                                            \
+                    out += slot[0].nids;                                                                                     \
+                    continue;                                                                                                \
+                }                                                                                                            \
+                if (slot[1].a == a && slot[1].b == b && slot[1].length == n) {                                               \
+                    memcpy(out, slot[1].ids, sizeof slot[1].ids);                                                            \
+                    out += slot[1].nids;                                                                                     \
+                    HotSlot used = slot[1]; /* now the more recent of the two */                                             \
+                    slot[1] = slot[0];                                                                                       \
+                    slot[0] = used;                                                                                          \
+                    continue;                                                                                                \
+                }                                                                                                            \
+            }                                                                                                                \
+            ptrdiff_t k = pretoken_ids(e, s, n, out);                                                                        \
+            if (k < 0) return -1;                                                                                            \
+            if (slot && k <= HOT_IDS) {                                                                                      \
+                slot[1] = slot[0];                                                                                           \
+                slot[0].a = a;                                                                                               \
+                slot[0].b = b;                                                                                               \
+                slot[0].length = (uint8_t)n;                                                                                 \
+                slot[0].nids = (uint8_t)k;                                                                                   \
+                memcpy(slot[0].ids, out, (size_t)k * sizeof(uint32_t));                                                      \
+            }                                                                                                                \
+            out += k;                                                                                                        \
+        }                                                                                                                    \
+        e->out_len = (size_t)(out - e->out);                                                                                 \
+        return 0;                                                                                                            \
+    }
+
+ENCODE_PIECE(encode_gpt2, pt_gpt2_end(text, len, i))
+ENCODE_PIECE(encode_gpt4, pt_gpt4_end(text, len, i, 3, 0))
+ENCODE_PIECE(encode_cl100k, pt_gpt4_end(text, len, i, 3, 1))
+ENCODE_PIECE(encode_o200k, pt_o200k_end(text, len, i))
+ENCODE_PIECE(encode_qwen2, pt_gpt4_end(text, len, i, 1, 0))
+
+static int encode_piece(Encoder *e, const uint8_t *text, ptrdiff_t len) {
+    switch (e->pattern) {
+    case PATTERN_GPT4: return encode_gpt4(e, text, len);
+    case PATTERN_CL100K: return encode_cl100k(e, text, len);
+    case PATTERN_O200K: return encode_o200k(e, text, len);
+    case PATTERN_QWEN2: return encode_qwen2(e, text, len);
+    default: return encode_gpt2(e, text, len);
+    }
+}
+
+/* The special token that starts at byte i (the first in e->specials, longest first, as the
  * regex alternation of them tries them), or -1. */
-static inline Py_ssize_t special_at(const Encoder *e, const Text *t, ptrdiff_t i) {
-    uint32_t c = text_at(t, i);
-    if (c < 128 && !e->special_starts[c]) return -1;
+static inline Py_ssize_t special_at(const Encoder *e, const uint8_t *s, ptrdiff_t len, ptrdiff_t i) {
+    if (!e->special_starts[s[i]]) return -1;
     for (Py_ssize_t k = 0; k < e->nspecials; k++) {
         const Special *sp = &e->specials[k];
-        if (sp->len > t->len - i || sp->text[0] != c) continue;
-        ptrdiff_t j = 1;
-        while (j < sp->len && sp->text[j] == text_at(t, i + j)) j++;
-        if (j == sp->len) return k;
+        if (sp->len <= len - i && !memcmp(sp->bytes, s + i, (size_t)sp->len)) return k;
     }
     return -1;
 }
 
-/* The ids of the text into e->out: the pieces between special tokens (found leftmost first,
- * each search starting where the last token ended, as regex's finditer) and the special
- * tokens' ids. Runs without the GIL. */
-static int encode_text(Encoder *e, const Text *t, int ascii) {
-    e->out_len = 0;
+/* The ids of the UTF-8 text s[0..len), appended to e->out: the pieces between special tokens
+ * (found leftmost first, each search starting where the last token ended, as regex's
+ * finditer) and the special tokens' ids. Runs without the GIL. */
+static int encode_text(Encoder *e, const uint8_t *s, ptrdiff_t len) {
     ptrdiff_t start = 0;
-    for (ptrdiff_t i = 0; e->nspecials && i < t->len;) {
-        Py_ssize_t k = special_at(e, t, i);
+    for (ptrdiff_t i = 0; e->nspecials && i < len;) {
+        if (e->special_byte >= 0) { /* memchr to the next candidate */
+            const uint8_t *at = memchr(s + i, e->special_byte, (size_t)(len - i));
+            if (!at) break;
+            i = at - s;
+        }
+        Py_ssize_t k = special_at(e, s, len, i);
         if (k < 0) {
             i++;
             continue;
         }
-        Text piece = {(const char *)t->data + start * t->kind, t->kind, i - start};
-        int err = encode_piece(e, &piece, ascii);
-        if (err || reserve((void **)&e->out, &e->out_cap, e->out_len + 1, sizeof(uint32_t))) return err ? err : -1;
+        if (encode_piece(e, s + start, i - start) || reserve((void **)&e->out, &e->out_cap, e->out_len + 1, sizeof(uint32_t)))
+            return -1;
         e->out[e->out_len++] = e->specials[k].id;
         i = start = i + e->specials[k].len;
     }
-    Text rest = {(const char *)t->data + start * t->kind, t->kind, t->len - start};
-    return encode_piece(e, &rest, ascii);
+    return encode_piece(e, s + start, len - start);
 }
 
-/* Encoder(ranks, vocab, pattern, direct, cache_size, specials, shared=None): pattern 0 is
- * GPT-2's, 1 GPT-4's; specials a list of (text, id), longest text first; shared a
- * SharedCache of the same ranks, vocab and direct, looked in before the Encoder's own cache
- * of cache_size entries. */
+/* A str's code points as stored, read with the GIL and encoded without it. */
+typedef struct {
+    const void *data;
+    Py_ssize_t len;
+    int kind, ascii;
+} StrView;
+
+static int view_of(PyObject *text, StrView *v) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "encode() takes a str");
+        return -1;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return -1; /* legacy (wstr) strings; 3.12 has none left */
+#endif
+    *v = (StrView){PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), PyUnicode_KIND(text), PyUnicode_IS_ASCII(text)};
+    return 0;
+}
+
+/* The ids of a str appended to e->out: its UTF-8, written into e->utf8 with PAD zeros after
+ * it, encoded. 0, -1 (no memory) or SURROGATE (a lone surrogate, which has no UTF-8). */
+static int encode_str(Encoder *e, const StrView *v) {
+    if (reserve((void **)&e->utf8, &e->utf8_cap, (v->ascii ? (size_t)v->len : utf8_room(v->kind, v->len)) + PAD, 1)) return -1;
+    int surrogates = 0;
+    ptrdiff_t len = v->len;
+    if (v->ascii) memcpy(e->utf8, v->data, (size_t)len);
+    else len = utf8_encode(v->data, v->kind, v->len, e->utf8, &surrogates);
+    memset(e->utf8 + len, 0, PAD);
+    return surrogates ? SURROGATE : encode_text(e, e->utf8, len);
+}
+
+/* Encoder(ranks, vocab, pattern, direct, cache_size, specials, shared=None): pattern a
+ * family of engine/corpus/_pretokenize_core.h (PATTERN_*); specials a list of (text, id),
+ * longest text first; shared a SharedCache of the same ranks, vocab and direct, looked in
+ * before the Encoder's own cache of cache_size entries. */
 static int Encoder_init(Encoder *e, PyObject *args, PyObject *Py_UNUSED(kw)) {
     MergeRanks *ranks;
     Vocab *vocab;
@@ -802,8 +910,8 @@ static int Encoder_init(Encoder *e, PyObject *args, PyObject *Py_UNUSED(kw)) {
         PyErr_SetString(PyExc_RuntimeError, "an Encoder is initialized once");
         return -1;
     }
-    if (pattern != PATTERN_GPT2 && pattern != PATTERN_GPT4) {
-        PyErr_SetString(PyExc_ValueError, "pattern must be 0 (GPT-2) or 1 (GPT-4)");
+    if (pattern < 0 || pattern >= PATTERN_COUNT) {
+        PyErr_Format(PyExc_ValueError, "pattern must be a family number, 0-%d", PATTERN_COUNT - 1);
         return -1;
     }
     if (!ranks->slots || !vocab->spans) {
@@ -833,13 +941,19 @@ static int Encoder_init(Encoder *e, PyObject *args, PyObject *Py_UNUSED(kw)) {
         PyObject *text, *item = PyList_GET_ITEM(specials, k);
         Special *sp = &e->specials[k];
         if (!PyArg_ParseTuple(item, "UI", &text, &sp->id)) return -1;
-        if (!(sp->len = PyUnicode_GET_LENGTH(text))) {
+        const char *utf8 = PyUnicode_AsUTF8AndSize(text, &sp->len);
+        if (!utf8) return -1;
+        if (!sp->len) {
             PyErr_SetString(PyExc_ValueError, "special tokens must not be empty");
             return -1;
         }
-        if (!(sp->text = PyUnicode_AsUCS4Copy(text))) return -1;
-        if (sp->text[0] < 128) e->special_starts[sp->text[0]] = 1;
-        else memset(e->special_starts, 1, sizeof e->special_starts); /* the filter filters nothing */
+        if (!(sp->bytes = PyMem_RawMalloc((size_t)sp->len))) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(sp->bytes, utf8, (size_t)sp->len);
+        e->special_starts[sp->bytes[0]] = 1;
+        e->special_byte = k == 0 || e->special_byte == sp->bytes[0] ? sp->bytes[0] : -1;
     }
     Py_INCREF(ranks);
     Py_INCREF(vocab);
@@ -850,7 +964,10 @@ static int Encoder_init(Encoder *e, PyObject *args, PyObject *Py_UNUSED(kw)) {
     e->pattern = pattern;
     e->direct = direct;
     e->lock = PyThread_allocate_lock();
-    if (cache_init(&e->own, cache_size) || !e->lock) {
+    /* Aligned to 64 bytes by hand (C11's aligned_alloc is missing on some platforms): a pair per line. */
+    if ((e->hot_block = PyMem_RawCalloc(2 * HOT_SETS + 2, sizeof(HotSlot))))
+        e->hot = (HotSlot *)((uintptr_t)e->hot_block + 63 - ((uintptr_t)e->hot_block + 63) % 64);
+    if (cache_init(&e->own, cache_size) || !e->lock || !e->hot) {
         PyErr_NoMemory();
         return -1;
     }
@@ -863,11 +980,12 @@ static void Encoder_dealloc(Encoder *e) {
     Py_XDECREF(e->shared);
     if (e->lock) PyThread_free_lock(e->lock);
     cache_free(&e->own);
+    PyMem_RawFree(e->hot_block);
     PyMem_RawFree(e->utf8);
     PyMem_RawFree(e->work);
     PyMem_RawFree(e->out);
     if (e->specials)
-        for (Py_ssize_t k = 0; k < e->nspecials; k++) PyMem_Free(e->specials[k].text);
+        for (Py_ssize_t k = 0; k < e->nspecials; k++) PyMem_RawFree(e->specials[k].bytes);
     PyMem_RawFree(e->specials);
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
@@ -889,46 +1007,135 @@ static int pack_out(Encoder *e, int width) {
     return 0;
 }
 
-/* The ids of a text: a list of ints (width 0), or the bytes of a little-endian array of
- * width-byte unsigned ints (2 or 4). Releases the GIL while it works, so threads with an
- * Encoder each run in parallel. */
-static PyObject *encode_as(Encoder *e, PyObject *text, int width) {
-    if (!PyUnicode_Check(text)) {
-        PyErr_SetString(PyExc_TypeError, "encode() takes a str");
-        return NULL;
-    }
-    Text t = {PyUnicode_DATA(text), PyUnicode_KIND(text), PyUnicode_GET_LENGTH(text)};
-    int ascii = PyUnicode_IS_ASCII(text), err, fits = 1;
+/* Take the Encoder's lock, letting other threads run while it waits. */
+static void lock_encoder(Encoder *e) {
     if (!PyThread_acquire_lock(e->lock, NOWAIT_LOCK)) {
         Py_BEGIN_ALLOW_THREADS
         PyThread_acquire_lock(e->lock, WAIT_LOCK);
         Py_END_ALLOW_THREADS
     }
-    Py_BEGIN_ALLOW_THREADS
-    err = encode_text(e, &t, ascii);
-    if (!err && width) fits = !pack_out(e, width);
-    Py_END_ALLOW_THREADS
-    PyObject *out = NULL;
-    if (err == SURROGATE) {
-        Py_XDECREF(PyUnicode_AsUTF8String(text)); /* raises the UnicodeEncodeError str.encode gives */
-    } else if (err) {
-        PyErr_NoMemory();
-    } else if (!fits) {
-        PyErr_SetString(PyExc_OverflowError, "a token id does not fit in 16 bits");
-    } else if (width) {
-        out = PyBytes_FromStringAndSize((const char *)e->out, (Py_ssize_t)(e->out_len * (size_t)width));
-    } else if ((out = PyList_New((Py_ssize_t)e->out_len))) {
-        PyObject **objects = e->vocab->id_objects;
-        for (size_t k = 0; k < e->out_len; k++) {
-            PyObject *id = objects[e->out[k]];
-            Py_INCREF(id);
-            PyList_SET_ITEM(out, (Py_ssize_t)k, id);
-        }
+}
+
+/* The list of the ids e->out[from..to). */
+static PyObject *ids_list(const Encoder *e, size_t from, size_t to) {
+    PyObject *out = PyList_New((Py_ssize_t)(to - from));
+    if (!out) return NULL;
+    PyObject **objects = e->vocab->id_objects;
+    for (size_t k = from; k < to; k++) {
+        PyObject *id = objects[e->out[k]];
+        Py_INCREF(id);
+        PyList_SET_ITEM(out, (Py_ssize_t)(k - from), id);
     }
-    shrink((void **)&e->out, &e->out_cap); /* a long text's or pre-token's buffers go with it */
+    return out;
+}
+
+/* Give back the buffers of a long text or pre-token, and the lock. */
+static void release_encoder(Encoder *e) {
+    shrink((void **)&e->out, &e->out_cap);
     shrink((void **)&e->utf8, &e->utf8_cap);
     shrink((void **)&e->work, &e->work_cap);
     PyThread_release_lock(e->lock);
+}
+
+/* Set the exception of a failed encode of text: err SURROGATE raises the UnicodeEncodeError
+ * str.encode gives, -1 MemoryError, and !fits OverflowError. */
+static void encode_error(PyObject *text, int err, int fits) {
+    if (err == SURROGATE) Py_XDECREF(PyUnicode_AsUTF8String(text));
+    else if (err) PyErr_NoMemory();
+    else if (!fits) PyErr_SetString(PyExc_OverflowError, "a token id does not fit in 16 bits");
+}
+
+/* The ids of a text: a list of ints (width 0), or the bytes of a little-endian array of
+ * width-byte unsigned ints (2 or 4). Releases the GIL while it works, so threads with an
+ * Encoder each run in parallel. */
+static PyObject *encode_as(Encoder *e, PyObject *text, int width) {
+    StrView v;
+    if (view_of(text, &v)) return NULL;
+    int err, fits = 1;
+    lock_encoder(e);
+    Py_BEGIN_ALLOW_THREADS
+    e->out_len = 0;
+    err = encode_str(e, &v);
+    if (!err && width) fits = !pack_out(e, width);
+    Py_END_ALLOW_THREADS
+    PyObject *out = NULL;
+    if (err || !fits) encode_error(text, err, fits);
+    else if (width) out = PyBytes_FromStringAndSize((const char *)e->out, (Py_ssize_t)(e->out_len * (size_t)width));
+    else out = ids_list(e, 0, e->out_len);
+    release_encoder(e);
+    return out;
+}
+
+/* The ids of several texts at once, the GIL released once for all of them: a list of lists
+ * of ints (width 0) or of bytes (width 2 or 4: each text's ids packed); joined: the bytes of
+ * all their ids packed, with eot (if not negative) after each text whose item of ends is
+ * true (each text, when ends is None). */
+static PyObject *encode_many_as(Encoder *e, PyObject *texts, int width, int joined, long eot, PyObject *ends) {
+    PyObject *items = PySequence_Tuple(texts), *out = NULL;
+    if (!items) return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(items), failed = -1;
+    StrView *views = PyMem_New(StrView, count + 1);
+    size_t *offsets = PyMem_New(size_t, count + 1);
+    char *marks = PyMem_Malloc((size_t)count + 1);
+    int err = 0, fits = 1;
+    if (!views || !offsets || !marks) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (ends != Py_None && PySequence_Size(ends) != count) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "ends must hold one flag a text");
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        if (view_of(PyTuple_GET_ITEM(items, k), &views[k])) goto done;
+        marks[k] = eot >= 0;
+        if (eot >= 0 && ends != Py_None) {
+            PyObject *flag = PySequence_GetItem(ends, k);
+            int truth = flag ? PyObject_IsTrue(flag) : -1;
+            Py_XDECREF(flag);
+            if (truth < 0) goto done;
+            marks[k] = (char)truth;
+        }
+    }
+    lock_encoder(e);
+    Py_BEGIN_ALLOW_THREADS
+    e->out_len = 0;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        offsets[k] = e->out_len;
+        if ((err = encode_str(e, &views[k]))) {
+            failed = k;
+            break;
+        }
+        if (marks[k]) {
+            if ((err = reserve((void **)&e->out, &e->out_cap, e->out_len + 1, sizeof(uint32_t)))) break;
+            e->out[e->out_len++] = (uint32_t)eot;
+        }
+    }
+    offsets[count] = e->out_len;
+    if (!err && width) fits = !pack_out(e, width);
+    Py_END_ALLOW_THREADS
+    if (err || !fits) {
+        encode_error(failed >= 0 ? PyTuple_GET_ITEM(items, failed) : Py_None, err, fits);
+    } else if (joined) {
+        out = PyBytes_FromStringAndSize((const char *)e->out, (Py_ssize_t)(e->out_len * (size_t)width));
+    } else if ((out = PyList_New(count))) {
+        for (Py_ssize_t k = 0; k < count; k++) {
+            PyObject *ids = width ? PyBytes_FromStringAndSize((const char *)e->out + offsets[k] * (size_t)width,
+                                                              (Py_ssize_t)((offsets[k + 1] - offsets[k]) * (size_t)width))
+                                  : ids_list(e, offsets[k], offsets[k + 1]);
+            if (!ids) {
+                Py_CLEAR(out);
+                break;
+            }
+            PyList_SET_ITEM(out, k, ids);
+        }
+    }
+    release_encoder(e);
+done:
+    PyMem_Free(views);
+    PyMem_Free(offsets);
+    PyMem_Free(marks);
+    Py_DECREF(items);
     return out;
 }
 
@@ -949,10 +1156,43 @@ static PyObject *Encoder_encode_packed(Encoder *e, PyObject *args) {
     return encode_as(e, text, width);
 }
 
+/* encode_many(texts: Sequence[str], width: int = 0) -> list[list[int]] | list[bytes] */
+static PyObject *Encoder_encode_many(Encoder *e, PyObject *args) {
+    PyObject *texts;
+    int width = 0;
+    if (!PyArg_ParseTuple(args, "O|i", &texts, &width)) return NULL;
+    if (width != 0 && width != 2 && width != 4) {
+        PyErr_SetString(PyExc_ValueError, "width must be 0 (lists of ints), 2 or 4 bytes");
+        return NULL;
+    }
+    return encode_many_as(e, texts, width, 0, -1, Py_None);
+}
+
+/* encode_packed_many(texts: Sequence[str], width: int, eot: int = -1, ends: Sequence[bool] | None = None) -> bytes */
+static PyObject *Encoder_encode_packed_many(Encoder *e, PyObject *args) {
+    PyObject *texts, *ends = Py_None;
+    int width;
+    long eot = -1;
+    if (!PyArg_ParseTuple(args, "Oi|lO", &texts, &width, &eot, &ends)) return NULL;
+    if (width != 2 && width != 4) {
+        PyErr_SetString(PyExc_ValueError, "width must be 2 or 4 bytes");
+        return NULL;
+    }
+    if (eot > 0x10FFFF) {
+        PyErr_SetString(PyExc_ValueError, "eot must be a token id");
+        return NULL;
+    }
+    return encode_many_as(e, texts, width, 1, eot, ends);
+}
+
 static PyMethodDef Encoder_methods[] = {
     {"encode", (PyCFunction)Encoder_encode, METH_O, "The token ids of a text, special tokens included."},
     {"encode_packed", (PyCFunction)Encoder_encode_packed, METH_VARARGS,
      "encode()'s ids as the bytes of a little-endian array of 2- or 4-byte unsigned ints."},
+    {"encode_many", (PyCFunction)Encoder_encode_many, METH_VARARGS,
+     "encode() of each text (width 0), or encode_packed() (width 2 or 4), the GIL released once for all."},
+    {"encode_packed_many", (PyCFunction)Encoder_encode_packed_many, METH_VARARGS,
+     "encode_packed() of the texts joined, eot after each text whose flag in ends is true."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -961,59 +1201,15 @@ static PyTypeObject EncoderType = {
     .tp_name = "engine.encode._encoder_core.Encoder",
     .tp_basicsize = sizeof(Encoder),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Encodes text with special tokens under GPT-2's or GPT-4's pattern, with a cache of its own and maybe a shared one.",
+    .tp_doc = "Encodes text with special tokens under a compiled pre-tokenizer, with caches of its own and maybe a shared one.",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Encoder_init,
     .tp_dealloc = (destructor)Encoder_dealloc,
     .tp_methods = Encoder_methods,
 };
 
-/* pretokens(text: str, pattern: int) -> list[str]: the compiled pattern's pre-tokens. */
-static PyObject *pretokens(PyObject *Py_UNUSED(module), PyObject *args) {
-    PyObject *text;
-    int pattern;
-    if (!PyArg_ParseTuple(args, "Ui", &text, &pattern)) return NULL;
-    if (pattern != PATTERN_GPT2 && pattern != PATTERN_GPT4) {
-        PyErr_SetString(PyExc_ValueError, "pattern must be 0 (GPT-2) or 1 (GPT-4)");
-        return NULL;
-    }
-    Text t = {PyUnicode_DATA(text), PyUnicode_KIND(text), PyUnicode_GET_LENGTH(text)};
-    PyObject *out = PyList_New(0);
-    for (ptrdiff_t i = 0, j; out && i < t.len; i = j) {
-        j = pretoken_end(&t, i, pattern);
-        PyObject *piece = PyUnicode_Substring(text, i, j);
-        if (!piece || PyList_Append(out, piece)) Py_CLEAR(out);
-        Py_XDECREF(piece);
-    }
-    return out;
-}
-
-/* pretoken_count(text: str, pattern: int) -> int: how many pre-tokens, no str made (to time
- * the scan alone). */
-static PyObject *pretoken_count(PyObject *Py_UNUSED(module), PyObject *args) {
-    PyObject *text;
-    int pattern;
-    if (!PyArg_ParseTuple(args, "Ui", &text, &pattern)) return NULL;
-    if (pattern != PATTERN_GPT2 && pattern != PATTERN_GPT4) {
-        PyErr_SetString(PyExc_ValueError, "pattern must be 0 (GPT-2) or 1 (GPT-4)");
-        return NULL;
-    }
-    Text t = {PyUnicode_DATA(text), PyUnicode_KIND(text), PyUnicode_GET_LENGTH(text)};
-    Py_ssize_t n = 0;
-    Py_BEGIN_ALLOW_THREADS
-    for (ptrdiff_t i = 0; i < t.len; i = pretoken_end(&t, i, pattern)) n++;
-    Py_END_ALLOW_THREADS
-    return PyLong_FromSsize_t(n);
-}
-
-static PyMethodDef module_functions[] = {
-    {"pretokens", pretokens, METH_VARARGS, "The pre-tokens of a text under GPT-2's (0) or GPT-4's (1) pattern."},
-    {"pretoken_count", pretoken_count, METH_VARARGS, "How many pre-tokens a text has under GPT-2's (0) or GPT-4's (1) pattern."},
-    {NULL, NULL, 0, NULL},
-};
-
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "engine.encode._encoder_core", "The encoder's compiled merge loop.", -1, module_functions,
+    PyModuleDef_HEAD_INIT, "engine.encode._encoder_core", "The encoder's compiled merge loop.", -1, NULL,
     NULL, NULL, NULL, NULL,
 };
 
@@ -1022,6 +1218,7 @@ PyMODINIT_FUNC PyInit__encoder_core(void) {
         PyType_Ready(&EncoderType) < 0)
         return NULL;
     pretokenize_tables_init();
+    hot_keys_init();
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddType(m, &MergeRanksType) || PyModule_AddType(m, &VocabType) || PyModule_AddType(m, &SharedCacheType) ||

@@ -1,6 +1,7 @@
 """Types of the compiled encoder (engine/encode/_encoder_core.c, engine/corpus/_pretokenize_core.c)."""
 
 from collections.abc import Sequence
+from typing import overload
 
 class MergeRanks:
     """A tokenizer's merge ranks, for merging pre-tokens."""
@@ -30,9 +31,9 @@ class SharedCache:
         ``capacity``."""
 
 class Encoder:
-    """Encodes text under GPT-2's (``pattern`` 0) or GPT-4's (1) pattern, with a cache of
-    its own of at most ``cache_size`` pre-tokens (emptied when full), looked in after
-    ``shared``."""
+    """Encodes text under a family of compiled patterns (``pattern``: its index in
+    ``engine.corpus.pretokenize.FAMILIES``), with a cache of its own of at most
+    ``cache_size`` pre-tokens (emptied when full), looked in after ``shared``."""
 
     def __init__(
         self,
@@ -51,9 +52,12 @@ class Encoder:
     def encode_packed(self, text: str, width: int, /) -> bytes:
         """``encode``'s ids as the bytes of a little-endian array of ``width``-byte (2 or 4)
         unsigned ints; OverflowError if an id does not fit."""
-
-def pretokens(text: str, pattern: int, /) -> list[str]:
-    """The pre-tokens of ``text`` under GPT-2's (0) or GPT-4's (1) pattern."""
-
-def pretoken_count(text: str, pattern: int, /) -> int:
-    """How many pre-tokens ``pretokens`` would give, without making them (the GIL is released)."""
+    @overload
+    def encode_many(self, texts: Sequence[str], /) -> list[list[int]]:
+        """``encode`` of each text, the GIL released once for them all."""
+    @overload
+    def encode_many(self, texts: Sequence[str], width: int, /) -> list[bytes]:
+        """``encode_packed`` of each text (``width`` 2 or 4), the GIL released once for them all."""
+    def encode_packed_many(self, texts: Sequence[str], width: int, eot: int = -1, ends: Sequence[bool] | None = None, /) -> bytes:
+        """The ``encode_packed`` ids of the texts joined, ``eot`` (unless negative) after each
+        text whose flag in ``ends`` is true (after each text when ``ends`` is None)."""

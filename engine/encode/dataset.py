@@ -2,8 +2,8 @@
 
 ``encode_dataset`` reads the input files in order, document by document
 (``shards.source_texts``), encodes them in worker threads
-(``Tokenizer.encode_packed_stream``: the compiled encoder encodes and packs the ids without
-the GIL) and writes the ids in input order, so the file is the same whatever the number of
+(``Tokenizer.encode_packed_batches``: the compiled encoder encodes and packs a unit of texts
+with the GIL released once) and writes the ids in input order, so the file is the same whatever the number of
 workers. Only a few texts are in flight at once: memory stays bounded whatever the size of
 the corpus.
 
@@ -249,28 +249,18 @@ def _batches(
 def _encoded(
     batches: Iterator[tuple[Batch, int]], tokenizer: Tokenizer, eot: int | None, dtype: str, workers: int | None
 ) -> Iterator[tuple[tuple[bytes, int, int], int]]:
-    """Each batch encoded (``Tokenizer.encode_packed_stream``: threads, in order) as
+    """Each batch encoded (``Tokenizer.encode_packed_batches``: in threads, in order) as
     little-endian ids, an end-of-text id after each document's last text; with how many ids
     and documents, and the bytes read when the batch was made."""
     width = ID_WIDTHS[dtype]
-    eot_bytes = b"" if eot is None else eot.to_bytes(width, "little")
-    ends: deque[tuple[bool, int | None]] = deque()  # per text: ends a document; ends a batch (bytes read)
+    done: deque[tuple[int, int]] = deque()  # per batch: documents it ends, bytes read when it was made
 
-    def texts() -> Iterator[str]:
-        for batch, done in batches:
-            for i, (text, last) in enumerate(batch):
-                ends.append((last, done if i == len(batch) - 1 else None))
-                yield text
+    def texts() -> Iterator[tuple[list[str], list[bool]]]:
+        for batch, read in batches:
+            ends = [last for _, last in batch]
+            done.append((sum(ends), read))
+            yield [text for text, _ in batch], ends
 
-    parts: list[bytes] = []
-    documents = 0
-    for encoded in tokenizer.encode_packed_stream(texts(), dtype, workers):
-        last, done = ends.popleft()
-        parts.append(encoded)
-        if last:
-            documents += 1
-            parts.append(eot_bytes)
-        if done is not None:
-            data = b"".join(parts)
-            yield (data, len(data) // width, documents), done
-            parts, documents = [], 0
+    for data in tokenizer.encode_packed_batches(texts(), dtype, eot, workers):
+        documents, read = done.popleft()
+        yield (data, len(data) // width, documents), read

@@ -5,11 +5,15 @@ by lowest merge rank first: list every adjacent pair with its rank, merge the lo
 (leftmost on a tie), repeat until no pair is in the merge list. This is what GPT-2 and
 tiktoken do. ``encode_steps`` records the same loop as it runs, for the encode view.
 
-Under the GPT-2 and GPT-4 patterns all of it runs in C (``engine/encode/_encoder_core.c``): the
-pattern is matched by hand (``engine/corpus/_pretokenize_core.c``), each pre-token's ids come from
-the vocabulary, a cache or the merge loop, special tokens are cut out first, and the GIL is
-released meanwhile, so ``encode_batch`` encodes in parallel threads. A custom pattern runs
-through ``regex``, with ids travelling as strings of code points (``chr(id)``).
+Under the compiled families' patterns (GPT-2, GPT-4/cl100k, o200k, Llama-3, Qwen2: see
+``engine.corpus.pretokenize.KNOWN_PATTERNS``) all of it runs in C
+(``engine/encode/_encoder_core.c``): the pattern is matched by hand
+(``engine/corpus/_pretokenize_core.h``), each pre-token's ids come from the vocabulary, a
+cache or the merge loop, special tokens are cut out first, and the GIL is released
+meanwhile, so ``encode_batch`` encodes in parallel threads. Where added tokens are matched as
+HF matches them, or a normalizer runs, those stay in Python and the pieces between them are
+encoded in C. A custom pattern runs through ``regex``, with ids travelling as strings of
+code points (``chr(id)``).
 """
 
 from __future__ import annotations
@@ -40,9 +44,6 @@ Pair = tuple[int, int]
 _NONE = 1 << 62
 """Rank of a pair that is not in the merge list: above every real rank."""
 
-_COMPILED = {"gpt2": 0, "gpt4": 1}
-"""The patterns ``Encoder`` matches in C, by name."""
-
 _UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
 _UINT32 = next(code for code in "IL" if array(code).itemsize == 4)
 _TYPECODES = {2: "H", 4: _UINT32}
@@ -51,6 +52,23 @@ ID_WIDTHS = {"uint16": 2, "uint32": 4}
 """Bytes of each unsigned integer type a file of ids may hold."""
 
 T = TypeVar("T")
+U = TypeVar("U")
+K = TypeVar("K")
+R = TypeVar("R")
+
+UNIT_CHARS = 1 << 16
+"""Characters of text a worker thread takes at once (whole texts, or pieces of a longer
+one), encoded with the GIL released once: enough that handing the work to a thread costs
+little beside it, little enough that the threads share the work evenly."""
+
+PIECE_CHARS = 1 << 18
+"""About how long the pieces are that a text longer than ``2 * UNIT_CHARS`` is cut into,
+so that the threads encode one long text together."""
+
+_TEXT_CHARS = 64
+"""What a text counts for in a unit beyond its characters: its own cost (a list, a call)."""
+
+_WHOLE, _PART, _LAST = 0, 1, 2
 
 
 def _code_points(ids: str) -> list[int]:
@@ -163,6 +181,9 @@ class Tokenizer:
         self._direct = False
         self._encoder: Encoder | None = None
         """The compiled encoder with its cache (named patterns only; made on first use)."""
+        self._piece_encoder: Encoder | None = None
+        """The compiled encoder of the pieces between added tokens, where the pattern is
+        compiled but cutting out the added tokens is not (``_new_piece_encoder``)."""
         self._pretokens: dict[str, str] = {}
         """Ids of each pre-token, under a custom pattern."""
 
@@ -178,24 +199,36 @@ class Tokenizer:
     @direct.setter
     def direct(self, on: bool) -> None:
         self._direct = on
-        self._encoder = None  # its cache was filled the other way
+        self._encoder = self._piece_encoder = None  # their caches were filled the other way
         self._pretokens.clear()
 
     @property
     def _compiled(self) -> bool:
-        """Whether encoding runs in C: under a named pattern, with special tokens cut out as
-        plain strings in one pass, no normalizer, and no empty special token."""
-        return self.pretokenizer.pattern_name is not None and self.pretokenizer.plain and "" not in self.special_ids
+        """Whether encoding runs in C: under a pattern the compiled pre-tokenizer knows
+        (``KNOWN_PATTERNS``, by its text), with special tokens cut out as plain strings in
+        one pass, no normalizer, and no empty special token."""
+        return self.pretokenizer.chunked and "" not in self.special_ids
 
     def _new_encoder(self, shared: SharedCache | None = None) -> Encoder | None:
         """A compiled encoder with an empty cache of its own, looking in ``shared`` first;
         None where encoding goes through ``regex``."""
         if not self._compiled:
             return None
-        name = self.pretokenizer.pattern_name
-        assert name is not None  # compiled only under a named pattern
         specials = [(s, self.special_ids[s]) for s in sorted(set(self.special_tokens), key=len, reverse=True)]
-        return Encoder(self._ranks, self._table, _COMPILED[name], self._direct, self.cache_size, specials, shared)
+        return Encoder(self._ranks, self._table, self.pretokenizer.family_id, self._direct, self.cache_size, specials, shared)
+
+    def _new_piece_encoder(self) -> Encoder | None:
+        """Where added tokens matched as HF matches them or a normalizer (Qwen2's NFC) keep
+        the cutting out of added tokens in Python, but the pattern is compiled: an encoder of
+        the pieces between them, with no special tokens. In its vocabulary every entry whose
+        bytes are an added token's is empty, never found (a pre-token is never empty), for
+        such a pre-token is merged (``_encode_pretoken``). None under a pattern that runs
+        through ``regex``."""
+        if self.pretokenizer.family is None:
+            return None
+        added = {token.content.encode("utf-8") for token in self.added_tokens}
+        table = Vocab({i: b"" if token in added else token for i, token in self.vocab.items()})
+        return Encoder(self._ranks, table, self.pretokenizer.family_id, self._direct, self.cache_size, [], None)
 
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled as what it is made from: the compiled merge table is rebuilt on load."""
@@ -433,6 +466,16 @@ class Tokenizer:
             self._encoder = self._new_encoder()
         if self._encoder is not None:
             return self._encoder.encode(text)
+        if self._piece_encoder is None:
+            self._piece_encoder = self._new_piece_encoder()
+        if self._piece_encoder is not None:
+            ids: list[int] = []
+            for piece, token in self.pretokenizer.split_added(text):
+                if token is not None:
+                    ids.append(token.id)
+                else:
+                    ids += self._piece_encoder.encode(piece)
+            return ids
         return _code_points(
             "".join(chr(token.id) if token else self._encode_custom(piece) for piece, token in self.pretokenizer.split_added(text))
         )
@@ -456,55 +499,170 @@ class Tokenizer:
 
     def encode_stream(self, texts: Iterable[str], workers: int | None = None) -> Iterator[list[int]]:
         """``encode`` of each text, in order, as ``texts`` yields them, in ``workers`` threads
-        (default: one per core), with at most two texts per thread in flight.
+        (default: one per core).
 
         The compiled encoder releases the GIL, so threads run in parallel; each has an
         encoder of its own for the whole stream, and all share one cache of pre-tokens' ids
-        (what one thread merges, the others find). Reading the texts (in this thread)
-        overlaps with the encoding. Under a custom pattern the regex holds the GIL:
-        the texts are encoded one after another.
+        (what one thread merges, the others find). A thread takes texts in units of about
+        ``UNIT_CHARS`` characters, encoded with the GIL released once for the unit, so many
+        short texts cost little more than one long one; a text longer than ``2 * UNIT_CHARS``
+        is cut where no pre-token changes (``PreTokenizer.safe_cut``) and its pieces are
+        encoded in parallel. At most two units per thread are in flight, and reading the
+        texts (in this thread) overlaps with the encoding. Under a pattern that runs through
+        ``regex`` the regex holds the GIL: the texts are encoded one after another.
         """
-        return self._in_threads(texts, workers, Encoder.encode, self.encode)
+        threads = self._threads(workers)
+        if not self._compiled:
+            return map(self.encode, texts)
+        return _assembled(self._in_threads(self._units(texts, threads > 1), threads, _encode_unit), _joined_lists)
 
     def encode_packed_stream(self, texts: Iterable[str], dtype: str = "uint32", workers: int | None = None) -> Iterator[bytes]:
         """``encode_packed`` of each text, as ``encode_stream`` does ``encode``: packing too
         runs in the threads."""
         width = ID_WIDTHS[dtype]
-        return self._in_threads(
-            texts, workers, lambda encoder, text: encoder.encode_packed(text, width), lambda text: self.encode_packed(text, dtype)
-        )
+        threads = self._threads(workers)
+        if not self._compiled:
+            return (self.encode_packed(text, dtype) for text in texts)
+        return _assembled(self._in_threads(self._units(texts, threads > 1), threads, _packed_unit(width)), b"".join)
 
-    def _in_threads(
-        self, texts: Iterable[str], workers: int | None, compiled: Callable[[Encoder, str], T], plain: Callable[[str], T]
-    ) -> Iterator[T]:
-        """``compiled(encoder, text)`` of each text in ``workers`` threads, each with an
-        ``Encoder`` of its own over one shared cache; ``plain(text)`` in this thread when
-        there is one worker or no compiled encoder."""
+    def encode_packed_batches(
+        self, batches: Iterable[tuple[Sequence[str], Sequence[bool]]], dtype: str, eot: int | None = None, workers: int | None = None
+    ) -> Iterator[bytes]:
+        """For each batch ``(texts, ends)``, in order: the ids of its texts packed as
+        ``encode_packed`` does and joined, with ``eot`` after each text whose flag in ``ends``
+        is true. Each batch is cut into units for ``workers`` threads as ``encode_stream``
+        cuts texts; a dataset is written this way."""
+        width = ID_WIDTHS[dtype]
+        threads = self._threads(workers)
+        if threads == 1:
+            yield from (self._packed_batch(list(texts), list(ends), width, eot) for texts, ends in batches)
+            return
+        units = self._batch_units(batches)
+        run = _joined_unit(width, -1 if eot is None else eot)
+        parts: list[bytes] = []
+        for data, last in self._in_threads(units, threads, run):
+            parts.append(data)
+            if last:
+                yield b"".join(parts)
+                parts = []
+
+    def _packed_batch(self, texts: list[str], ends: list[bool], width: int, eot: int | None) -> bytes:
+        """One batch of ``encode_packed_batches``, in this thread."""
+        if self._encoder is None:
+            self._encoder = self._new_encoder()
+        if self._encoder is not None:
+            return self._encoder.encode_packed_many(texts, width, -1 if eot is None else eot, ends)
+        dtype = next(name for name, size in ID_WIDTHS.items() if size == width)
+        tail = b"" if eot is None else eot.to_bytes(width, "little")
+        return b"".join(self.encode_packed(text, dtype) + (tail if end else b"") for text, end in zip(texts, ends, strict=True))
+
+    def _threads(self, workers: int | None) -> int:
+        """How many threads encode: ``workers`` (default one per core), but one when
+        encoding is not compiled."""
         workers = workers or os.cpu_count() or 1
-        if workers <= 1 or not self._compiled:
-            yield from map(plain, texts)
+        return workers if workers > 1 and self._compiled else 1
+
+    def _pieces(self, text: str) -> Iterator[str]:
+        """``text`` in pieces of about ``PIECE_CHARS`` characters, cut where no pre-token
+        changes (a piece grows until it holds such a cut)."""
+        start, size = 0, PIECE_CHARS
+        while len(text) - start > size:
+            cut = self.pretokenizer.safe_cut(text[start : start + size])
+            if not cut:
+                size *= 2
+                continue
+            yield text[start : start + cut]
+            start, size = start + cut, PIECE_CHARS
+        yield text[start:]
+
+    def _units(self, texts: Iterable[str], cut: bool) -> Iterator[tuple[list[str], int]]:
+        """Texts in units for the threads, each with how its results make the stream's:
+        ``_WHOLE`` (one a text), ``_PART`` (a piece of a long text; more follow), ``_LAST``
+        (the long text's last piece). Long texts are cut only where ``cut`` (threads share
+        them)."""
+        unit: list[str] = []
+        size = 0
+        for text in texts:
+            if cut and len(text) > 2 * UNIT_CHARS:
+                if unit:
+                    yield unit, _WHOLE
+                    unit, size = [], 0
+                pieces = self._pieces(text)
+                piece = next(pieces)
+                for following in pieces:
+                    yield [piece], _PART
+                    piece = following
+                yield [piece], _LAST
+                continue
+            unit.append(text)
+            size += len(text) + _TEXT_CHARS
+            if size >= UNIT_CHARS:
+                yield unit, _WHOLE
+                unit, size = [], 0
+        if unit:
+            yield unit, _WHOLE
+
+    def _batch_units(self, batches: Iterable[tuple[Sequence[str], Sequence[bool]]]) -> Iterator[tuple[tuple[list[str], list[bool]], bool]]:
+        """The batches of ``encode_packed_batches`` in units ``(texts, ends)`` for the
+        threads, each with whether it ends its batch; a long text is cut into pieces, the
+        flag of its end going with its last."""
+        for texts, ends in batches:
+            unit: list[str] = []
+            flags: list[bool] = []
+            size = 0
+            for text, end in zip(texts, ends, strict=True):
+                pieces = self._pieces(text) if len(text) > 2 * UNIT_CHARS else iter([text])
+                piece = next(pieces)
+                for following in pieces:
+                    unit.append(piece)
+                    flags.append(False)
+                    piece = following
+                    size += PIECE_CHARS
+                    if size >= UNIT_CHARS:
+                        yield (unit, flags), False
+                        unit, flags, size = [], [], 0
+                unit.append(piece)
+                flags.append(end)
+                size += len(piece) + _TEXT_CHARS
+                if size >= UNIT_CHARS:
+                    yield (unit, flags), False
+                    unit, flags, size = [], [], 0
+            yield (unit, flags), True
+
+    def _in_threads(self, units: Iterable[tuple[U, K]], threads: int, run: Callable[[Encoder, U], R]) -> Iterator[tuple[R, K]]:
+        """``(run(encoder, unit), kind)`` of each unit, in order, computed in ``threads``
+        threads, each with an ``Encoder`` of its own over one shared cache; at most two
+        units a thread in flight. One thread: this one, with the tokenizer's own encoder."""
+        if threads == 1:
+            if self._encoder is None:
+                self._encoder = self._new_encoder()
+            encoder = self._encoder
+            assert encoder is not None  # called only when encoding is compiled
+            yield from ((run(encoder, unit), kind) for unit, kind in units)
             return
         local = threading.local()
         # Once full it takes no more (the encoders' own caches take the rest): never emptied under a reader.
         shared = SharedCache(self._ranks, self._table, self._direct, self.cache_size)
 
-        def encode(text: str) -> T:
+        def work(unit: U) -> R:
             encoder: Encoder | None = getattr(local, "encoder", None) or self._new_encoder(shared)
-            assert encoder is not None  # threads run only when encoding is compiled (checked above)
+            assert encoder is not None  # threads run only when encoding is compiled (_threads)
             local.encoder = encoder
-            return compiled(encoder, text)
+            return run(encoder, unit)
 
-        with ThreadPoolExecutor(workers) as pool:
-            pending: deque[Future[T]] = deque()
+        with ThreadPoolExecutor(threads) as pool:
+            pending: deque[tuple[Future[R], K]] = deque()
             try:
-                for text in texts:
-                    pending.append(pool.submit(encode, text))
-                    if len(pending) >= 2 * workers:
-                        yield pending.popleft().result()
+                for unit, kind in units:
+                    pending.append((pool.submit(work, unit), kind))
+                    if len(pending) >= 2 * threads:
+                        future, done = pending.popleft()
+                        yield future.result(), done
                 while pending:
-                    yield pending.popleft().result()
+                    future, done = pending.popleft()
+                    yield future.result(), done
             finally:
-                for future in pending:
+                for future, _ in pending:
                     future.cancel()
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
@@ -560,6 +718,45 @@ class Tokenizer:
         except (KeyError, TypeError):
             bad = next(i for i in ids if not isinstance(i, int) or i not in vocab)
             raise ValueError(f"token id {bad!r} is not in the vocabulary (0-{max(vocab)})") from None
+
+
+def _encode_unit(encoder: Encoder, texts: list[str]) -> list[list[int]]:
+    return encoder.encode_many(texts)
+
+
+def _packed_unit(width: int) -> Callable[[Encoder, list[str]], list[bytes]]:
+    def run(encoder: Encoder, texts: list[str]) -> list[bytes]:
+        return encoder.encode_many(texts, width)
+
+    return run
+
+
+def _joined_unit(width: int, eot: int) -> Callable[[Encoder, tuple[list[str], list[bool]]], bytes]:
+    def run(encoder: Encoder, unit: tuple[list[str], list[bool]]) -> bytes:
+        return encoder.encode_packed_many(unit[0], width, eot, unit[1])
+
+    return run
+
+
+def _joined_lists(parts: list[list[int]]) -> list[int]:
+    out = parts[0]
+    for part in parts[1:]:
+        out += part
+    return out
+
+
+def _assembled(results: Iterator[tuple[list[T], int]], join: Callable[[list[T]], T]) -> Iterator[T]:
+    """The stream's results from the units': each of a ``_WHOLE`` unit's, and the pieces of a
+    long text joined."""
+    parts: list[T] = []
+    for out, kind in results:
+        if kind == _WHOLE:
+            yield from out
+            continue
+        parts.append(out[0])
+        if kind == _LAST:
+            yield join(parts)
+            parts = []
 
 
 def _unpickle(settings: tuple[Any, ...], direct: bool) -> Tokenizer:

@@ -27,6 +27,7 @@ from itertools import compress
 from pathlib import Path
 from typing import NoReturn
 
+from engine.corpus.pretokenize import CL100K_PATTERN, O200K_PATTERN
 from engine.errors import ModelFileError, SettingsError, unreadable
 from engine.formats._ranks_core import recover_merges
 from engine.formats.atomic import Pathish
@@ -34,24 +35,6 @@ from engine.formats.atomic import Pathish
 SUFFIXES = (".tiktoken", ".tiktoken.gz")
 
 _NOT_SEPARATORS = bytes(b for b in range(256) if b not in b" \n")
-
-CL100K_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
-"""GPT-4's pre-tokenizer, as tiktoken's ``cl100k_base`` gives it."""
-
-O200K_PATTERN = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
-"""GPT-4o's pre-tokenizer, as tiktoken's ``o200k_base`` gives it."""
 
 
 @dataclass(frozen=True, slots=True)

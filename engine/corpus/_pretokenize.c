@@ -1,0 +1,93 @@
+/* engine.corpus._pretokenize: the compiled pre-tokenizer (engine/corpus/_pretokenize_core.c)
+ * for Python: the pre-tokens of a str under a family of patterns, or how many there are.
+ * Counting for training splits its distinct parts with it (engine/corpus/pretokenize.py).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "_pretokenize_core.h"
+
+/* The UTF-8 of text (a new buffer, or the str's own bytes when it is ASCII: *owned 0) and
+ * its length; NULL with MemoryError. Lone surrogates are kept (see utf8_encode). */
+static const uint8_t *utf8_of(PyObject *text, ptrdiff_t *len, int *owned) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text), surrogates = 0;
+    *owned = !PyUnicode_IS_ASCII(text);
+    if (!*owned) {
+        *len = n;
+        return PyUnicode_DATA(text);
+    }
+    uint8_t *buf = PyMem_Malloc(utf8_room(kind, n) + 1);
+    if (!buf) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    *len = utf8_encode(PyUnicode_DATA(text), kind, n, buf, &surrogates);
+    return buf;
+}
+
+static int parse(PyObject *args, PyObject **text, int *pattern) {
+    if (!PyArg_ParseTuple(args, "Ui", text, pattern)) return -1;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(*text) < 0) return -1; /* legacy (wstr) strings; 3.12 has none left */
+#endif
+    if (*pattern < 0 || *pattern >= PATTERN_COUNT) {
+        PyErr_Format(PyExc_ValueError, "pattern must be a family number, 0-%d", PATTERN_COUNT - 1);
+        return -1;
+    }
+    return 0;
+}
+
+/* pretokens(text: str, pattern: int) -> list[str] */
+static PyObject *pretokens(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *text;
+    int pattern, owned;
+    ptrdiff_t len;
+    if (parse(args, &text, &pattern)) return NULL;
+    const uint8_t *s = utf8_of(text, &len, &owned);
+    if (!s) return NULL;
+    PyObject *out = PyList_New(0);
+    Py_ssize_t at = 0; /* the code point where the pre-token starts */
+    for (ptrdiff_t i = 0, j; out && i < len; i = j) {
+        j = pretoken_end(s, len, i, pattern);
+        Py_ssize_t chars = 0;
+        for (ptrdiff_t k = i; k < j; k++) chars += (s[k] & 0xC0) != 0x80;
+        PyObject *piece = PyUnicode_Substring(text, at, at + chars);
+        if (!piece || PyList_Append(out, piece)) Py_CLEAR(out);
+        Py_XDECREF(piece);
+        at += chars;
+    }
+    if (owned) PyMem_Free((void *)s);
+    return out;
+}
+
+/* pretoken_count(text: str, pattern: int) -> int: how many pre-tokens, no str made (to time
+ * the scan alone; the GIL is released). */
+static PyObject *pretoken_count(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *text;
+    int pattern, owned;
+    ptrdiff_t len, n = 0, ends[256], got;
+    if (parse(args, &text, &pattern)) return NULL;
+    const uint8_t *s = utf8_of(text, &len, &owned);
+    if (!s) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    for (ptrdiff_t i = 0; (got = pretoken_ends(s, len, i, pattern, ends, 256)) > 0; i = ends[got - 1]) n += got;
+    Py_END_ALLOW_THREADS
+    if (owned) PyMem_Free((void *)s);
+    return PyLong_FromSsize_t(n);
+}
+
+static PyMethodDef functions[] = {
+    {"pretokens", pretokens, METH_VARARGS, "The pre-tokens of a text under a family of patterns (a PATTERN_ number)."},
+    {"pretoken_count", pretoken_count, METH_VARARGS, "How many pre-tokens pretokens() would give, without making them."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "engine.corpus._pretokenize", "The compiled pre-tokenizer.", -1, functions, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__pretokenize(void) {
+    pretokenize_tables_init();
+    return PyModule_Create(&module);
+}
