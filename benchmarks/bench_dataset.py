@@ -19,17 +19,16 @@ shared data) get over one on the machine at that moment: the most any encoding c
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import os
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
+
+from machine import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -79,7 +78,7 @@ def main() -> None:
         counts = args.workers or [1, 2]
         print(
             f"{corpus.name}: {size / 1e6:.1f} MB ({CORPUS.name} repeated), GPT-2 files, --eot, uint16 out; "
-            f"median of {args.rounds}, worker counts interleaved; {_machine()}"
+            f"median of {args.rounds}, worker counts interleaved; {machine()}"
         )
         runs: dict[int, list[dict[str, float]]] = {workers: [] for workers in counts}
         for _ in range(args.rounds):
@@ -107,26 +106,7 @@ def main() -> None:
                 f"{size / 1e6 / encoding:.1f} | {runs[workers][0]['tokens'] / encoding:,.0f} | {cpu:.2f} s | "
                 f"{max(r['rss_kb'] for r in runs[workers]) / 1024:.0f} MB |"
             )
-        print(f"after: {_machine()}")
-
-
-def _machine() -> str:
-    """The 1-, 5- and 15-minute load averages (other work on the machine skews the times) and
-    the speed-up of two threads hashing over one, median of 5."""
-    data = bytes(16 << 20)
-
-    def hashing(threads: int) -> float:
-        started = time.perf_counter()
-        running = [threading.Thread(target=hashlib.sha256, args=(data,)) for _ in range(threads)]
-        for t in running:
-            t.start()
-        for t in running:
-            t.join()
-        return time.perf_counter() - started
-
-    speedup = statistics.median(2 * hashing(1) / hashing(2) for _ in range(5))
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    return f"load average {load}, 2 threads of SHA-256 {speedup:.2f}x one"
+        print(f"after: {machine()}")
 
 
 if __name__ == "__main__":

@@ -45,15 +45,12 @@ from __future__ import annotations
 
 import argparse
 import gc
-import hashlib
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from functools import partial
@@ -64,6 +61,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import models  # noqa: E402
+from machine import machine  # noqa: E402
 
 CORPORA = HERE.parent.parent / "shared" / "corpora"
 PEERS = ["bpe-tui", "tiktoken", "gigatoken", "fastokens"]
@@ -228,23 +226,6 @@ def _check(where: str, out: Any, text: str, reference: list[list[int]]) -> None:
 
 
 # -- the parent: runs the children, prints the table -----------------------------------------
-
-
-def machine() -> str:
-    data = bytes(16 << 20)
-
-    def hashing(threads: int) -> float:
-        started = time.perf_counter()
-        running = [threading.Thread(target=hashlib.sha256, args=(data,)) for _ in range(threads)]
-        for t in running:
-            t.start()
-        for t in running:
-            t.join()
-        return time.perf_counter() - started
-
-    speedup = statistics.median(2 * hashing(1) / hashing(2) for _ in range(5))
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    return f"load average {load}, 2 threads of SHA-256 {speedup:.2f}x one"
 
 
 def table(results: list[dict[str, Any]]) -> str:

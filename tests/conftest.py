@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -64,6 +65,17 @@ def run_cli(*args: str, cwd: Path = ROOT, stdin: str | None = None) -> subproces
         encoding="utf-8",
         timeout=300,
     )
+
+
+def assert_changes_account_for(before: dict[Any, int], record: Any, after: dict[Any, int]) -> None:
+    """A merge's reported count changes turn the pair counts ``before`` it into those ``after``
+    it: each change starts from the count it says, and the merged pair is gone."""
+    expected = dict(before)
+    del expected[record.pair]
+    for change in record.changes:
+        assert expected.get(change.pair, 0) == change.before
+        expected[change.pair] = change.after
+    assert {p: c for p, c in expected.items() if c} == after
 
 
 def refused(done: subprocess.CompletedProcess[str], *expected: str) -> str:
