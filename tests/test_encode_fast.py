@@ -189,6 +189,17 @@ def test_decode_takes_any_sequence_of_ints(tok):
     assert tok.decode([]) == ""
 
 
+def test_packed_ids_become_the_same_ints(tok):
+    """The threads hand their ids over packed; ``Vocab.ids`` makes them the list ``encode`` gives."""
+    ids = tok.encode(SAMPLE)
+    assert tok._table.ids(tok.encode_packed(SAMPLE, "uint32")) == ids
+    assert tok._table.ids(b"") == []
+    with pytest.raises(ValueError, match="4 bytes each"):
+        tok._table.ids(b"\x01\x00\x00")
+    with pytest.raises(ValueError, match=f"token id {max(tok.vocab) + 1} is not in the vocabulary"):
+        tok._table.ids(packed([max(tok.vocab) + 1], "I"))
+
+
 def test_turning_direct_off_empties_the_cache():
     """An entry that does not encode to itself: direct on gives it whole, off merges it."""
     vocab = {i: bytes([i]) for i in range(256)} | {256: b"bc", 257: b"abc"}

@@ -433,7 +433,38 @@ static PyObject *Vocab_decode(Vocab *v, PyObject *ids) {
     return out;
 }
 
+/* ids(packed) -> list[int]: the ids of a little-endian array of 4-byte unsigned ints, as
+ * the threads of a long text hand them over: made ints once, from the ints made for each
+ * id up front. ValueError for an id that is no entry. */
+static PyObject *Vocab_ids(Vocab *v, PyObject *packed) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(packed, &view, PyBUF_SIMPLE)) return NULL;
+    PyObject *out = NULL;
+    if (view.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "packed ids are 4 bytes each");
+        goto done;
+    }
+    Py_ssize_t count = view.len / 4;
+    if (!(out = PyList_New(count))) goto done;
+    const uint8_t *p = view.buf;
+    for (Py_ssize_t k = 0; k < count; k++, p += 4) {
+        uint32_t id = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+        PyObject *object = id < v->nids ? v->id_objects[id] : NULL;
+        if (!object) {
+            PyErr_Format(PyExc_ValueError, "token id %lu is not in the vocabulary", (unsigned long)id);
+            Py_CLEAR(out);
+            goto done;
+        }
+        Py_INCREF(object);
+        PyList_SET_ITEM(out, k, object);
+    }
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+
 static PyMethodDef Vocab_methods[] = {
+    {"ids", (PyCFunction)Vocab_ids, METH_O, "The ids of a little-endian array of 4-byte unsigned ints, as a list."},
     {"decode_bytes", (PyCFunction)Vocab_decode_bytes, METH_O, "The bytes of a sequence of ids, joined."},
     {"decode", (PyCFunction)Vocab_decode, METH_O, "The text of a sequence of ids; invalid UTF-8 becomes U+FFFD."},
     {NULL, NULL, 0, NULL},

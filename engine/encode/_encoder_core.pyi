@@ -19,6 +19,9 @@ class Vocab:
         an item that is not an int."""
     def decode(self, ids: Sequence[int], /) -> str:
         """``decode_bytes(ids)`` read as UTF-8, invalid bytes as U+FFFD."""
+    def ids(self, packed: bytes, /) -> list[int]:
+        """The ids of a little-endian array of 4-byte unsigned ints (``Encoder.encode_packed``'s
+        with width 4) as a list; ValueError for an id that is no entry."""
 
 class SharedCache:
     """A cache of up to ``capacity`` pre-tokens' ids that the ``Encoder``s of these ranks,

@@ -51,7 +51,6 @@ _TYPECODES = {2: "H", 4: _UINT32}
 ID_WIDTHS = {"uint16": 2, "uint32": 4}
 """Bytes of each unsigned integer type a file of ids may hold."""
 
-T = TypeVar("T")
 U = TypeVar("U")
 K = TypeVar("K")
 R = TypeVar("R")
@@ -508,13 +507,18 @@ class Tokenizer:
         short texts cost little more than one long one; a text longer than ``2 * UNIT_CHARS``
         is cut where no pre-token changes (``PreTokenizer.safe_cut``) and its pieces are
         encoded in parallel. At most two units per thread are in flight, and reading the
-        texts (in this thread) overlaps with the encoding. Under a pattern that runs through
-        ``regex`` the regex holds the GIL: the texts are encoded one after another.
+        texts (in this thread) overlaps with the encoding. The threads hand their ids over
+        packed and this thread makes them ints, once: a long text's pieces are joined as
+        bytes first, not as lists. Under a pattern that runs through ``regex`` the regex holds
+        the GIL: the texts are encoded one after another.
         """
         threads = self._threads(workers)
         if not self._compiled:
             return map(self.encode, texts)
-        return _assembled(self._in_threads(self._units(texts, threads > 1), threads, _encode_unit), _joined_lists)
+        if threads == 1:  # nothing to hand over: each unit's lists straight from the encoder
+            units = self._in_threads(self._units(texts, False), 1, Encoder.encode_many)
+            return (ids for lists, _ in units for ids in lists)
+        return map(self._table.ids, self.encode_packed_stream(texts, "uint32", threads))
 
     def encode_packed_stream(self, texts: Iterable[str], dtype: str = "uint32", workers: int | None = None) -> Iterator[bytes]:
         """``encode_packed`` of each text, as ``encode_stream`` does ``encode``: packing too
@@ -523,7 +527,7 @@ class Tokenizer:
         threads = self._threads(workers)
         if not self._compiled:
             return (self.encode_packed(text, dtype) for text in texts)
-        return _assembled(self._in_threads(self._units(texts, threads > 1), threads, _packed_unit(width)), b"".join)
+        return _assembled(self._in_threads(self._units(texts, threads > 1), threads, _packed_unit(width)))
 
     def encode_packed_batches(
         self, batches: Iterable[tuple[Sequence[str], Sequence[bool]]], dtype: str, eot: int | None = None, workers: int | None = None
@@ -720,10 +724,6 @@ class Tokenizer:
             raise ValueError(f"token id {bad!r} is not in the vocabulary (0-{max(vocab)})") from None
 
 
-def _encode_unit(encoder: Encoder, texts: list[str]) -> list[list[int]]:
-    return encoder.encode_many(texts)
-
-
 def _packed_unit(width: int) -> Callable[[Encoder, list[str]], list[bytes]]:
     def run(encoder: Encoder, texts: list[str]) -> list[bytes]:
         return encoder.encode_many(texts, width)
@@ -738,24 +738,17 @@ def _joined_unit(width: int, eot: int) -> Callable[[Encoder, tuple[list[str], li
     return run
 
 
-def _joined_lists(parts: list[list[int]]) -> list[int]:
-    out = parts[0]
-    for part in parts[1:]:
-        out += part
-    return out
-
-
-def _assembled(results: Iterator[tuple[list[T], int]], join: Callable[[list[T]], T]) -> Iterator[T]:
+def _assembled(results: Iterator[tuple[list[bytes], int]]) -> Iterator[bytes]:
     """The stream's results from the units': each of a ``_WHOLE`` unit's, and the pieces of a
     long text joined."""
-    parts: list[T] = []
+    parts: list[bytes] = []
     for out, kind in results:
         if kind == _WHOLE:
             yield from out
             continue
         parts.append(out[0])
         if kind == _LAST:
-            yield join(parts)
+            yield b"".join(parts)
             parts = []
 
 
