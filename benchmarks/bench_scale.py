@@ -6,6 +6,8 @@ cut into documents at blank lines, dealt round-robin to 32 gzip-compressed JSONL
 temporary directory. Each trainer runs in a fresh process:
 
 - ``bpe-tui``: ``count_inputs`` with 2 worker processes, then the merges in this process;
+- ``bpe-tui-1``: the same counted in this one process (``workers=1``, ``--workers 1``), the
+  smallest footprint;
 - ``bpe-tui dask``: the same with ``dask="local:2"`` (a ``LocalCluster`` of 2 worker
   processes on 127.0.0.1, its scheduler in the trainer process);
 - ``hf-tokenizers``: ``train_from_iterator`` over the documents, read from the shards in Python;
@@ -44,7 +46,7 @@ from bench_train import GPT2_PATTERN, SPECIAL, hf_trainer
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARDS = 32
-TRAINERS = {"bpe-tui": None, "bpe-tui-dask": None, "hf-tokenizers": "tokenizers", "rustbpe": "rustbpe"}
+TRAINERS = {"bpe-tui": None, "bpe-tui-1": None, "bpe-tui-dask": None, "hf-tokenizers": "tokenizers", "rustbpe": "rustbpe"}
 """Trainer names and the module each needs."""
 
 
@@ -107,7 +109,7 @@ def child(name: str, folder: Path, vocab_size: int) -> None:
         if name == "bpe-tui-dask":
             import distributed  # noqa: F401  (43 MB of code the trainer needs before any count)
         info["rss_imports_mb"] = peak_rss_mb()
-        where = {"dask": "local:2"} if name == "bpe-tui-dask" else {"workers": 2}
+        where = {"dask": "local:2"} if name == "bpe-tui-dask" else {"workers": 1 if name == "bpe-tui-1" else 2}
         words, summary = count_table([str(folder / "*.jsonl.gz")], CountSettings("gpt2", (SPECIAL,)), **where)  # as Trainer.from_files does
         info["count_s"] = time.perf_counter() - started
         info["rss_counted_mb"] = peak_rss_mb()

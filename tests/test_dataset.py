@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from engine import Tokenizer
 from engine.corpus.sources import expand_inputs
 from engine.encode import dataset
-from engine.encode.dataset import encode_dataset, id_dtype, model_digest
+from engine.encode.dataset import encode_dataset, id_dtype
 from tests.conftest import CLI_ENV, ROOT, fixture_file, refused, run_cli
 
 DOCS = [
@@ -148,7 +148,7 @@ def test_cli_one_and_two_workers_write_the_same_bytes(gpt2_dir, gpt2, corpus, tm
         "documents": len(docs),
         "bad_records_skipped": 0,
         "model": str(gpt2_dir),
-        "model_digest": model_digest(gpt2),
+        "model_digest": gpt2.digest(),
         "vocab_size": 50257,
         "eot": 50256,
         "text_field": "body",
@@ -182,12 +182,16 @@ def test_dtype_is_the_smallest_that_holds_every_id(gpt2, tmp_path):
     ids = np.load(out)
     assert summary.dtype == "uint32" and ids.dtype == np.uint32
     assert ids.tolist() == [*wide.encode("hi <|endoftext|> there"), base + 256]
-    assert model_digest(wide) != model_digest(gpt2)
+    assert wide.digest() != gpt2.digest()
 
 
 def test_model_digest_is_the_model_not_its_files(gpt2, tmp_path):
     gpt2.save(tmp_path / "tokenizer.json")
-    assert model_digest(Tokenizer.load(tmp_path / "tokenizer.json")) == model_digest(gpt2)
+    assert Tokenizer.load(tmp_path / "tokenizer.json").digest() == gpt2.digest()
+    swapped = gpt2.merges[:]
+    swapped[5], swapped[6] = swapped[6], swapped[5]
+    assert Tokenizer(gpt2.vocab, swapped, gpt2.special_tokens).digest() != gpt2.digest()
+    assert Tokenizer(gpt2.vocab, gpt2.merges, gpt2.special_tokens, pattern="gpt4").digest() != gpt2.digest()
 
 
 def nothing_written(tmp_path: Path, keep: set[str]) -> None:

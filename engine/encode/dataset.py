@@ -16,8 +16,6 @@ whole: bad input, a full disk or Ctrl-C leaves neither.
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
 import os
 import struct
@@ -30,7 +28,6 @@ from typing import Any
 
 from engine.corpus.shards import CountSettings, source_texts, trim_heap
 from engine.corpus.sources import Source, optional
-from engine.corpus.stages import describe
 from engine.encode.tokenizer import ID_WIDTHS, Tokenizer
 from engine.formats.atomic import atomic_file, atomic_write, check_writable_file
 
@@ -66,26 +63,6 @@ class DatasetSummary:
 def id_dtype(tokenizer: Tokenizer) -> str:
     """The smallest unsigned integer type that holds every id of ``tokenizer``."""
     return "uint16" if max(tokenizer.vocab) < 1 << 16 else "uint32"
-
-
-def model_digest(tokenizer: Tokenizer) -> str:
-    """BLAKE2b of what encoding depends on (vocabulary, merges, special tokens, pattern):
-    the same model gives the same digest whichever files it was loaded from. Each list goes
-    in as its length, its items' lengths, then their bytes joined: a few calls for a
-    vocabulary of 200,000 tokens, not one per token."""
-    h = hashlib.blake2b(digest_size=16)
-    ids = sorted(tokenizer.vocab)
-    tokens = [tokenizer.vocab[i] for i in ids]
-    sides = [side for pair in tokenizer.merges for side in pair]
-    for numbers in (ids, [len(token) for token in tokens], [len(side) for side in sides]):
-        h.update(struct.pack(f"<Q{len(numbers)}I", len(numbers), *numbers))
-    h.update(b"".join(tokens))
-    h.update(b"".join(sides))
-    settings: list[Any] = [tokenizer.special_tokens, describe(tokenizer.pattern)]
-    if tokenizer.normalizer or not tokenizer.pretokenizer.plain:  # how the text is matched and changed besides
-        settings += [tokenizer.normalizer, [dataclasses.astuple(t) for t in tokenizer.added_tokens]]
-    h.update(json.dumps(settings).encode("utf-8"))
-    return h.hexdigest()
 
 
 def sidecar_path(path: Path) -> Path:
@@ -165,7 +142,7 @@ def encode_dataset(
             f.write(_npy_header(dtype, tokens))
         # Pure Python, the model's digest is made while this thread waits for the disk: beside the
         # encoder threads it would hold the GIL they take at the end of every text.
-        digest = background.submit(model_digest, tokenizer)
+        digest = background.submit(tokenizer.digest)
         f.flush()
         os.fsync(f.fileno())
         info = sidecar(
@@ -202,7 +179,7 @@ def sidecar(
     skipped_inputs: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The sidecar's fields: enough to load the ids and to tell which model (``digest``: its
-    ``model_digest``) and inputs made them."""
+    ``Tokenizer.digest``) and inputs made them."""
     return {
         "file": path.name,
         "format": "npy" if path.suffix == ".npy" else "raw",

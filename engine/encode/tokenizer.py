@@ -18,7 +18,11 @@ code points (``chr(id)``).
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import os
+import struct
 import sys
 import threading
 from array import array
@@ -26,12 +30,12 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, TypeVar
 
 from engine.corpus.pretokenize import PreTokenizer
-from engine.corpus.stages import AddedToken, PatternSpec, Stage, simplest
+from engine.corpus.stages import AddedToken, PatternSpec, Stage, describe, simplest
 from engine.encode._encoder_core import Encoder, MergeRanks, SharedCache, Vocab
 from engine.errors import ModelFileError, SettingsError
 from engine.formats import rank_files
@@ -228,6 +232,27 @@ class Tokenizer:
         added = {token.content.encode("utf-8") for token in self.added_tokens}
         table = Vocab({i: b"" if token in added else token for i, token in self.vocab.items()})
         return Encoder(self._ranks, table, self.pretokenizer.family_id, self._direct, self.cache_size, [], None)
+
+    def digest(self) -> str:
+        """BLAKE2b of what encoding depends on (vocabulary, merge ranks, special tokens,
+        pattern): the same model gives the same digest whichever files it was loaded from.
+        Each part goes in as its lengths, then its contents joined, in a few calls: a
+        vocabulary of 200,000 tokens takes a few hundredths of a second."""
+        h = hashlib.blake2b(digest_size=16)
+        ids = sorted(self.vocab)
+        tokens = [self.vocab[i] for i in ids]
+        h.update(struct.pack(f"<Q{len(ids)}I", len(ids), *ids))
+        h.update(struct.pack(f"<{len(tokens)}I", *map(len, tokens)))
+        h.update(b"".join(tokens))
+        pairs = array(_UINT32, chain.from_iterable(self._rank_of))  # each rank's pair of ids, in rank order
+        if sys.byteorder == "big":
+            pairs.byteswap()
+        h.update(struct.pack("<Q", len(pairs)) + pairs.tobytes())
+        settings: list[Any] = [self.special_tokens, describe(self.pattern)]
+        if self.normalizer or not self.pretokenizer.plain:  # how the text is matched and changed besides
+            settings += [self.normalizer, [dataclasses.astuple(t) for t in self.added_tokens]]
+        h.update(json.dumps(settings).encode("utf-8"))
+        return h.hexdigest()
 
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled as what it is made from: the compiled merge table is rebuilt on load."""
