@@ -192,6 +192,8 @@ def test_model_digest_is_the_model_not_its_files(gpt2, tmp_path):
     swapped[5], swapped[6] = swapped[6], swapped[5]
     assert Tokenizer(gpt2.vocab, swapped, gpt2.special_tokens).digest() != gpt2.digest()
     assert Tokenizer(gpt2.vocab, gpt2.merges, gpt2.special_tokens, pattern="gpt4").digest() != gpt2.digest()
+    grown = gpt2.vocab | {max(gpt2.vocab) + 1: b"an entry no merge makes"}
+    assert Tokenizer(grown, gpt2.merges, gpt2.special_tokens).digest() != gpt2.digest()
 
 
 def nothing_written(tmp_path: Path, keep: set[str]) -> None:

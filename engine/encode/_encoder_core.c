@@ -232,7 +232,35 @@ static PyObject *MergeRanks_ids(MergeRanks *m, PyObject *arg) {
     return out;
 }
 
+/* Store v as 4 little-endian bytes at p. */
+static inline void put_le32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+/* canonical() -> bytes: each rank's pair of ids, in rank order, as little-endian 4-byte ids
+ * (0xFFFFFFFF twice for a rank whose pair an earlier rank already merges), read from the
+ * table in one pass: what the merges are, whichever file they came from. */
+static PyObject *MergeRanks_canonical(MergeRanks *m, PyObject *Py_UNUSED(arg)) {
+    PyObject *out = PyBytes_FromStringAndSize(NULL, 8 * m->nmerged);
+    if (!out) return NULL;
+    uint8_t *p = (uint8_t *)PyBytes_AS_STRING(out);
+    memset(p, 0xFF, 8 * (size_t)m->nmerged);
+    for (uint32_t i = 0; i <= m->mask; i++) {
+        uint64_t slot = m->slots[i];
+        if (slot == EMPTY_KEY) continue;
+        uint64_t pair = PAIR_OF(slot);
+        uint8_t *at = p + 8 * (size_t)RANK_OF(slot);
+        put_le32(at, (uint32_t)(pair >> 21));
+        put_le32(at + 4, (uint32_t)(pair & 0x1FFFFF));
+    }
+    return out;
+}
+
 static PyMethodDef MergeRanks_methods[] = {
+    {"canonical", (PyCFunction)MergeRanks_canonical, METH_NOARGS, "Each rank's pair of ids, as little-endian 4-byte ids."},
     {"ids", (PyCFunction)MergeRanks_ids, METH_O, "The ids of one pre-token's bytes, as a str of code points."},
     {NULL, NULL, 0, NULL},
 };
@@ -463,7 +491,28 @@ done:
     return out;
 }
 
+/* canonical() -> bytes: the length of each id's entry (little-endian, 4 bytes; 0xFFFFFFFF
+ * for an id with none), then the entries' bytes in id order: what the vocabulary is,
+ * whichever file it came from. */
+static PyObject *Vocab_canonical(Vocab *v, PyObject *Py_UNUSED(arg)) {
+    size_t total = 0;
+    for (uint32_t id = 0; id < v->nids; id++)
+        if (v->spans[id].length != NO_ENTRY) total += v->spans[id].length;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(4 * (size_t)v->nids + total));
+    if (!out) return NULL;
+    uint8_t *lengths = (uint8_t *)PyBytes_AS_STRING(out), *bytes = lengths + 4 * (size_t)v->nids;
+    for (uint32_t id = 0; id < v->nids; id++) {
+        Span span = v->spans[id];
+        put_le32(lengths + 4 * (size_t)id, span.length);
+        if (span.length == NO_ENTRY) continue;
+        memcpy(bytes, v->blob + span.start, span.length);
+        bytes += span.length;
+    }
+    return out;
+}
+
 static PyMethodDef Vocab_methods[] = {
+    {"canonical", (PyCFunction)Vocab_canonical, METH_NOARGS, "Each id's entry length, then the entries in id order."},
     {"ids", (PyCFunction)Vocab_ids, METH_O, "The ids of a little-endian array of 4-byte unsigned ints, as a list."},
     {"decode_bytes", (PyCFunction)Vocab_decode_bytes, METH_O, "The bytes of a sequence of ids, joined."},
     {"decode", (PyCFunction)Vocab_decode, METH_O, "The text of a sequence of ids; invalid UTF-8 becomes U+FFFD."},

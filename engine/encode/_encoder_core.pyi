@@ -9,6 +9,9 @@ class MergeRanks:
     def __init__(self, byte_ids: list[int], rank_of: dict[tuple[int, int], int], merged: list[int], /) -> None: ...
     def ids(self, piece: bytes, /) -> str:
         """The ids of one pre-token's bytes, each as a code point."""
+    def canonical(self) -> bytes:
+        """Each rank's pair of ids in rank order, little-endian 4-byte ids (0xFFFFFFFF twice
+        for a rank whose pair an earlier rank already merges)."""
 
 class Vocab:
     """A vocabulary: the bytes of each id, and the id of each entry's bytes."""
@@ -19,6 +22,9 @@ class Vocab:
         an item that is not an int."""
     def decode(self, ids: Sequence[int], /) -> str:
         """``decode_bytes(ids)`` read as UTF-8, invalid bytes as U+FFFD."""
+    def canonical(self) -> bytes:
+        """Each id's entry length (little-endian, 4 bytes; 0xFFFFFFFF for none), then the
+        entries' bytes in id order."""
     def ids(self, packed: bytes, /) -> list[int]:
         """The ids of a little-endian array of 4-byte unsigned ints (``Encoder.encode_packed``'s
         with width 4) as a list; ValueError for an id that is no entry."""

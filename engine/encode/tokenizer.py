@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import repeat
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -236,18 +236,10 @@ class Tokenizer:
     def digest(self) -> str:
         """BLAKE2b of what encoding depends on (vocabulary, merge ranks, special tokens,
         pattern): the same model gives the same digest whichever files it was loaded from.
-        Each part goes in as its lengths, then its contents joined, in a few calls: a
-        vocabulary of 200,000 tokens takes a few hundredths of a second."""
+        The compiled tables hand over their contents whole, in id and rank order."""
         h = hashlib.blake2b(digest_size=16)
-        ids = sorted(self.vocab)
-        tokens = [self.vocab[i] for i in ids]
-        h.update(struct.pack(f"<Q{len(ids)}I", len(ids), *ids))
-        h.update(struct.pack(f"<{len(tokens)}I", *map(len, tokens)))
-        h.update(b"".join(tokens))
-        pairs = array(_UINT32, chain.from_iterable(self._rank_of))  # each rank's pair of ids, in rank order
-        if sys.byteorder == "big":
-            pairs.byteswap()
-        h.update(struct.pack("<Q", len(pairs)) + pairs.tobytes())
+        for table in (self._table.canonical(), self._ranks.canonical()):
+            h.update(struct.pack("<Q", len(table)) + table)
         settings: list[Any] = [self.special_tokens, describe(self.pattern)]
         if self.normalizer or not self.pretokenizer.plain:  # how the text is matched and changed besides
             settings += [self.normalizer, [dataclasses.astuple(t) for t in self.added_tokens]]
