@@ -1076,13 +1076,13 @@ static int pack_out(Encoder *e, int width) {
     uint8_t *p = (uint8_t *)e->out;
     for (size_t k = 0; k < e->out_len; k++, p += width) {
         uint32_t id = e->out[k]; /* read before the bytes at p, which never run ahead of it */
-        if (width == 2 && id > 0xFFFF) return -1;
+        if (width == 4) {
+            put_le32(p, id);
+            continue;
+        }
+        if (id > 0xFFFF) return -1;
         p[0] = (uint8_t)id;
         p[1] = (uint8_t)(id >> 8);
-        if (width == 4) {
-            p[2] = (uint8_t)(id >> 16);
-            p[3] = (uint8_t)(id >> 24);
-        }
     }
     return 0;
 }

@@ -140,8 +140,8 @@ def encode_dataset(
         if header:
             f.seek(0)
             f.write(_npy_header(dtype, tokens))
-        # Pure Python, the model's digest is made while this thread waits for the disk: beside the
-        # encoder threads it would hold the GIL they take at the end of every text.
+        # The model's digest (a few milliseconds, most of it copying the compiled tables) is made
+        # while this thread waits for the disk.
         digest = background.submit(tokenizer.digest)
         f.flush()
         os.fsync(f.fileno())
