@@ -75,7 +75,11 @@ setup(
             include_dirs=SHARED,
             depends=["engine/_atomics.h", "engine/_pair_hash.h", "engine/corpus/_pretokenize_core.h", "engine/corpus/_unicode_classes.h"],
         ),
-        Extension("engine.corpus._space_parts", ["engine/corpus/_space_parts.c"]),
+        Extension(
+            "engine.corpus._tally",
+            ["engine/corpus/_tally.c", "engine/corpus/_pretokenize_core.c"],
+            depends=["engine/corpus/_pretokenize_core.h", "engine/corpus/_unicode_classes.h"],
+        ),
         Extension(
             "engine.corpus._pretokenize",
             ["engine/corpus/_pretokenize.c", "engine/corpus/_pretokenize_core.c"],

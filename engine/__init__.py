@@ -5,7 +5,7 @@ its own (``engine/*/_*.c``).
 """
 
 try:
-    from engine.corpus import _space_parts  # noqa: F401
+    from engine.corpus import _tally  # noqa: F401
     from engine.encode import _encoder_core  # noqa: F401
     from engine.formats import _ranks_core  # noqa: F401
     from engine.train import _trainer_core  # noqa: F401

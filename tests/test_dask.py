@@ -18,7 +18,7 @@ import pytest
 from engine import CorpusError, SettingsError, train_bpe
 from engine.corpus.counting import count_inputs
 from engine.corpus.dask_count import check_target, count_on_dask
-from engine.corpus.shards import CountSettings, PartTally, Shard, ShardCount, count_shard, plan_shards
+from engine.corpus.shards import CountSettings, PretokenTally, Shard, ShardCount, count_shard, plan_shards
 from engine.corpus.sources import expand_inputs
 from tests.conftest import CLI_ENV, ROOT, refused, run_cli, zstd_module
 from tests.test_inputs import DOCS, SPECIAL, write
@@ -101,7 +101,7 @@ def test_a_scheduler_address_is_reached_over_tcp(corpus, alone, process_cluster)
     assert count_inputs([corpus], SETTINGS, shard_bytes=SHARD_BYTES, dask=address) == alone
 
 
-def dies_once(shard: Shard, settings: CountSettings, progress: None, tally: PartTally, marker: str) -> ShardCount:
+def dies_once(shard: Shard, settings: CountSettings, progress: None, tally: PretokenTally, marker: str) -> ShardCount:
     """Count the shard, but the first task to get here kills its worker process."""
     try:
         os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
@@ -122,7 +122,7 @@ def test_a_worker_that_dies_is_replaced_and_its_task_rerun(corpus, alone, proces
     assert [r.digest for r in results] == [count_shard(s, SETTINGS).digest for s in shards]
 
 
-def waits_to_be_seen(shard: Shard, settings: CountSettings, progress: None, tally: PartTally, begun: str, seen: str) -> ShardCount:
+def waits_to_be_seen(shard: Shard, settings: CountSettings, progress: None, tally: PretokenTally, begun: str, seen: str) -> ShardCount:
     """Count the shard once the client has been told of every shard this worker counted
     before it: were progress told only as tasks end, a task's second shard would wait in vain."""
     before = os.path.getsize(begun)
@@ -161,7 +161,7 @@ def test_progress_moves_a_shard_at_a_time_while_tasks_run(corpus, alone, tmp_pat
     assert os.path.getsize(begun) == len(shards)
 
 
-def always_dies(shard: Shard, settings: CountSettings, progress: None, tally: PartTally) -> ShardCount:
+def always_dies(shard: Shard, settings: CountSettings, progress: None, tally: PretokenTally) -> ShardCount:
     os._exit(1)
 
 

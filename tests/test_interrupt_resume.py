@@ -208,7 +208,7 @@ def test_a_counting_worker_that_dies_ends_the_run_with_a_message(tmp_path):
         def die(*args):
             os.kill(os.getpid(), signal.SIGKILL)
 
-        engine.corpus.shards.PartTally.add = die
+        engine.corpus.shards.PretokenTally.add = die
         engine.corpus.counting.IN_PROCESS = 0  # small files, counted by workers all the same
         sys.exit(main(["train", {str(corpus)!r}, {str(other)!r}, "--headless", "--workers", "2"]))
         """

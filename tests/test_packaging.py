@@ -8,7 +8,7 @@ import re
 from importlib import metadata, resources
 from importlib.machinery import EXTENSION_SUFFIXES
 
-from engine.corpus import _pretokenize, _space_parts
+from engine.corpus import _pretokenize, _tally
 from engine.encode import _encoder_core
 from engine.formats import _ranks_core
 from engine.train import _trainer_core
@@ -34,5 +34,5 @@ def test_the_package_carries_its_data_and_compiled_cores():
     assert (samples / "sample.txt").is_file() and (samples / "toy-low-lower.txt").is_file()
     assert (resources.files("engine") / "py.typed").is_file()
     assert (resources.files("bpe_tui.common") / "tokens.tcss").is_file()
-    for core in (_trainer_core, _encoder_core, _space_parts, _pretokenize, _ranks_core):
+    for core in (_trainer_core, _encoder_core, _tally, _pretokenize, _ranks_core):
         assert core.__file__ is not None and core.__file__.endswith(tuple(EXTENSION_SUFFIXES)), core.__file__

@@ -58,7 +58,7 @@ async def test_shown_after_merges_it_replays_the_last_one_and_marks_stale_positi
         assert upcoming.stale > 0  # "o r": the "o" of " or" went into " o" first
         text = shown(screen)
         assert f"{upcoming.recorded} recorded, {upcoming.live} live, {upcoming.stale} stale" in text
-        assert "␣or ×1         [1422 ␣o]↔[1424 r]  1423 stale (merged into the cell before)" in text
+        assert "␣or ×1         [390 ␣o]↔[392 r]  391 stale (merged into the cell before)" in text
         assert "last merge #40" in text
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
+from itertools import pairwise
 
 import pytest
 import regex
@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import PATTERNS, PreTokenizer
-from engine.corpus._space_parts import count_space_parts
+from engine.corpus._tally import Tally
 from engine.corpus.counting import count_file
+from engine.corpus.pretokenize import FAMILIES
 
 SPECIALS = ["<|endoftext|>", "<|endoftext|><|endoftext|>", "<|pad|>"]
 PIECES = [
@@ -69,12 +70,11 @@ def test_count_equals_plain_regex_count(pattern, text):
 
 @pytest.mark.parametrize("pattern", list(PATTERNS))
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=texts, block=st.integers(1, 64), workers=st.sampled_from([1, 2]), max_parts=st.sampled_from([1, 8, 1 << 20]))
-def test_streamed_count_equals_whole_count(monkeypatch, tmp_path, pattern, text, block, workers, max_parts):
-    """Blocks cut by safe_cut, counted apart (in parallel, or here with the distinct parts
-    folded into counts every ``max_parts``), add up to the whole."""
+@given(text=texts, block=st.integers(1, 64), workers=st.sampled_from([1, 2]))
+def test_streamed_count_equals_whole_count(monkeypatch, tmp_path, pattern, text, block, workers):
+    """Blocks cut by safe_cut, counted apart (in parallel, or here into one tally), add up
+    to the whole."""
     monkeypatch.setattr("engine.corpus.counting.IN_PROCESS", 0)  # workers even for a small file
-    monkeypatch.setattr("engine.corpus.shards.MAX_PARTS", max_parts)
     path = tmp_path / "corpus.txt"
     path.write_text(text, encoding="utf-8", newline="")
     pretok = PreTokenizer(pattern, SPECIALS)
@@ -163,84 +163,60 @@ kinds_text = st.one_of(
 )
 
 
-NEWLINE_CUTS = {0: None, 1: re.compile(r"(?<=\S)(?=\n)"), 2: re.compile(r"(?<=[A-Za-z0-9])(?=\n)")}
+def regex_counts(texts: list[str], pattern: str) -> dict[bytes, int]:
+    """The pre-token counts of the texts by ``regex``, in the order first seen."""
+    counts: dict[bytes, int] = {}
+    for text in texts:
+        for tok in regex.findall(PATTERNS[pattern], text):
+            counts[tok.encode()] = counts.get(tok.encode(), 0) + 1
+    return counts
 
 
-def split_counts(piece: str, bare: dict[str, int], spaced: dict[str, int], newline_after: int) -> None:
-    """What count_space_parts must do, written with re.split."""
-    first, *later = re.split(r" (?<=\S )", piece)
-    cut = NEWLINE_CUTS[newline_after]
-    for part, into in [(first, bare), *((p, spaced) for p in later)]:
-        head, *tail = cut.split(part) if cut else [part]
-        into[head] = into.get(head, 0) + 1
-        for t in tail:
-            bare[t] = bare.get(t, 0) + 1
+def table_items(table: tuple[bytes, bytes, bytes]) -> list[tuple[bytes, int]]:
+    words, ends, counts = table
+    stops = memoryview(ends).cast("q").tolist()
+    return list(zip((words[a:b] for a, b in pairwise([0, *stops])), memoryview(counts).cast("q").tolist(), strict=True))
 
 
-@pytest.mark.parametrize("newline_after", [0, 1, 2])
-@settings(max_examples=300, deadline=None)
-@given(
-    pieces=st.lists(kinds_text, min_size=1, max_size=4),
-    bare=st.dictionaries(kinds_text, st.integers(1, 9), max_size=3),
-    spaced=st.dictionaries(kinds_text, st.integers(1, 9), max_size=3),
-)
-def test_count_space_parts_equals_re_split(newline_after, pieces, bare, spaced):
-    """The C counter cuts as re.split does, for every kind of str, and adds to what the
-    dicts already hold."""
-    want_bare, want_spaced = dict(bare), dict(spaced)
+@pytest.mark.parametrize("pattern", FAMILIES)
+@settings(max_examples=200, deadline=None)
+@given(pieces=st.lists(kinds_text, min_size=1, max_size=4))
+def test_tally_counts_as_regex_findall(pattern, pieces):
+    """The C tally counts what regex's findall gives, for every kind of str, text after text,
+    in the order first seen; its table holds the same, sorted or not."""
+    family = PreTokenizer(pattern).family_id
+    tally = Tally(family)
     for piece in pieces:
-        split_counts(piece, want_bare, want_spaced, newline_after)
-        count_space_parts(piece, bare, spaced, newline_after)
-    assert bare == want_bare
-    assert spaced == want_spaced
-
-
-@pytest.mark.parametrize(
-    ("piece", "newline_after", "bare", "spaced"),
-    [
-        ("", 0, [""], []),
-        ("a", 0, ["a"], []),
-        ("a ", 0, ["a"], [""]),
-        ("a  b", 0, ["a"], [" b"]),
-        ("  a b", 0, ["  a"], ["b"]),
-        ("a\u3000 b c", 0, ["a\u3000 b"], ["c"]),  # a wide space is whitespace: no cut after it
-        ("a\xa0 b", 0, ["a\xa0 b"], []),
-        ("你 好 你", 0, ["你"], ["好", "你"]),
-        ("😀 é 😀 ", 0, ["😀"], ["é", "😀", ""]),
-        ("a\nb c\n\nd", 0, ["a\nb"], ["c\n\nd"]),
-        ("a\nb c\n\nd", 1, ["a", "\nb", "\n\nd"], ["c"]),
-        ("a.\nb 7\n \nd", 1, ["a.", "\nb", "\n \nd"], ["7"]),
-        ("a.\nb 7\n \nd", 2, ["a.\nb", "\n \nd"], ["7"]),  # GPT-4: not after punctuation
-        ("é\nx", 2, ["é\nx"], []),  # GPT-4 cuts after ASCII letters and digits only
-        ("\nx \ny", 1, ["\nx"], ["\ny"]),
-    ],
-)
-def test_count_space_parts_examples(piece, newline_after, bare, spaced):
-    got_bare: dict[str, int] = {}
-    got_spaced: dict[str, int] = {}
-    count_space_parts(piece, got_bare, got_spaced, newline_after)
-    assert got_bare == dict(Counter(bare))
-    assert got_spaced == dict(Counter(spaced))
+        tally.add(piece)
+    want = regex_counts(pieces, pattern)
+    assert list(tally.counts().items()) == list(want.items())
+    assert len(tally) == len(want)
+    assert table_items(tally.table()) == list(want.items())
+    assert table_items(tally.table(True)) == sorted(want.items())
 
 
 @pytest.mark.parametrize("char", ["a", "你", "😀"])
-def test_count_space_parts_with_many_distinct_parts(char):
-    """Enough distinct parts to make the C hash table grow several times."""
-    piece = " ".join(f"{char}{i % 3000}" for i in range(10000)) + "  x "
-    bare: dict[str, int] = {}
-    spaced: dict[str, int] = {}
-    count_space_parts(piece, bare, spaced, 1)
-    want_bare: dict[str, int] = {}
-    want_spaced: dict[str, int] = {}
-    split_counts(piece, want_bare, want_spaced, 1)
-    assert bare == want_bare
-    assert list(spaced.items()) == list(want_spaced.items())  # also in first-seen order
+def test_tally_with_many_distinct_and_long_pretokens(char):
+    """Enough distinct pre-tokens to grow the index and buffers several times, and texts long
+    enough to be counted with the GIL released."""
+    text = " ".join(f"{char}{i % 30000}" for i in range(100000)) + " " + char * 70000 + "  x "
+    tally = Tally(0)
+    tally.add_all([text, text[:5000]])
+    assert tally.counts() == regex_counts([text, text[:5000]], "gpt2")
 
 
-def test_count_space_parts_checks_its_arguments():
+def test_tally_of_family_minus_one_counts_each_text_whole():
+    tally = Tally(-1)
+    tally.add_all(["a b", "a b", "", "é"])
+    assert tally.counts() == {b"a b": 2, b"\xc3\xa9": 1}
+
+
+def test_tally_refuses_what_has_no_utf8_or_is_not_text():
+    with pytest.raises(UnicodeEncodeError):
+        Tally(0).add("a \ud800 b")
     with pytest.raises(TypeError):
-        count_space_parts(b"a b", {}, {}, 1)
+        Tally(0).add(b"a b")
     with pytest.raises(TypeError):
-        count_space_parts("a b", Counter(), [], 1)
-    with pytest.raises(TypeError):
-        count_space_parts("a b", {}, {"b": "not a number"}, 1)
+        Tally(0).add_all(["a", 1])
+    with pytest.raises(ValueError):
+        Tally(len(FAMILIES))

@@ -31,7 +31,7 @@ from engine.corpus.shards import (
     MAX_BLOCK,
     SHARD_BYTES,
     CountSettings,
-    PartTally,
+    PretokenTally,
     Shard,
     ShardCount,
     count_shard,
@@ -127,10 +127,10 @@ def count_table(
 
     report("read", 0, total)
     name = label([s.path for s in sources])
-    tally = PartTally(settings.pretokenizer)
+    tally = PretokenTally(settings.pretokenizer)
     if dask is None and (workers == 1 or on_files <= IN_PROCESS):
         results = [count_shard(shard, settings, read, tally) for shard in shards]
-        table = WordTable.from_counts(tally.total())
+        table = tally.table()
     else:
         # Streams first, here (their writers wait on them); then the files, elsewhere.
         here = {i: count_shard(shard, settings, read, tally) for i, shard in enumerate(shards) if shard.stream}
@@ -141,7 +141,7 @@ def count_table(
         else:
             table, elsewhere = _count_parallel(files, settings, workers, read, name)
         if here:
-            table = table.merged(WordTable.sorted(tally.total()))
+            table = table.merged(tally.table(by_word=True))
         counted = iter(elsewhere)
         results = [here[i] if i in here else next(counted) for i in range(len(shards))]
     del tally
@@ -281,12 +281,14 @@ def _worker(settings: CountSettings, tasks: Queue[tuple[int, Shard] | None], res
     # SIGTERM (the parent cleaning up) just ends a worker, whatever handler it was forked with.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    tally = PartTally(settings.pretokenizer)  # one for every shard: a part seen in one is not resolved again
+    tally = PretokenTally(settings.pretokenizer)  # one for every shard: each distinct pre-token is held once
     try:
         for index, shard in iter(tasks.get, None):
             result = count_shard(shard, settings, lambda n: results.put(("read", n)), tally)
             results.put(("shard", index, result))
-        results.put(("counts", WordTable.sorted(tally.total())))
+        table = tally.table(by_word=True)
+        del tally  # the table is what is sent: the tally's copy goes first
+        results.put(("counts", table))
     except BpeError as e:
         results.put(("failed", e))
     except Exception:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any
 
-from engine.corpus.shards import CountSettings, PartTally, Shard, ShardCount, count_shard
+from engine.corpus.shards import CountSettings, PretokenTally, Shard, ShardCount, count_shard
 from engine.corpus.sources import optional
 from engine.corpus.word_table import WordTable
 from engine.errors import CorpusError, SettingsError
@@ -53,7 +53,7 @@ CONNECT_TIMEOUT = 5.0
 _LOCAL = re.compile(r"local(?::(\d+))?")
 _SCHEDULER = re.compile(r"(?:[a-z]+://)?(?:\[[0-9a-fA-F:.]+\]|[^\s:/\[\]]+):\d+")
 
-Counting = Callable[[Shard, CountSettings, None, PartTally], ShardCount]
+Counting = Callable[[Shard, CountSettings, None, PretokenTally], ShardCount]
 """``count_shard``'s shape: a shard counted into a tally."""
 
 
@@ -91,12 +91,12 @@ def _count(first: int, shards: list[Shard], settings: CountSettings, count: Coun
     from distributed import get_worker
 
     worker = get_worker()
-    tally = PartTally(settings.pretokenizer)
+    tally = PretokenTally(settings.pretokenizer)
     done = []
     for index, shard in enumerate(shards, start=first):
         done.append((index, count(shard, settings, None, tally)))
         worker.log_event(topic, index)
-    return _Partial(WordTable.sorted(tally.total()), done)
+    return _Partial(tally.table(by_word=True), done)
 
 
 def _merge(*parts: _Partial) -> _Partial:

@@ -12,24 +12,22 @@ The patterns of GPT-2, GPT-4 (cl100k), GPT-4o (o200k), Llama-3 and Qwen2 are mat
 so a pattern given by name, by its text, or read from a file runs the same compiled scanner.
 Any other pattern runs through ``regex``.
 
-Counting speed-up: under the compiled patterns some cuts are always pre-token boundaries:
-a space that follows a non-space, and a newline that follows a non-space (GPT-2) or an
-ASCII letter or digit (the others, whose punctuation tokens run on into newlines). The text
-is cut there first and the parts counted (in C, ``engine.corpus._space_parts``: a str only
-per distinct part), then the scanner runs once per *distinct* part, and not at all for a run
-of ASCII letters where that is one pre-token.
+Counting (``tally``) runs in C too: a ``Tally`` (``engine/corpus/_tally.c``) scans each ordinary
+piece with the compiled pre-tokenizer and counts its pre-tokens as bytes, with no Python object
+per pre-token. Under another pattern the pieces are split by ``regex`` here and each
+pre-token is counted there.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import regex
 
 from engine.corpus._pretokenize import pretokens as _compiled_pretokens
-from engine.corpus._space_parts import count_space_parts
+from engine.corpus._tally import Tally
 from engine.corpus.stages import AddedToken, AddedTokens, PatternSpec, Split, Stage, Stages, simplest
 
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -222,40 +220,23 @@ class PreTokenizer:
 
     def count(self, text: str) -> Counter[bytes]:
         """Pre-token counts of ``text`` (special tokens excluded), as UTF-8 bytes."""
-        bare: dict[str, int] = {}
-        spaced: dict[str, int] = {}
-        self.count_parts(text, bare, spaced)
-        return self.resolve(bare, spaced)
+        tally = self.new_tally()
+        self.tally(text, tally)
+        return Counter(tally.counts())
 
-    def count_parts(self, text: str, bare: dict[str, int], spaced: dict[str, int]) -> None:
-        """Add the parts of ``text`` (see the module docstring) to the counts in ``bare``
-        and ``spaced`` (parts after a dropped space: each stands for " " + part). A custom
-        pattern keeps each piece whole."""
-        if self.chunked:
-            newline_after = 1 if self.family == "gpt2" else 2
-            for piece in self.pieces(text):
-                count_space_parts(piece, bare, spaced, newline_after)
+    def new_tally(self) -> Tally:
+        """An empty ``Tally`` for ``tally``: it scans with this pattern's compiled pre-tokenizer,
+        or counts what it is given whole."""
+        return Tally(self.family_id)
+
+    def tally(self, text: str, into: Tally) -> None:
+        """Add the pre-token counts of ``text`` (special tokens excluded) to ``into``, a
+        ``new_tally()``."""
+        if self.family is not None:
+            into.add_all(self.pieces(text))
         else:
             for piece in self.pieces(text):
-                bare[piece] = bare.get(piece, 0) + 1
-
-    def resolve(self, bare: dict[str, int], spaced: dict[str, int]) -> Counter[bytes]:
-        """The pre-token counts of counted parts: the pre-tokenizer runs once per distinct
-        part, and most of a text is parts seen before. A run of ASCII letters is one pre-token
-        but under o200k, which cuts before an uppercase letter that follows a lowercase one."""
-        counts: dict[str, int] = {}
-        get = counts.get
-        split = self.pretokens
-        letters = self.chunked and self.family != "o200k"
-        for lead, part_counts in (("", bare), (" ", spaced)):
-            for part, n in part_counts.items():
-                if letters and part.isascii() and part.isalpha():  # one pre-token: skip the regex
-                    tok = lead + part
-                    counts[tok] = get(tok, 0) + n
-                    continue
-                for tok in split(lead + part):
-                    counts[tok] = get(tok, 0) + n
-        return Counter({tok.encode("utf-8"): n for tok, n in counts.items()})
+                into.add_all(self.stages.pieces(piece))
 
 
 def _not_alnum(ch: str) -> bool:
@@ -301,14 +282,3 @@ def _last_line_cut(text: str, floor: int, limit: int, specials: list[tuple[int, 
         k = bisect_right(starts, cut - 1) - 1  # the last special token starting before the cut
         if k < 0 or specials[k][1] <= cut:
             return cut
-
-
-def merge_counts(parts: Iterable[Counter[bytes]]) -> Counter[bytes]:
-    """Sum several pre-token counters (the results of parallel workers)."""
-    total: Counter[bytes] = Counter()
-    for part in parts:
-        if len(part) > len(total):
-            part, total = total, part
-        for k, v in part.items():
-            total[k] += v
-    return total

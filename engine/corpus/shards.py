@@ -44,17 +44,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, BinaryIO
 
-from engine.corpus.pretokenize import PreTokenizer, merge_counts
+from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.sources import JSONL, PARQUET, TEXT, Source, open_binary, optional
 from engine.corpus.stages import AddedToken, PatternSpec
+from engine.corpus.word_table import WordTable
 from engine.errors import CorpusError
 
 MAX_BLOCK = 2 << 20
 """Largest block of a file counted at once: its text and split parts are what a process holds."""
-
-MAX_PARTS = 1 << 18
-"""Distinct parts a process tallies before turning them into pre-token counts: bounds its
-memory on a big file."""
 
 SHARD_BYTES = 32 << 20
 """The length of a file's byte ranges. A constant, so the plan (and the digest of the inputs)
@@ -198,21 +195,21 @@ def _check_footer(raw: BinaryIO, src: Source) -> None:
 
 
 def count_shard(
-    shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None = None, tally: PartTally | None = None
+    shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None = None, tally: PretokenTally | None = None
 ) -> ShardCount:
     """Count one shard: pre-token counts of its documents (special tokens excluded).
 
     ``progress`` (optional, in the calling process) is told the bytes read as they are read.
-    With ``tally``, the shard's parts are added to it (one tally for many shards resolves each
-    distinct part once) and the result's counts are empty. ``CorpusError`` names the file
+    With ``tally``, the shard's counts are added to it (one tally for many shards) and the
+    result's counts are empty. ``CorpusError`` names the file
     (and line or row) of bad input, unless ``settings.skip_bad_records`` and it is a bad record.
     """
-    own = PartTally(settings.pretokenizer) if tally is None else tally
+    own = PretokenTally(settings.pretokenizer) if tally is None else tally
     with _texts(shard, settings, progress) as (texts, done):
         for text in texts:
             own.add(text)
             del text
-    return ShardCount(own.total() if tally is None else Counter(), *done())
+    return ShardCount(own.counter() if tally is None else Counter(), *done())
 
 
 def source_texts(
@@ -655,42 +652,35 @@ def keep_mmap_threshold() -> None:
         _mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
 
 
-class PartTally:
-    """Pre-token counts of texts, each pre-tokenized on its own. Their parts are tallied
-    together, so the regex runs once per distinct part, until there are ``MAX_PARTS`` of
-    them to turn into counts: a worker keeps one for all the shards it counts."""
+class PretokenTally:
+    """Pre-token counts of texts, each pre-tokenized on its own, kept in C (``Tally``): a
+    worker keeps one for all the shards it counts."""
 
     def __init__(self, pretok: PreTokenizer) -> None:
         self.pretok = pretok
-        self.counts: Counter[bytes] = Counter()
-        self.bare: dict[str, int] = {}
-        self.spaced: dict[str, int] = {}
+        self.counts = pretok.new_tally()
         self.since_trim = 0
 
     def add(self, text: str) -> None:
-        self.pretok.count_parts(text, self.bare, self.spaced)
+        self.pretok.tally(text, self.counts)
         self.since_trim += len(text)
-        if not self.pretok.chunked or len(self.bare) + len(self.spaced) > MAX_PARTS:
-            self._resolve()
         if self.since_trim >= MAX_BLOCK // 2:
             trim_heap()
             self.since_trim = 0
 
-    def _resolve(self) -> None:
-        self.counts = merge_counts([self.counts, self.pretok.resolve(self.bare, self.spaced)])
-        self.bare.clear()
-        self.spaced.clear()
+    def table(self, by_word: bool = False) -> WordTable:
+        """The counts of everything added so far, in the order first seen or ``by_word``."""
+        return WordTable.packed(*self.counts.table(by_word))
 
-    def total(self) -> Counter[bytes]:
-        """The counts of everything added so far."""
-        self._resolve()
-        return self.counts
+    def counter(self) -> Counter[bytes]:
+        """The counts of everything added so far, as a ``Counter``."""
+        return Counter(self.counts.counts())
 
 
 def count_texts(texts: Iterable[str], pretok: PreTokenizer) -> Counter[bytes]:
-    """Pre-token counts of several texts, each pre-tokenized on its own (see ``PartTally``)."""
-    tally = PartTally(pretok)
+    """Pre-token counts of several texts, each pre-tokenized on its own."""
+    tally = PretokenTally(pretok)
     for text in texts:
         tally.add(text)
         del text
-    return tally.total()
+    return tally.counter()

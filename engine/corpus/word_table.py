@@ -35,6 +35,14 @@ class WordTable:
         return cls(b"".join(counts), array("q", accumulate(map(len, counts))), array("q", counts.values()))
 
     @classmethod
+    def packed(cls, words: bytes, ends: bytes, counts: bytes) -> WordTable:
+        """A table from its buffers as bytes, ends and counts native int64 (a ``Tally``'s)."""
+        ends_array, counts_array = array("q"), array("q")
+        ends_array.frombytes(ends)
+        counts_array.frombytes(counts)
+        return cls(words, ends_array, counts_array)
+
+    @classmethod
     def sorted(cls, counts: Mapping[bytes, int]) -> WordTable:
         """Pack a mapping of words to counts in sorted order of the words (as ``merged`` needs)."""
         words = sorted(counts)

@@ -1,0 +1,344 @@
+/* engine.corpus._tally: the pre-token counts of a corpus, kept in C as it is read.
+ *
+ * A Tally holds each distinct pre-token once, as UTF-8 bytes, in the layout a WordTable has
+ * (engine/corpus/word_table.py): the words one after another in the order first seen, where
+ * each ends, and each one's count; and an open-addressing index over them. add(text) runs
+ * the compiled pre-tokenizer (engine/corpus/_pretokenize_core.h) over the text and counts
+ * every pre-token; no Python object is made per pre-token, so a distinct pre-token costs its
+ * bytes plus 32, and a text of a few hundred bytes costs a scan and a few probes. A long text
+ * is counted with the GIL released.
+ *
+ * With family -1 (a pattern that runs through `regex`), add(text) counts the text as one
+ * pre-token; the caller splits it first.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "_pretokenize_core.h"
+
+#define EMPTY_SLOT UINT64_MAX
+#define RELEASE_GIL_BYTES (1 << 16) /* below it, releasing the GIL costs more than it frees */
+#define BATCH 256                   /* pre-token ends found per call of the scanner */
+
+typedef struct {
+    PyObject_HEAD
+    int family;      /* a PATTERN_ number, or -1: each text is one pre-token */
+    int busy;        /* a call is counting with the GIL released: no other may start */
+    uint8_t *words;  /* the distinct pre-tokens' bytes, in the order first seen */
+    size_t words_len, words_cap;
+    int64_t *ends;   /* where each ends in words */
+    int64_t *counts; /* how often each was seen */
+    size_t n, cap;   /* distinct pre-tokens; room in ends and counts */
+    uint64_t *index; /* a slot: the hash's high 32 bits, then the pre-token's number; or EMPTY_SLOT */
+    size_t mask;     /* slots - 1; kept at most half full */
+} Tally;
+
+/* 8 bytes at a time, each step a multiply and a shift: pre-tokens are short, but a corpus
+ * without spaces has some of megabytes. */
+static inline uint64_t hash_bytes(const uint8_t *p, size_t len) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len, w;
+    for (; len >= 8; p += 8, len -= 8) {
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+    }
+    w = 0;
+    memcpy(&w, p, len);
+    h = (h ^ w) * 0x94D049BB133111EBULL;
+    return h ^ (h >> 29);
+}
+
+static inline size_t word_start(const Tally *t, size_t k) { return k ? (size_t)t->ends[k - 1] : 0; }
+
+/* Double the index and put every pre-token back by the hash bits its slot keeps. */
+static int grow_index(Tally *t) {
+    size_t mask = t->mask * 2 + 1;
+    uint64_t *index = malloc((mask + 1) * sizeof *index);
+    if (!index) return -1;
+    memset(index, 0xff, (mask + 1) * sizeof *index);
+    for (size_t s = 0; s <= t->mask; s++) {
+        uint64_t v = t->index[s];
+        if (v == EMPTY_SLOT) continue;
+        size_t slot = (size_t)(v >> 32) & mask;
+        while (index[slot] != EMPTY_SLOT) slot = (slot + 1) & mask;
+        index[slot] = v;
+    }
+    free(t->index);
+    t->index = index;
+    t->mask = mask;
+    return 0;
+}
+
+/* Room for the words to reach need bytes, and for one more pre-token: -1 when out of memory. */
+static int make_room(Tally *t, size_t need) {
+    if (need > t->words_cap) {
+        size_t cap = t->words_cap ? t->words_cap : 4096;
+        while (cap < need) cap *= 2;
+        uint8_t *words = realloc(t->words, cap);
+        if (!words) return -1;
+        t->words = words;
+        t->words_cap = cap;
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 1024;
+        int64_t *ends = realloc(t->ends, cap * sizeof *ends);
+        if (!ends) return -1;
+        t->ends = ends; /* larger than cap says until counts grows too: harmless */
+        int64_t *counts = realloc(t->counts, cap * sizeof *counts);
+        if (!counts) return -1;
+        t->counts = counts;
+        t->cap = cap;
+    }
+    return 0;
+}
+
+/* Count one pre-token, s[0..len): -1 when out of memory (nothing changed then). */
+static inline int count_one(Tally *t, const uint8_t *s, size_t len) {
+    uint64_t h = hash_bytes(s, len);
+    uint32_t tag = (uint32_t)(h >> 32);
+    size_t slot = tag & t->mask;
+    for (uint64_t v; (v = t->index[slot]) != EMPTY_SLOT; slot = (slot + 1) & t->mask) {
+        if ((uint32_t)(v >> 32) != tag) continue;
+        size_t k = (uint32_t)v, start = word_start(t, k);
+        if ((size_t)t->ends[k] - start == len && memcmp(t->words + start, s, len) == 0) {
+            t->counts[k]++;
+            return 0;
+        }
+    }
+    if (t->n >= UINT32_MAX || make_room(t, t->words_len + len) < 0) return -1; /* a slot holds the number in 32 bits */
+    memcpy(t->words + t->words_len, s, len);
+    t->words_len += len;
+    t->ends[t->n] = (int64_t)t->words_len;
+    t->counts[t->n] = 1;
+    t->index[slot] = (uint64_t)tag << 32 | t->n;
+    t->n++;
+    return 2 * t->n > t->mask ? grow_index(t) : 0;
+}
+
+/* Count the pre-tokens of the UTF-8 text s[0..len): -1 when out of memory. */
+static int count_text(Tally *t, const uint8_t *s, ptrdiff_t len) {
+    if (t->family < 0) return len ? count_one(t, s, (size_t)len) : 0;
+    ptrdiff_t ends[BATCH], got, start = 0;
+    while ((got = pretoken_ends(s, len, start, t->family, ends, BATCH)) > 0) {
+        for (ptrdiff_t k = 0; k < got; k++) {
+            if (count_one(t, s + start, (size_t)(ends[k] - start)) < 0) return -1;
+            start = ends[k];
+        }
+    }
+    return 0;
+}
+
+static int add_text(Tally *t, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "a text must be str, not %.100s", Py_TYPE(text)->tp_name);
+        return -1;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return -1; /* legacy (wstr) strings; 3.12 has none left */
+#endif
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text), surrogates = 0;
+    const uint8_t *s = PyUnicode_DATA(text);
+    uint8_t *owned = NULL;
+    ptrdiff_t len = n;
+    if (!PyUnicode_IS_ASCII(text)) {
+        owned = PyMem_Malloc(utf8_room(kind, n) + 1);
+        if (!owned) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        len = utf8_encode(PyUnicode_DATA(text), kind, n, owned, &surrogates);
+        s = owned;
+    }
+    if (surrogates) { /* no UTF-8 holds them: str.encode's own error says where */
+        PyMem_Free(owned);
+        PyObject *fails = PyUnicode_AsUTF8String(text);
+        Py_XDECREF(fails);
+        return -1;
+    }
+    int rc;
+    if (len >= RELEASE_GIL_BYTES) {
+        t->busy = 1;
+        Py_BEGIN_ALLOW_THREADS
+        rc = count_text(t, s, len);
+        Py_END_ALLOW_THREADS
+        t->busy = 0;
+    } else {
+        rc = count_text(t, s, len);
+    }
+    PyMem_Free(owned);
+    if (rc < 0) PyErr_NoMemory();
+    return rc;
+}
+
+static int check_free(Tally *t) {
+    if (!t->busy) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "the tally is counting in another thread");
+    return -1;
+}
+
+static PyObject *Tally_add(Tally *t, PyObject *text) {
+    if (check_free(t) || add_text(t, text)) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Tally_add_all(Tally *t, PyObject *texts) {
+    if (check_free(t)) return NULL;
+    PyObject *it = PyObject_GetIter(texts), *text;
+    if (!it) return NULL;
+    while ((text = PyIter_Next(it))) {
+        int rc = add_text(t, text);
+        Py_DECREF(text);
+        if (rc) break;
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
+typedef struct {
+    const uint8_t *bytes;
+    int64_t len, number; /* its length, and its place in the order first seen */
+} Word;
+
+static int by_bytes(const void *a, const void *b) {
+    const Word *x = a, *y = b;
+    int c = memcmp(x->bytes, y->bytes, (size_t)(x->len < y->len ? x->len : y->len));
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static PyObject *bytes_of(const void *p, size_t size) { return PyBytes_FromStringAndSize(p, (Py_ssize_t)size); }
+
+/* table(sort) -> (words, ends, counts): the packed counts, ends and counts as native int64. */
+static PyObject *Tally_table(Tally *t, PyObject *args) {
+    int sort = 0;
+    if (!PyArg_ParseTuple(args, "|p:table", &sort) || check_free(t)) return NULL;
+    if (!sort) {
+        PyObject *w = bytes_of(t->words, t->words_len), *e = bytes_of(t->ends, t->n * 8), *c = bytes_of(t->counts, t->n * 8);
+        PyObject *out = w && e && c ? PyTuple_Pack(3, w, e, c) : NULL;
+        Py_XDECREF(w);
+        Py_XDECREF(e);
+        Py_XDECREF(c);
+        return out;
+    }
+    Word *order = PyMem_Malloc((t->n ? t->n : 1) * sizeof *order);
+    PyObject *words = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)t->words_len);
+    PyObject *ends = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(t->n * 8));
+    PyObject *counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(t->n * 8));
+    PyObject *out = NULL;
+    if (!order || !words || !ends || !counts) {
+        if (!order) PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t k = 0; k < t->n; k++) {
+        size_t start = word_start(t, k);
+        order[k] = (Word){t->words + start, t->ends[k] - (int64_t)start, (int64_t)k};
+    }
+    qsort(order, t->n, sizeof *order, by_bytes);
+    /* Through memcpy: a bytes object's data need not be aligned for int64. */
+    char *w = PyBytes_AS_STRING(words), *e = PyBytes_AS_STRING(ends), *c = PyBytes_AS_STRING(counts);
+    int64_t at = 0;
+    for (size_t k = 0; k < t->n; k++) {
+        memcpy(w + at, order[k].bytes, (size_t)order[k].len);
+        at += order[k].len;
+        memcpy(e + 8 * k, &at, 8);
+        memcpy(c + 8 * k, &t->counts[order[k].number], 8);
+    }
+    out = PyTuple_Pack(3, words, ends, counts);
+done:
+    PyMem_Free(order);
+    Py_XDECREF(words);
+    Py_XDECREF(ends);
+    Py_XDECREF(counts);
+    return out;
+}
+
+/* counts() -> dict[bytes, int], in the order first seen. */
+static PyObject *Tally_counts(Tally *t, PyObject *Py_UNUSED(ignored)) {
+    if (check_free(t)) return NULL;
+    PyObject *out = PyDict_New();
+    for (size_t k = 0; out && k < t->n; k++) {
+        size_t start = word_start(t, k);
+        PyObject *word = bytes_of(t->words + start, (size_t)t->ends[k] - start);
+        PyObject *count = PyLong_FromLongLong(t->counts[k]);
+        if (!word || !count || PyDict_SetItem(out, word, count)) Py_CLEAR(out);
+        Py_XDECREF(word);
+        Py_XDECREF(count);
+    }
+    return out;
+}
+
+static Py_ssize_t Tally_len(Tally *t) { return (Py_ssize_t)t->n; }
+
+static PyObject *Tally_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"family", NULL};
+    int family;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i:Tally", names, &family)) return NULL;
+    if (family < -1 || family >= PATTERN_COUNT) {
+        PyErr_Format(PyExc_ValueError, "family must be -1 or a family number, 0-%d", PATTERN_COUNT - 1);
+        return NULL;
+    }
+    Tally *t = (Tally *)type->tp_alloc(type, 0);
+    if (!t) return NULL;
+    t->family = family;
+    t->mask = 255;
+    t->index = malloc((t->mask + 1) * sizeof *t->index);
+    if (!t->index) {
+        Py_DECREF(t);
+        return PyErr_NoMemory();
+    }
+    memset(t->index, 0xff, (t->mask + 1) * sizeof *t->index);
+    return (PyObject *)t;
+}
+
+static void Tally_dealloc(Tally *t) {
+    free(t->words);
+    free(t->ends);
+    free(t->counts);
+    free(t->index);
+    Py_TYPE(t)->tp_free((PyObject *)t);
+}
+
+static PyMethodDef Tally_methods[] = {
+    {"add", (PyCFunction)Tally_add, METH_O, "add(text)\n--\n\nCount the pre-tokens of a text."},
+    {"add_all", (PyCFunction)Tally_add_all, METH_O, "add_all(texts)\n--\n\nCount the pre-tokens of each text of an iterable."},
+    {"table", (PyCFunction)Tally_table, METH_VARARGS,
+     "table(sort=False)\n--\n\n(words, ends, counts): the distinct pre-tokens' bytes one after another, in the\n"
+     "order first seen or sorted by bytes; where each ends and each one's count, as native int64."},
+    {"counts", (PyCFunction)Tally_counts, METH_NOARGS, "counts()\n--\n\nThe counts as a dict of bytes to int, in the order first seen."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods Tally_sequence = {.sq_length = (lenfunc)Tally_len};
+
+static PyTypeObject TallyType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "engine.corpus._tally.Tally",
+    .tp_basicsize = sizeof(Tally),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Tally(family)\n--\n\nPre-token counts under a family of patterns (-1: each text is one pre-token).",
+    .tp_new = Tally_new,
+    .tp_dealloc = (destructor)Tally_dealloc,
+    .tp_methods = Tally_methods,
+    .tp_as_sequence = &Tally_sequence,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "engine.corpus._tally", "Pre-token counts, kept in C.", -1, NULL, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__tally(void) {
+    pretokenize_tables_init();
+    if (PyType_Ready(&TallyType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Py_INCREF(&TallyType);
+    if (PyModule_AddObject(m, "Tally", (PyObject *)&TallyType) < 0) {
+        Py_DECREF(&TallyType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,20 @@
+"""Types of the compiled pre-token tally (engine/corpus/_tally.c)."""
+
+from collections.abc import Iterable
+
+class Tally:
+    """Pre-token counts under a family of patterns (its index in
+    ``engine.corpus.pretokenize.FAMILIES``), or -1: each text added is one pre-token."""
+
+    def __init__(self, family: int) -> None: ...
+    def add(self, text: str, /) -> None:
+        """Count the pre-tokens of ``text`` (the GIL is released for a long one)."""
+    def add_all(self, texts: Iterable[str], /) -> None:
+        """Count the pre-tokens of each text."""
+    def table(self, sort: bool = False, /) -> tuple[bytes, bytes, bytes]:
+        """``(words, ends, counts)``: the distinct pre-tokens' bytes one after another, in the
+        order first seen or sorted by bytes; where each ends and each one's count, as native
+        int64."""
+    def counts(self) -> dict[bytes, int]:
+        """The counts, in the order first seen."""
+    def __len__(self) -> int: ...
