@@ -68,50 +68,74 @@ def child(name: str, corpus: str, vocab_size: int) -> None:
         trainer = Trainer(counts, vocab_size, [SPECIAL])
         del counts
         trainer.run()
+        print(TRAINED, flush=True)
         info["merges"] = trainer.merges_done
     else:
         from bench_train import train_hf  # this script's folder is on sys.path
 
         info["merges"] = train_hf(corpus, vocab_size).get_vocab_size() - 257
+        print(TRAINED, flush=True)
     print(json.dumps(info))
 
 
-def _tree_rss(pid: int) -> int:
-    """Resident bytes of ``pid`` and its descendants now (0 once it has gone)."""
-    total, stack = 0, [pid]
+def _tree_memory(pid: int) -> tuple[int, int]:
+    """Resident bytes of ``pid`` and its descendants now, summed two ways: RSS, where a page
+    that forked processes share counts in each, and PSS, where it is split between them
+    (both 0 once the process has gone)."""
+    rss = pss = 0
+    stack = [pid]
     while stack:
         p = stack.pop()
         try:
-            status = Path(f"/proc/{p}/status").read_text()
-            total += next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")) * 1024
+            rollup = Path(f"/proc/{p}/smaps_rollup").read_text()
+            fields = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in rollup.splitlines()[1:]}
+            rss += fields["Rss"]
+            pss += fields["Pss"]
             for task in os.listdir(f"/proc/{p}/task"):
                 stack += map(int, Path(f"/proc/{p}/task/{task}/children").read_text().split())
-        except (OSError, StopIteration):
+        except (OSError, KeyError, ValueError, IndexError):
             continue
-    return total
+    return rss, pss
 
 
-def measure(script: str, name: str, *args: str) -> tuple[float, float, dict]:
-    """Run ``script --child NAME ARGS`` in a fresh process: wall seconds, peak MB of the
-    process with its descendants, and the JSON line the child printed last."""
+TRAINED = "trained"
+"""What a child prints once it has trained: its wall time and memory are read up to there,
+before whatever it then works out to report."""
+
+
+def measure(script: str, name: str, *args: str) -> tuple[float, float, float, dict]:
+    """Run ``script --child NAME ARGS`` in a fresh process: wall seconds, the peak MB of the
+    process with its descendants (summed RSS, and summed PSS) until it prints ``TRAINED`` (or
+    ends), and the JSON line it printed last."""
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, script, "--child", name, *args], stdout=subprocess.PIPE, text=True)
-    peak = 0
+    peak = peak_pss = 0
+    trained = threading.Event()
 
     def sample() -> None:
-        nonlocal peak
-        while proc.poll() is None:
-            peak = max(peak, _tree_rss(proc.pid))
+        nonlocal peak, peak_pss
+        while proc.poll() is None and not trained.is_set():
+            rss, pss = _tree_memory(proc.pid)
+            peak, peak_pss = max(peak, rss), max(peak_pss, pss)
             time.sleep(0.1)
 
     sampler = threading.Thread(target=sample)
     sampler.start()
-    out, _ = proc.communicate()
-    wall = time.perf_counter() - start
+    wall = None
+    assert proc.stdout is not None
+    lines = []
+    for line in proc.stdout:
+        if line.strip() == TRAINED and wall is None:
+            wall = time.perf_counter() - start
+            trained.set()
+        lines.append(line)
+    proc.wait()
+    wall = wall or time.perf_counter() - start
+    trained.set()
     sampler.join()
     if proc.returncode:
         raise SystemExit(f"{name} failed with status {proc.returncode}")
-    return wall, peak / 1e6, json.loads(out.strip().splitlines()[-1])
+    return wall, peak / 1e6, peak_pss / 1e6, json.loads(lines[-1])
 
 
 def main() -> None:
@@ -138,7 +162,7 @@ def main() -> None:
             print(f"\n{size / 1e9:.2f} GB corpus generated in {time.perf_counter() - started:.0f} s")
             print(f"  {'trainer':<15}{'wall s':>9}{'peak RSS MB':>13}  notes")
             for name in names:
-                wall, peak, info = measure(__file__, name, "--corpus", str(corpus), "--vocab-size", str(args.vocab_size))
+                wall, peak, _, info = measure(__file__, name, "--corpus", str(corpus), "--vocab-size", str(args.vocab_size))
                 notes = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in info.items())
                 print(f"  {name:<15}{wall:>9.1f}{peak:>13.0f}  {notes}", flush=True)
             corpus.unlink()

@@ -13,14 +13,16 @@ temporary directory. Each trainer runs in a fresh process:
 - ``hf-tokenizers``: ``train_from_iterator`` over the documents, read from the shards in Python;
 - ``rustbpe``: ``train_from_iterator`` over the same documents.
 
-Reported: wall time of the process; peak RSS of the trainer process alone (its own high-water
-mark) and of it with all its descendants (sampled every 0.1 s); and for bpe-tui the final count
-table: distinct pre-tokens, its size packed (as training holds it) and as a dict of bytes to
-int, the usual in-memory table (its keys and counts; made after the peak is read), the
-trainer's peak after its imports (with ``--dask``, ``distributed``'s too), after counting
-and once its core is built, its peak as a multiple of the dict, whole and above the imports
-(the interpreter alone is larger than the table), and what each structure of the merge loop
-has allocated at the end.
+Reported: wall time of the process until it has trained; peak RSS of the trainer process alone
+(its own high-water mark) and of it with all its descendants (sampled every 0.1 s), as the sum
+of their RSS and of their PSS (a page the forked workers share with the trainer counts once in
+PSS, in each of them in RSS; rustbpe's threads share one process, where the two are alike); and
+for bpe-tui the final count table: distinct pre-tokens, its size packed (as training holds it)
+and as a dict of bytes to int, the usual in-memory table (its keys and counts; made after the
+peak is read), the trainer's peak after its imports (with ``--dask``, ``distributed``'s too),
+after counting and once its core is built, its peak as a multiple of the dict, whole and above
+the imports (the interpreter alone is larger than the table), and what each structure of the
+merge loop has allocated at the end.
 
     python benchmarks/bench_scale.py                     # 2 GB, vocab 32,000
     python benchmarks/bench_scale.py --gb 0.5 --gb 2     # memory at two corpus sizes
@@ -41,7 +43,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from bench_large import SOURCE, measure, repetitions  # this script's folder is on sys.path
+from bench_large import SOURCE, TRAINED, measure, repetitions  # this script's folder is on sys.path
 from bench_train import GPT2_PATTERN, SPECIAL, hf_trainer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,6 +125,7 @@ def child(name: str, folder: Path, vocab_size: int) -> None:
         info["merge_s"] = time.perf_counter() - merging
         info["merges"] = trainer.merges_done
         info["rss_self_mb"] = peak_rss_mb()
+        print(TRAINED, flush=True)
         info["core_mb"] = {k: round(v / 1e6, 2) for k, v in trainer.memory().items()}
         # The same counts as a dict of bytes to int, the usual in-memory count table (built
         # only now, after the peak is read: training never holds them this way).
@@ -131,28 +134,30 @@ def child(name: str, folder: Path, vocab_size: int) -> None:
     elif name == "hf-tokenizers":
         tok, trainer = hf_trainer(vocab_size)
         tok.train_from_iterator(batches(documents(folder)), trainer)
+        print(TRAINED, flush=True)
         info["merges"] = tok.get_vocab_size() - 257
     else:
         import rustbpe
 
         tok = rustbpe.Tokenizer()
         tok.train_from_iterator(documents(folder), vocab_size, pattern=GPT2_PATTERN)
+        print(TRAINED, flush=True)
         info["merges"] = tok.vocab_size - 256
     info.setdefault("rss_self_mb", peak_rss_mb())
     print(json.dumps(info))
 
 
-def report(text_bytes: int, stored: int, runs: dict[str, tuple[float, float, dict]]) -> None:
+def report(text_bytes: int, stored: int, runs: dict[str, tuple[float, float, float, dict]]) -> None:
     print(f"\n{text_bytes / 1e9:.2f} GB of text in {SHARDS} JSONL.gz shards ({stored / 1e9:.2f} GB stored)")
-    print(f"  {'trainer':<15}{'wall s':>8}{'x HF':>7}{'x local':>9}{'RSS self MB':>13}{'with workers':>14}  notes")
+    print(f"  {'trainer':<15}{'wall s':>8}{'x HF':>7}{'x local':>9}{'RSS self MB':>13}{'with workers':>14}{'PSS':>7}  notes")
     hf = runs.get("hf-tokenizers", (0.0,))[0]
     local = runs.get("bpe-tui", (0.0,))[0]
-    for name, (wall, tree, info) in runs.items():
+    for name, (wall, tree, tree_pss, info) in runs.items():
         ratios = f"{wall / hf:>7.2f}" if hf else f"{'':>7}"
         ratios += f"{wall / local:>9.2f}" if local else f"{'':>9}"
         notes = {k: v for k, v in info.items() if k not in ("rss_self_mb", "core_mb")}
         text = ", ".join(f"{k} {v:,.2f}" if isinstance(v, float) else f"{k} {v:,}" for k, v in notes.items())
-        print(f"  {name:<15}{wall:>8.1f}{ratios}{info['rss_self_mb']:>13.0f}{tree:>14.0f}  {text}", flush=True)
+        print(f"  {name:<15}{wall:>8.1f}{ratios}{info['rss_self_mb']:>13.0f}{tree:>14.0f}{tree_pss:>7.0f}  {text}", flush=True)
         if "table_mb" in info:
             rss, table = info["rss_self_mb"], info["table_mb"]
             growth = rss - info["rss_imports_mb"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import io
 import json
 import os
 import pickle
@@ -186,3 +187,16 @@ def test_elsewhere_the_malloc_tunables_are_left_alone(monkeypatch, confstr):
     monkeypatch.setattr(shards_module, "_mallopt", None)
     shards_module.trim_heap()
     shards_module.keep_mmap_threshold()
+
+
+LINE_PIECES = [b"a", b"bc", b"\n", b"\n\n", b"\xe4\xb8\x80", b" "]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.lists(st.sampled_from(LINE_PIECES), max_size=60).map(b"".join), block=st.integers(1, 9))
+def test_lines_of_a_stream_read_in_blocks_of_any_size(data, block):
+    """Lines longer than a block are held in pieces and come out whole."""
+    want = data.split(b"\n")
+    if want[-1] == b"":
+        want.pop()
+    assert list(shards_module._lines(io.BytesIO(data), block)) == want

@@ -4,8 +4,10 @@ parallel worker processes.
 Each shard is counted by ``count_shard``, which streams its part of a file in blocks cut where
 a pre-token boundary is certain, so memory grows with the number of distinct pre-tokens rather
 than the file size. A corpus above ``IN_PROCESS`` bytes is counted by workers, each taking
-shards from one queue as it is free and opening the files itself; the parent only adds up
-their tables and reports the bytes read across all inputs.
+shards from one queue as it is free and opening the files itself: a thread of this process
+and worker processes for the other cores (this process would otherwise only wait, and a
+process of its own would hold another interpreter). Their tables are added up here, and the
+bytes read reported across all inputs.
 
 A stream (standard input, a named pipe) is counted in this process, as it arrives: no other
 process can read it. Its size is unknown until it ends, so progress then has no total.
@@ -215,9 +217,10 @@ def _count_parallel(
     read: Callable[[int], None],
     name: str,
 ) -> tuple[WordTable, list[ShardCount]]:
-    """Hand the shards to ``workers`` processes through one queue; each counts what it gets
-    with ``count_shard``, reports bytes as it reads and each shard's digest as it ends, and
-    sends back one sorted ``WordTable`` at the end, merged into the total as it arrives."""
+    """Hand the shards to ``workers`` counters through one queue: ``workers - 1`` processes
+    and a thread of this one. Each counts what it gets with ``count_shard``, reports bytes as
+    it reads and each shard's digest as it ends, and sends back one sorted ``WordTable`` at
+    the end, merged into the total as it arrives."""
     # Imported here: a small corpus, counted in this process, need not pay for them.
     import multiprocessing
     import queue
@@ -228,8 +231,10 @@ def _count_parallel(
     results = context.Queue()
     procs = [
         context.Process(target=_worker, args=(settings, tasks, results), daemon=True)  # type: ignore[attr-defined]
-        for _ in range(workers)
+        for _ in range(workers - 1)
     ]
+    stop = threading.Event()
+    here = threading.Thread(target=_count_tasks, args=(settings, tasks, results, stop), daemon=True, name="counting")
 
     def check() -> None:
         if any(p.exitcode for p in procs):
@@ -240,10 +245,11 @@ def _count_parallel(
     total = WordTable.sorted({})
     try:
         for p in procs:
-            p.start()
+            p.start()  # before the thread: forked while this process runs no thread of its own
+        here.start()
         for task in enumerate(shards):
             tasks.put(task)
-        for _ in procs:
+        for _ in range(workers):
             tasks.put(None)
         while finished < workers:
             try:
@@ -265,6 +271,10 @@ def _count_parallel(
                 raise RuntimeError(f"a counting worker failed:\n{rest[0]}")
         return total, [r for r in per_shard if r is not None]
     finally:
+        if here.is_alive():  # given up: it stops within a block, and must not write to the closed queues
+            stop.set()
+            tasks.put(None)  # in case it waits for a shard
+            here.join()
         for p in procs:
             if p.pid is not None:
                 p.terminate()  # a no-op for one that has finished
@@ -281,15 +291,39 @@ def _worker(settings: CountSettings, tasks: Queue[tuple[int, Shard] | None], res
     # SIGTERM (the parent cleaning up) just ends a worker, whatever handler it was forked with.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _count_tasks(settings, tasks, results, threading.Event())
+
+
+def _count_tasks(
+    settings: CountSettings, tasks: Queue[tuple[int, Shard] | None], results: Queue[tuple[object, ...]], stop: threading.Event
+) -> None:
+    """Count the shards from ``tasks`` until a None, into one tally, and say what happens on
+    ``results``: bytes read, each shard's ``ShardCount``, the table at the end. Once ``stop``
+    is set it ends at the next progress report, saying nothing more."""
+
+    def progress(n: int) -> None:
+        if stop.is_set():
+            raise _Stopped
+        results.put(("read", n))
+
     tally = PretokenTally(settings.pretokenizer)  # one for every shard: each distinct pre-token is held once
     try:
         for index, shard in iter(tasks.get, None):
-            result = count_shard(shard, settings, lambda n: results.put(("read", n)), tally)
+            if stop.is_set():
+                return
+            result = count_shard(shard, settings, progress, tally)
             results.put(("shard", index, result))
         table = tally.table(by_word=True)
         del tally  # the table is what is sent: the tally's copy goes first
         results.put(("counts", table))
+    except _Stopped:
+        return
     except BpeError as e:
         results.put(("failed", e))
     except Exception:
         results.put(("crashed", traceback.format_exc()))
+
+
+class _Stopped(BaseException):
+    """Raised in a counting thread that was told to stop: not an ``Exception``, so that no
+    handler on the way out of the reading code takes it for a read error."""
