@@ -1,8 +1,14 @@
 """bpe-tui's headless engine: byte-level BPE training, encoding and file formats.
 
 Imports only the standard library and ``regex``; its hot loops are compiled C modules of
-its own (``engine/*/_*.c``).
+its own (``engine/*/_*.c``). The public names below are imported when first used, so that a
+training run does not load the encoder, nor encoding the trainer.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 try:
     from engine.corpus import _tally  # noqa: F401
@@ -14,15 +20,58 @@ except ImportError:  # a source tree that was never built
         "engine's compiled modules are missing: install the package, e.g. `pip install -e .` in a source checkout (needs a C compiler)"
     ) from None
 
-from engine.corpus.pretokenize import PATTERNS, PreTokenizer
-from engine.corpus.stages import AddedToken, PrefixSpace, Split
-from engine.encode.tokenizer import EncodeStep, PreTokenTrace, Tokenizer
-from engine.errors import BpeError, CorpusError, ModelFileError, OutputError, ResumeError, SettingsError
-from engine.formats.atomic import atomic_write
-from engine.train.events import MergeStep, PairChange, StalePop
-from engine.train.occurrences import Cell, Occurrence, PairOccurrences, WordCells
-from engine.train.reference import reference_merges, train_reference
-from engine.train.trainer import Trainer, Word, train_bpe, train_from_iterator
+if TYPE_CHECKING:
+    from engine.corpus.pretokenize import PATTERNS, PreTokenizer
+    from engine.corpus.stages import AddedToken, PrefixSpace, Split
+    from engine.encode.tokenizer import EncodeStep, PreTokenTrace, Tokenizer
+    from engine.errors import BpeError, CorpusError, ModelFileError, OutputError, ResumeError, SettingsError
+    from engine.formats.atomic import atomic_write
+    from engine.train.events import MergeStep, PairChange, StalePop
+    from engine.train.occurrences import Cell, Occurrence, PairOccurrences, WordCells
+    from engine.train.reference import reference_merges, train_reference
+    from engine.train.trainer import Trainer, Word, train_bpe, train_from_iterator
+
+_HOMES = {
+    "AddedToken": "engine.corpus.stages",
+    "BpeError": "engine.errors",
+    "Cell": "engine.train.occurrences",
+    "CorpusError": "engine.errors",
+    "EncodeStep": "engine.encode.tokenizer",
+    "MergeStep": "engine.train.events",
+    "ModelFileError": "engine.errors",
+    "Occurrence": "engine.train.occurrences",
+    "OutputError": "engine.errors",
+    "PATTERNS": "engine.corpus.pretokenize",
+    "PairChange": "engine.train.events",
+    "PairOccurrences": "engine.train.occurrences",
+    "PreTokenTrace": "engine.encode.tokenizer",
+    "PreTokenizer": "engine.corpus.pretokenize",
+    "PrefixSpace": "engine.corpus.stages",
+    "ResumeError": "engine.errors",
+    "SettingsError": "engine.errors",
+    "Split": "engine.corpus.stages",
+    "StalePop": "engine.train.events",
+    "Tokenizer": "engine.encode.tokenizer",
+    "Trainer": "engine.train.trainer",
+    "Word": "engine.train.trainer",
+    "WordCells": "engine.train.occurrences",
+    "atomic_write": "engine.formats.atomic",
+    "reference_merges": "engine.train.reference",
+    "train_bpe": "engine.train.trainer",
+    "train_from_iterator": "engine.train.trainer",
+    "train_reference": "engine.train.reference",
+}
+"""Where each public name lives."""
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # found directly from now on
+    return value
+
 
 __all__ = [
     "AddedToken",
