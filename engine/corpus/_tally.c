@@ -109,13 +109,18 @@ static inline int count_one(Tally *t, const uint8_t *s, size_t len) {
         }
     }
     if (t->n >= UINT32_MAX || make_room(t, t->words_len + len) < 0) return -1; /* a slot holds the number in 32 bits */
+    if (2 * (t->n + 1) > t->mask) { /* grown before it fills, or nothing is added: probes always end */
+        if (grow_index(t) < 0) return -1;
+        for (slot = tag & t->mask; t->index[slot] != EMPTY_SLOT; slot = (slot + 1) & t->mask) {
+        }
+    }
     memcpy(t->words + t->words_len, s, len);
     t->words_len += len;
     t->ends[t->n] = (int64_t)t->words_len;
     t->counts[t->n] = 1;
     t->index[slot] = (uint64_t)tag << 32 | t->n;
     t->n++;
-    return 2 * t->n > t->mask ? grow_index(t) : 0;
+    return 0;
 }
 
 /* Count the pre-tokens of the UTF-8 text s[0..len): -1 when out of memory. */
