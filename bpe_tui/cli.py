@@ -159,7 +159,7 @@ def _corpus_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="special token (repeatable; default <|endoftext|>)",
     )
     parser.add_argument("--pattern", choices=list(PATTERNS), help="pre-tokenizer (default gpt2; each runs compiled)")
-    parser.add_argument("--workers", type=int, default=None, help="processes for counting (default: all cores)")
+    parser.add_argument("--workers", type=int, default=None, help="counting workers above 16 MB: this process + N-1 (default: all cores)")
     parser.add_argument("--errors", choices=["strict", "replace"], default="strict", help="invalid UTF-8 handling")
     parser.add_argument("--text-field", default="text", metavar="NAME", help="JSONL field / Parquet column of the text (default text)")
     parser.add_argument("--skip-bad-records", action="store_true", help="skip and count bad JSONL lines / Parquet rows")
