@@ -200,3 +200,22 @@ def test_lines_of_a_stream_read_in_blocks_of_any_size(data, block):
     if want[-1] == b"":
         want.pop()
     assert list(shards_module._lines(io.BytesIO(data), block)) == want
+
+
+JSON_PIECES = ['{"text": "a"}', '{"text": 1}', "[1, 2]", '"s"', "NaN", "1e5", " ", "\t", "\r", "\x0b", "\u3000"]
+JSON_PIECES += ["{", "}", ",", ":", '"', "x", "é"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(line=st.lists(st.sampled_from(JSON_PIECES), max_size=6).map("".join))
+def test_a_jsonl_line_is_read_as_json_loads_reads_it(line):
+    """The value, or the same error message."""
+    try:
+        want: object = json.loads(line)
+    except ValueError as e:
+        want = str(e)
+    try:
+        got: object = shards_module._json_value(line)
+    except ValueError as e:
+        got = str(e)
+    assert got == want or (want != want and got != got)  # NaN is not equal to itself

@@ -540,13 +540,31 @@ _JSON_KINDS = {
 }
 
 
+_scan_json: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
+"""The scanner ``json.loads`` runs (C where there is one), made by the decoder's ``__init__``."""
+_JSON_SPACE = " \t\n\r"
+
+
+def _json_value(line: str) -> Any:
+    """``json.loads(line)``, for a line that is one value without its per-call work: the C
+    scanner that ``json.loads`` runs, from the line's start. Where that does not take the
+    whole line, ``json.loads`` itself gives the value or its error."""
+    try:
+        value, end = _scan_json(line, 0)
+    except (StopIteration, ValueError):  # nothing starts there, or it is not valid
+        return json.loads(line)
+    if end != len(line) and line[end:].strip(_JSON_SPACE):
+        return json.loads(line)  # "Extra data"
+    return value
+
+
 def _jsonl_documents(f: Any, shard: Shard, start: int, settings: CountSettings, bad: list[int]) -> Iterator[str]:
     field = settings.text_field
     for number, line in enumerate(_lines(f, min(settings.block_bytes, LINE_BLOCK))):
         if not line.strip():
             continue
         try:
-            record = json.loads(line.decode("utf-8", settings.errors))
+            record = _json_value(line.decode("utf-8", settings.errors))
         except UnicodeDecodeError:
             problem = "not valid UTF-8 (use --errors replace to train anyway)"
         except ValueError as e:
