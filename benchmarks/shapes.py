@@ -14,9 +14,9 @@ beside ``en-mix-6m.txt`` and ``zh-xiyouji.txt``.
 
 from __future__ import annotations
 
+import argparse
 import random
 import re
-import sys
 from bisect import bisect
 from collections import Counter
 from itertools import accumulate, product
@@ -93,4 +93,9 @@ def write(shape: str, size: int, path: Path) -> Path:
 
 
 if __name__ == "__main__":
-    write(sys.argv[1], int(float(sys.argv[2])), Path(sys.argv[3]))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("shape", choices=list(SHAPES))
+    parser.add_argument("size", type=float, help="bytes, e.g. 5e6")
+    parser.add_argument("path", type=Path)
+    args = parser.parse_args()
+    write(args.shape, int(args.size), args.path)
