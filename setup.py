@@ -8,7 +8,8 @@ from setuptools.command.build_ext import build_ext
 from setuptools.errors import CCompilerError, CompileError, ExecError, LinkError, PlatformError
 
 SHARED = ["engine", "engine/corpus"]
-"""Header folders: ``_pair_hash.h`` serves both cores, the pre-tokenizer is part of the encoder."""
+"""Header folders: ``_pair_hash.h`` serves both cores, ``_bytes_hash.h`` the encoder and the tally,
+the pre-tokenizer is part of the encoder."""
 
 COMPILER_ERRORS = (CCompilerError, CompileError, ExecError, LinkError, PlatformError)
 """What setuptools raises when there is no compiler, or it cannot run."""
@@ -73,12 +74,19 @@ setup(
             "engine.encode._encoder_core",
             ["engine/encode/_encoder_core.c", "engine/corpus/_pretokenize_core.c"],
             include_dirs=SHARED,
-            depends=["engine/_atomics.h", "engine/_pair_hash.h", "engine/corpus/_pretokenize_core.h", "engine/corpus/_unicode_classes.h"],
+            depends=[
+                "engine/_atomics.h",
+                "engine/_bytes_hash.h",
+                "engine/_pair_hash.h",
+                "engine/corpus/_pretokenize_core.h",
+                "engine/corpus/_unicode_classes.h",
+            ],
         ),
         Extension(
             "engine.corpus._tally",
             ["engine/corpus/_tally.c", "engine/corpus/_pretokenize_core.c"],
-            depends=["engine/corpus/_pretokenize_core.h", "engine/corpus/_unicode_classes.h"],
+            include_dirs=SHARED,
+            depends=["engine/_bytes_hash.h", "engine/corpus/_pretokenize_core.h", "engine/corpus/_unicode_classes.h"],
         ),
         Extension(
             "engine.corpus._pretokenize",

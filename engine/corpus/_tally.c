@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_bytes_hash.h"
 #include "_pretokenize_core.h"
 
 #define EMPTY_SLOT UINT64_MAX
@@ -35,21 +36,6 @@ typedef struct {
     uint64_t *index; /* a slot: the hash's high 32 bits, then the pre-token's number; or EMPTY_SLOT */
     size_t mask;     /* slots - 1; kept at most half full */
 } Tally;
-
-/* 8 bytes at a time, each step a multiply and a shift: pre-tokens are short, but a corpus
- * without spaces has some of megabytes. */
-static inline uint64_t hash_bytes(const uint8_t *p, size_t len) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len, w;
-    for (; len >= 8; p += 8, len -= 8) {
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
-        h ^= h >> 31;
-    }
-    w = 0;
-    memcpy(&w, p, len);
-    h = (h ^ w) * 0x94D049BB133111EBULL;
-    return h ^ (h >> 29);
-}
 
 static inline size_t word_start(const Tally *t, size_t k) { return k ? (size_t)t->ends[k - 1] : 0; }
 
@@ -97,7 +83,7 @@ static int make_room(Tally *t, size_t need) {
 
 /* Count one pre-token, s[0..len): -1 when out of memory (nothing changed then). */
 static inline int count_one(Tally *t, const uint8_t *s, size_t len) {
-    uint64_t h = hash_bytes(s, len);
+    uint64_t h = bytes_hash(s, len);
     uint32_t tag = (uint32_t)(h >> 32);
     size_t slot = tag & t->mask;
     for (uint64_t v; (v = t->index[slot]) != EMPTY_SLOT; slot = (slot + 1) & t->mask) {

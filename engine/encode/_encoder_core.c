@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "_atomics.h"
+#include "_bytes_hash.h"
 #include "_pair_hash.h"
 #include "_pretokenize_core.h"
 #include "pythread.h"
@@ -280,20 +281,6 @@ static PyTypeObject MergeRanksType = {
 /* ---- Vocab: id -> bytes for decoding, bytes -> id for whole pre-tokens ------------------ */
 
 #define NO_ID UINT32_MAX
-
-/* A hash of a byte string for the vocabulary and the pre-token cache: eight bytes a round. */
-static inline uint64_t bytes_hash(const uint8_t *s, size_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, w;
-    for (; n >= 8; s += 8, n -= 8) {
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
-        h ^= h >> 29;
-    }
-    w = 0;
-    memcpy(&w, s, n);
-    h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
-    return h ^ (h >> 32);
-}
 
 #define NO_ENTRY UINT32_MAX
 
