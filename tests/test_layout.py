@@ -59,3 +59,18 @@ def test_the_layout_page_names_every_file_and_folder() -> None:
     assert missing == []
     named = set(re.findall(r"`((?:engine|bpe_tui)/[\w/.]+)`", page))
     assert named and all((ROOT / path).exists() for path in named), sorted(p for p in named if not (ROOT / p).exists())
+
+
+def test_engine_names_its_public_names_once_each_and_loads_them_when_used() -> None:
+    """``engine.__all__`` and the homes its names are loaded from list the same names, each
+    found there; importing the engine loads neither the trainer nor the encoder."""
+    import subprocess
+    import sys
+
+    import engine
+
+    assert sorted(engine.__all__) == sorted(engine._HOMES)
+    assert all(getattr(engine, name) is not None for name in engine.__all__)
+    code = "import sys, engine; print(sorted(m for m in sys.modules if m in ('engine.train.trainer', 'engine.encode.tokenizer')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

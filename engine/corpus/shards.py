@@ -51,7 +51,7 @@ from engine.corpus.word_table import WordTable
 from engine.errors import CorpusError
 
 MAX_BLOCK = 2 << 20
-"""Largest block of a file counted at once: its text and split parts are what a process holds."""
+"""Largest block of a file counted at once: its text is what a process holds beside its tally."""
 
 SHARD_BYTES = 32 << 20
 """The length of a file's byte ranges. A constant, so the plan (and the digest of the inputs)
@@ -686,11 +686,11 @@ class PretokenTally:
 
     def __init__(self, pretok: PreTokenizer) -> None:
         self.pretok = pretok
-        self.counts = pretok.new_tally()
+        self.tally = pretok.new_tally()
         self.since_trim = 0
 
     def add(self, text: str) -> None:
-        self.pretok.tally(text, self.counts)
+        self.pretok.tally(text, self.tally)
         self.since_trim += len(text)
         if self.since_trim >= MAX_BLOCK // 2:
             trim_heap()
@@ -698,11 +698,11 @@ class PretokenTally:
 
     def table(self, by_word: bool = False) -> WordTable:
         """The counts of everything added so far, in the order first seen or ``by_word``."""
-        return WordTable.packed(*self.counts.table(by_word))
+        return WordTable.packed(*self.tally.table(by_word))
 
     def counter(self) -> Counter[bytes]:
         """The counts of everything added so far, as a ``Counter``."""
-        return Counter(self.counts.counts())
+        return Counter(self.tally.counts())
 
 
 def count_texts(texts: Iterable[str], pretok: PreTokenizer) -> Counter[bytes]:
