@@ -72,7 +72,7 @@ setup(
         ),
         Extension(
             "engine.encode._encoder_core",
-            ["engine/encode/_encoder_core.c", "engine/corpus/_pretokenize_core.c"],
+            ["engine/encode/_encoder_core.c", "engine/encode/_whole_chars.c", "engine/corpus/_pretokenize_core.c"],
             include_dirs=SHARED,
             depends=[
                 "engine/_atomics.h",
@@ -80,6 +80,7 @@ setup(
                 "engine/_pair_hash.h",
                 "engine/corpus/_pretokenize_core.h",
                 "engine/corpus/_unicode_classes.h",
+                "engine/encode/_whole_chars.h",
             ],
         ),
         Extension(

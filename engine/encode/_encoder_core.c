@@ -1,12 +1,13 @@
 /* The encoder, compiled: text -> special tokens and pre-tokens -> ids.
  *
  * MergeRanks holds the merge loop (Tokenizer._bpe in engine/encode/tokenizer.py). A pre-token
- * starts as the ids of its bytes; each round merges the adjacent pair of lowest merge rank,
- * the leftmost where several share it, until no pair is in the merge list. Only the two
- * ranks beside a merge change, so a round is one scan for the minimum and one shift; past
- * LONG bytes the pairs wait on a min-heap instead of being rescanned. The Python loop stays
- * as the one that records its rounds (encode_steps, the encode view); tests check the two
- * agree.
+ * starts as the ids of its bytes, or of its characters where their own merges are certain to
+ * come first (engine/encode/_whole_chars.h); each round merges the adjacent pair of lowest
+ * merge rank, the leftmost where several share it, until no pair is in the merge list. Only
+ * the two ranks beside a merge change, so a round is one scan for the minimum and one shift;
+ * past LONG tokens the pairs wait on a min-heap instead of being rescanned. The Python loop
+ * stays as the one that records its rounds (encode_steps, the encode view); tests check the
+ * two agree.
  *
  * Vocab holds the bytes of each id (decoding) and the id of each entry's bytes.
  *
@@ -29,12 +30,13 @@
 #include "_bytes_hash.h"
 #include "_pair_hash.h"
 #include "_pretokenize_core.h"
+#include "_whole_chars.h"
 #include "pythread.h"
 
 #define NO_RANK UINT32_MAX /* a pair not in the merge list */
 #define ON_STACK 256       /* pre-tokens up to this many bytes need no allocation */
-#define LONG 16            /* longer pre-tokens merge through a heap (merge_long) */
-#define WORK_PER_BYTE 10   /* merge_long's heap (6), ids, ranks, next and prev (1 each) */
+#define LONG 16            /* more tokens merge through a heap (merge_heap) */
+#define WORK_PER_BYTE 10   /* merge_heap's heap (6), ids, ranks, next and prev (1 each) */
 
 typedef struct {
     PyObject_HEAD
@@ -46,6 +48,7 @@ typedef struct {
     Py_ssize_t nmerged;
     uint32_t *byte_pairs; /* the rank of the pair of the ids of bytes a and b at a << 8 | b: the
                            * first round of every merge loop looks in 256 KB, not the table */
+    WholeChars chars;     /* the characters a merge loop may start from merged */
 } MergeRanks;
 
 /* Eight bytes a merge keep the table small enough to stay in the processor's cache. */
@@ -70,6 +73,32 @@ static int as_id(PyObject *o, uint32_t *out) {
     }
     *out = (uint32_t)v;
     return 0;
+}
+
+static uint32_t pair_rank(const void *m, uint32_t a, uint32_t b) {
+    return rank_of((const MergeRanks *)m, a, b);
+}
+
+/* m->chars, from each rank's pair read out of the table. */
+static int whole_chars_of(MergeRanks *m) {
+    size_t n = m->nmerged ? (size_t)m->nmerged : 1;
+    uint32_t *left = PyMem_New(uint32_t, n), *right = PyMem_New(uint32_t, n);
+    int failed = !left || !right;
+    if (!failed) {
+        memset(left, 0xFF, n * sizeof(uint32_t)); /* a rank whose pair an earlier one merges: none */
+        memset(right, 0xFF, n * sizeof(uint32_t));
+        for (uint32_t i = 0; i <= m->mask; i++) {
+            uint64_t slot = m->slots[i];
+            if (slot == EMPTY_KEY) continue;
+            left[RANK_OF(slot)] = (uint32_t)(PAIR_OF(slot) >> 21);
+            right[RANK_OF(slot)] = (uint32_t)(PAIR_OF(slot) & 0x1FFFFF);
+        }
+        failed = whole_chars_build(&m->chars, m->byte_ids, left, right, m->merged, (uint32_t)m->nmerged, pair_rank, m);
+    }
+    PyMem_Free(left);
+    PyMem_Free(right);
+    if (failed) PyErr_NoMemory();
+    return failed ? -1 : 0;
 }
 
 /* MergeRanks(byte_ids, rank_of, merged): the id of each byte, the rank of each merged pair
@@ -130,13 +159,14 @@ static int MergeRanks_init(MergeRanks *m, PyObject *args, PyObject *Py_UNUSED(kw
     }
     for (int a = 0; a < 256; a++)
         for (int b = 0; b < 256; b++) m->byte_pairs[a << 8 | b] = rank_of(m, m->byte_ids[a], m->byte_ids[b]);
-    return 0;
+    return whole_chars_of(m);
 }
 
 static void MergeRanks_dealloc(MergeRanks *m) {
     PyMem_Free(m->slots);
     PyMem_Free(m->merged);
     PyMem_Free(m->byte_pairs);
+    whole_chars_free(&m->chars);
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
 
@@ -158,20 +188,42 @@ static inline uint64_t heap_pop(uint64_t *heap, size_t *size) {
     return top;
 }
 
-/* The same merges for a long pre-token, without rescanning it every round: the tokens are a
- * linked list (next/prev) and the pairs' (rank, position) sit on a min-heap, so the lowest
- * rank, leftmost first, is popped; an entry whose pair has changed since is stale and skipped. */
-static Py_ssize_t merge_long(const MergeRanks *m, const uint8_t *s, uint32_t n, uint32_t *work) {
-    uint64_t *heap = (uint64_t *)work; /* at most 3n entries: n - 1, then 2 a merge */
-    uint32_t *ids = work + 6 * (size_t)n, *ranks = ids + n, *next = ranks + n, *prev = next + n;
+/* The first tokens of the n bytes at s: each byte's id, but a character whose own merges
+ * come first between the bytes around it starts as the tokens they make (WholeChars), which
+ * saves the merge loop most of its rounds on Chinese text. ids[0..k), and ranks[0..k) with
+ * ranks[i] the rank of (ids[i], ids[i + 1]) (NO_RANK for the last); k returned. */
+static size_t first_tokens(const MergeRanks *m, const uint8_t *s, size_t n, uint32_t *ids, uint32_t *ranks) {
+    size_t k = 0;
+    int last_byte = -1; /* the byte the last token is, if it is one */
+    for (size_t i = 0, len; i < n; i += len) {
+        const WholeChar *c = s[i] >= 0xC2 ? whole_char_at(&m->chars, s, n, i, &len) : NULL;
+        if (c) {
+            ids[k] = c->ids[0];
+            if (k) ranks[k - 1] = rank_of(m, ids[k - 1], ids[k]);
+            if (c->nids > 1) ranks[k] = NO_RANK, ids[++k] = c->ids[1]; /* a finished character's tokens never merge */
+            k++;
+            last_byte = -1;
+        } else {
+            len = 1;
+            ids[k] = m->byte_ids[s[i]];
+            if (k) ranks[k - 1] = last_byte >= 0 ? m->byte_pairs[last_byte << 8 | s[i]] : rank_of(m, ids[k - 1], ids[k]);
+            k++;
+            last_byte = s[i];
+        }
+    }
+    if (k) ranks[k - 1] = NO_RANK;
+    return k;
+}
+
+/* The merges of k tokens without rescanning them every round: the tokens are a linked list
+ * (next/prev) and the pairs' (rank, position) sit on a min-heap, so the lowest rank,
+ * leftmost first, is popped; an entry whose pair has changed since is stale and skipped.
+ * heap has room for 3k entries (k - 1, then 2 a merge), next and prev for k. */
+static size_t merge_heap(const MergeRanks *m, uint32_t *ids, uint32_t *ranks, uint32_t k, uint64_t *heap, uint32_t *next, uint32_t *prev) {
     size_t size = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        ids[i] = m->byte_ids[s[i]];
+    for (uint32_t i = 0; i < k; i++) {
         next[i] = i + 1;
         prev[i] = i - 1; /* UINT32_MAX: none */
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        ranks[i] = i + 1 < n ? m->byte_pairs[s[i] << 8 | s[i + 1]] : NO_RANK;
         if (ranks[i] != NO_RANK) heap_push(heap, &size, (uint64_t)ranks[i] << 32 | i);
     }
     while (size) {
@@ -181,39 +233,47 @@ static Py_ssize_t merge_long(const MergeRanks *m, const uint8_t *s, uint32_t n, 
         ids[p] = m->merged[rank];
         ranks[q] = NO_RANK;
         next[p] = next[q];
-        if (next[p] < n) prev[next[p]] = p;
-        ranks[p] = next[p] < n ? rank_of(m, ids[p], ids[next[p]]) : NO_RANK;
+        if (next[p] < k) prev[next[p]] = p;
+        ranks[p] = next[p] < k ? rank_of(m, ids[p], ids[next[p]]) : NO_RANK;
         if (ranks[p] != NO_RANK) heap_push(heap, &size, (uint64_t)ranks[p] << 32 | p);
         uint32_t b = prev[p];
         if (b != UINT32_MAX && (ranks[b] = rank_of(m, ids[b], ids[p])) != NO_RANK)
             heap_push(heap, &size, (uint64_t)ranks[b] << 32 | b);
     }
-    Py_ssize_t k = 0;
-    for (uint32_t i = 0; i < n; i = next[i]) ids[k++] = ids[i]; /* the first token never goes */
-    memmove(work, ids, (size_t)k * sizeof(uint32_t));
-    return k;
+    size_t n = 0;
+    for (uint32_t i = 0; i < k; i = next[i]) ids[n++] = ids[i]; /* the first token never goes */
+    return n;
 }
 
-/* Merge the n bytes at s, lowest rank first, by rescanning (merge_long beyond LONG bytes);
- * ids has room for WORK_PER_BYTE * n ids. The result is ids[0..k), k returned. */
-static Py_ssize_t merge_bytes(const MergeRanks *m, const uint8_t *s, Py_ssize_t n, uint32_t *ids) {
-    if (n > LONG) return merge_long(m, s, (uint32_t)n, ids);
-    uint32_t *ranks = ids + n; /* ranks[i]: the rank of (ids[i], ids[i + 1]) */
-    for (Py_ssize_t i = 0; i < n; i++) ids[i] = m->byte_ids[s[i]];
-    for (Py_ssize_t i = 0; i + 1 < n; i++) ranks[i] = m->byte_pairs[s[i] << 8 | s[i + 1]];
+/* The same merges by rescanning the ranks for the lowest each round: faster for a few tokens. */
+static size_t merge_scan(const MergeRanks *m, uint32_t *ids, uint32_t *ranks, size_t n) {
     while (n > 1) {
-        Py_ssize_t best = 0;
-        for (Py_ssize_t i = 1; i < n - 1; i++)
+        size_t best = 0;
+        for (size_t i = 1; i < n - 1; i++)
             if (ranks[i] < ranks[best]) best = i;
         if (ranks[best] == NO_RANK) break;
         ids[best] = m->merged[ranks[best]];
-        memmove(ids + best + 1, ids + best + 2, (size_t)(n - best - 2) * sizeof(uint32_t));
-        memmove(ranks + best, ranks + best + 1, (size_t)(n - best - 2) * sizeof(uint32_t));
+        memmove(ids + best + 1, ids + best + 2, (n - best - 2) * sizeof(uint32_t));
+        memmove(ranks + best, ranks + best + 1, (n - best - 2) * sizeof(uint32_t));
         n--;
         if (best > 0) ranks[best - 1] = rank_of(m, ids[best - 1], ids[best]);
         if (best < n - 1) ranks[best] = rank_of(m, ids[best], ids[best + 1]);
     }
     return n;
+}
+
+/* Merge the n bytes at s, lowest rank first (leftmost among equals), into work[0..k), k
+ * returned; work has room for WORK_PER_BYTE * n ids: the heap's 3n entries, then the
+ * tokens, their ranks, next and prev. */
+static Py_ssize_t merge_bytes(const MergeRanks *m, const uint8_t *s, Py_ssize_t n, uint32_t *work) {
+    uint32_t *ids = work + 6 * (size_t)n, *ranks = ids + n;
+    size_t k = first_tokens(m, s, (size_t)n, ids, ranks);
+    if (k > LONG)
+        k = merge_heap(m, ids, ranks, (uint32_t)k, (uint64_t *)work, ranks + n, ranks + 2 * n);
+    else
+        k = merge_scan(m, ids, ranks, k);
+    memmove(work, ids, k * sizeof(uint32_t));
+    return (Py_ssize_t)k;
 }
 
 /* ids(piece: bytes) -> str: the token ids of one pre-token, each as a code point (the form
@@ -224,7 +284,7 @@ static PyObject *MergeRanks_ids(MergeRanks *m, PyObject *arg) {
         return NULL;
     }
     Py_ssize_t n = PyBytes_GET_SIZE(arg);
-    uint64_t stack[WORK_PER_BYTE * ON_STACK / 2]; /* uint64_t: merge_long's heap lies at the start */
+    uint64_t stack[WORK_PER_BYTE * ON_STACK / 2]; /* uint64_t: merge_heap's heap lies at the start */
     uint32_t *ids = (uint32_t *)stack;
     if (n > ON_STACK && !(ids = PyMem_New(uint32_t, WORK_PER_BYTE * (size_t)n))) return PyErr_NoMemory();
     n = merge_bytes(m, (const uint8_t *)PyBytes_AS_STRING(arg), n, ids);

@@ -1,0 +1,67 @@
+/* Characters whose own merges come first (engine/encode/_whole_chars.c).
+ *
+ * Merging a pre-token from its bytes, most of the rounds on Chinese text only rebuild
+ * characters: the three bytes of 道 become one token before anything joins it to its
+ * neighbours. Where that order is certain, the merge loop can start from the character's
+ * tokens instead of its bytes and give the same ids: WholeChars says where. */
+#ifndef ENGINE_WHOLE_CHARS_H
+#define ENGINE_WHOLE_CHARS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A character of two or three bytes, merged on its own into ids[0..nids). Its merges come
+ * first between any two bytes b, a (the last byte of what stands before it, the first of what
+ * follows) unless bit b of before or bit a of after is set: there a merge of lower rank could
+ * join part of it to that neighbour. */
+typedef struct {
+    uint64_t before[4];
+    uint64_t after[4];
+    uint32_t ids[2];
+    uint32_t nids;
+} WholeChar;
+
+typedef struct {
+    uint32_t *index; /* for each code point below 0x10000: 1 + its WholeChar, or 0 */
+    WholeChar *chars;
+} WholeChars;
+
+/* The rank of the pair (a, b), or UINT32_MAX for a pair that is not merged. */
+typedef uint32_t (*PairRank)(const void *ranks, uint32_t a, uint32_t b);
+
+/* Fill w from the merges: rank r joins left[r] and right[r] into made[r] (left[r] ==
+ * UINT32_MAX: rank r merges nothing), byte b starts as byte_ids[b], rank(ranks, a, b) looks
+ * a pair up. 0, or -1 when out of memory (w is then empty). */
+int whole_chars_build(WholeChars *w, const uint32_t byte_ids[256], const uint32_t *left, const uint32_t *right,
+                      const uint32_t *made, uint32_t nmerged, PairRank rank, const void *ranks);
+
+void whole_chars_free(WholeChars *w);
+
+static inline int whole_char_bit(const uint64_t *bits, uint8_t b) {
+    return (int)(bits[b >> 6] >> (b & 63) & 1);
+}
+
+/* The WholeChar of the character at s[i] (s holding n bytes), if its merges come first
+ * between the bytes around it; its length in *len. NULL: start from its bytes. */
+static inline const WholeChar *whole_char_at(const WholeChars *w, const uint8_t *s, size_t n, size_t i, size_t *len) {
+    uint8_t b = s[i];
+    uint32_t cp;
+    if (b >= 0xC2 && b < 0xE0 && i + 1 < n && (s[i + 1] & 0xC0) == 0x80) {
+        cp = (uint32_t)(b & 0x1F) << 6 | (s[i + 1] & 0x3F);
+        *len = 2;
+    } else if (b >= 0xE0 && b < 0xF0 && i + 2 < n && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
+        cp = (uint32_t)(b & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+        if (cp < 0x800) return NULL; /* an overlong form: not the bytes of that character */
+        *len = 3;
+    } else {
+        return NULL;
+    }
+    uint32_t at = w->index[cp];
+    if (!at) return NULL;
+    const WholeChar *c = &w->chars[at - 1];
+    if (i > 0 && whole_char_bit(c->before, s[i - 1])) return NULL;
+    if (i + *len < n && whole_char_bit(c->after, s[i + *len])) return NULL;
+    return c;
+}
+
+#endif
