@@ -533,7 +533,7 @@ class Tokenizer:
         if not self._compiled:
             return map(self.encode, texts)
         if threads == 1:  # nothing to hand over: each unit's lists straight from the encoder
-            units = self._in_threads(self._units(texts, False), 1, Encoder.encode_many)
+            units = self._in_threads(self._units(texts, 1), 1, Encoder.encode_many)
             return (ids for lists, _ in units for ids in lists)
         return map(self._table.ids, self.encode_packed_stream(texts, "uint32", threads))
 
@@ -544,7 +544,7 @@ class Tokenizer:
         threads = self._threads(workers)
         if not self._compiled:
             return (self.encode_packed(text, dtype) for text in texts)
-        return _assembled(self._in_threads(self._units(texts, threads > 1), threads, _packed_unit(width)))
+        return _assembled(self._in_threads(self._units(texts, threads), threads, _packed_unit(width)))
 
     def encode_packed_batches(
         self, batches: Iterable[tuple[Sequence[str], Sequence[bool]]], dtype: str, eot: int | None = None, workers: int | None = None
@@ -558,7 +558,7 @@ class Tokenizer:
         if threads == 1:
             yield from (self._packed_batch(list(texts), list(ends), width, eot) for texts, ends in batches)
             return
-        units = self._batch_units(batches)
+        units = self._batch_units(batches, threads)
         run = _joined_unit(width, -1 if eot is None else eot)
         parts: list[bytes] = []
         for data, last in self._in_threads(units, threads, run):
@@ -583,32 +583,35 @@ class Tokenizer:
         workers = workers or os.cpu_count() or 1
         return workers if workers > 1 and self._compiled else 1
 
-    def _pieces(self, text: str) -> Iterator[str]:
-        """``text`` in pieces of about ``PIECE_CHARS`` characters, cut where no pre-token
-        changes (a piece grows until it holds such a cut)."""
-        start, size = 0, PIECE_CHARS
-        while len(text) - start > size:
-            cut = self.pretokenizer.safe_cut(text[start : start + size])
+    def _pieces(self, text: str, threads: int) -> Iterator[str]:
+        """``text`` in pieces for ``threads`` threads, cut where no pre-token changes (a piece
+        grows until it holds such a cut): a multiple of ``threads`` pieces of at most about
+        ``PIECE_CHARS`` characters, of one length, so the threads finish together."""
+        count = threads * -(-len(text) // (threads * PIECE_CHARS))
+        start = 0
+        for k in range(1, count):
+            end, cut = max(k * len(text) // count, start + len(text) // count), 0
+            while end < len(text) and not (cut := self.pretokenizer.safe_cut(text[start:end])):
+                end += end - start
             if not cut:
-                size *= 2
-                continue
+                break
             yield text[start : start + cut]
-            start, size = start + cut, PIECE_CHARS
+            start += cut
         yield text[start:]
 
-    def _units(self, texts: Iterable[str], cut: bool) -> Iterator[tuple[list[str], int]]:
-        """Texts in units for the threads, each with how its results make the stream's:
-        ``_WHOLE`` (one a text), ``_PART`` (a piece of a long text; more follow), ``_LAST``
-        (the long text's last piece). Long texts are cut only where ``cut`` (threads share
-        them)."""
+    def _units(self, texts: Iterable[str], threads: int) -> Iterator[tuple[list[str], int]]:
+        """Texts in units for ``threads`` threads, each with how its results make the
+        stream's: ``_WHOLE`` (one a text), ``_PART`` (a piece of a long text; more follow),
+        ``_LAST`` (the long text's last piece). Long texts are cut only for more than one
+        thread (the threads share them)."""
         unit: list[str] = []
         size = 0
         for text in texts:
-            if cut and len(text) > 2 * UNIT_CHARS:
+            if threads > 1 and len(text) > 2 * UNIT_CHARS:
                 if unit:
                     yield unit, _WHOLE
                     unit, size = [], 0
-                pieces = self._pieces(text)
+                pieces = self._pieces(text, threads)
                 piece = next(pieces)
                 for following in pieces:
                     yield [piece], _PART
@@ -623,8 +626,10 @@ class Tokenizer:
         if unit:
             yield unit, _WHOLE
 
-    def _batch_units(self, batches: Iterable[tuple[Sequence[str], Sequence[bool]]]) -> Iterator[tuple[tuple[list[str], list[bool]], bool]]:
-        """The batches of ``encode_packed_batches`` in units ``(texts, ends)`` for the
+    def _batch_units(
+        self, batches: Iterable[tuple[Sequence[str], Sequence[bool]]], threads: int
+    ) -> Iterator[tuple[tuple[list[str], list[bool]], bool]]:
+        """The batches of ``encode_packed_batches`` in units ``(texts, ends)`` for ``threads``
         threads, each with whether it ends its batch; a long text is cut into pieces, the
         flag of its end going with its last."""
         for texts, ends in batches:
@@ -632,7 +637,7 @@ class Tokenizer:
             flags: list[bool] = []
             size = 0
             for text, end in zip(texts, ends, strict=True):
-                pieces = self._pieces(text) if len(text) > 2 * UNIT_CHARS else iter([text])
+                pieces = self._pieces(text, threads) if len(text) > 2 * UNIT_CHARS else iter([text])
                 piece = next(pieces)
                 for following in pieces:
                     unit.append(piece)
