@@ -663,17 +663,37 @@ static inline const uint32_t *cache_find(const Cache *c, const uint8_t *s, size_
     }
 }
 
-/* Add the n bytes at s (n <= MAX_CACHED) with their ids; 1 if the cache is full. Safe while
- * other threads find and add. */
-static int cache_put(Cache *c, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids, size_t nids) {
-    if (load_relaxed_size(&c->count) >= c->capacity || fetch_add_relaxed_size(&c->count, 1) >= c->capacity)
-        return 1;
-    size_t size = ids_offset(n) + nids * sizeof(uint32_t);
-    size_t at = fetch_add_relaxed_size(&c->arena_used, size);
-    if (at + size > c->arena_cap) {
-        store_relaxed_size(&c->count, c->capacity);
-        return 1;
+/* What one writer holds of a cache: arena bytes at..end and a number of entries, each taken
+ * from the cache's counters CLAIM_BYTES and CLAIM_ENTRIES at a time, so threads adding to one
+ * cache touch its shared counters, and each other's lines, seldom. */
+#define CLAIM_BYTES 16384
+#define CLAIM_ENTRIES 256
+typedef struct {
+    size_t at, end, entries;
+} Claim;
+
+/* Add the n bytes at s (n <= MAX_CACHED) with their ids, written where claim says; 1 if the
+ * cache is full. Safe while other threads find and add, each with a claim of its own. */
+static int cache_put(Cache *c, Claim *claim, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids, size_t nids) {
+    if (!claim->entries) {
+        size_t got;
+        if (load_relaxed_size(&c->count) >= c->capacity || (got = fetch_add_relaxed_size(&c->count, CLAIM_ENTRIES)) >= c->capacity)
+            return 1;
+        claim->entries = c->capacity - got < CLAIM_ENTRIES ? c->capacity - got : CLAIM_ENTRIES;
     }
+    size_t size = ids_offset(n) + nids * sizeof(uint32_t); /* a multiple of 4, as entries lie */
+    if (claim->end - claim->at < size) {
+        size_t take = size > CLAIM_BYTES ? size : CLAIM_BYTES;
+        size_t at = fetch_add_relaxed_size(&c->arena_used, take);
+        if (at + take > c->arena_cap) {
+            store_relaxed_size(&c->count, c->capacity);
+            return 1;
+        }
+        claim->at = at, claim->end = at + take;
+    }
+    size_t at = claim->at;
+    claim->at += size;
+    claim->entries--;
     EntryHead *entry = (EntryHead *)(c->arena + at);
     *entry = (EntryHead){(uint16_t)n, (uint16_t)nids};
     memcpy(entry + 1, s, n);
@@ -778,7 +798,9 @@ typedef struct {
     int direct;         /* a pre-token that is a vocabulary entry is that entry */
     PyThread_type_lock lock; /* one encode at a time: the buffers and own caches are this object's */
     SharedCache *shared; /* or NULL; once full, own takes the rest */
+    Claim shared_claim;
     Cache own;          /* emptied when full, so memory stays bounded */
+    Claim own_claim;
     HotSlot *hot;       /* HOT_SETS pairs of slots, each pair a 64-byte line, looked in before the caches */
     void *hot_block;    /* the allocation hot lies in */
     uint8_t *utf8;      /* the text's UTF-8, PAD zeros after it */
@@ -822,10 +844,11 @@ static inline const uint32_t *encoder_find(const Encoder *e, const uint8_t *s, s
 }
 
 static void encoder_put(Encoder *e, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids, size_t nids) {
-    if (e->shared && !cache_put(&e->shared->cache, s, n, h, ids, nids)) return;
-    if (cache_put(&e->own, s, n, h, ids, nids)) {
+    if (e->shared && !cache_put(&e->shared->cache, &e->shared_claim, s, n, h, ids, nids)) return;
+    if (cache_put(&e->own, &e->own_claim, s, n, h, ids, nids)) {
         cache_clear(&e->own); /* bounded memory on endless streams */
-        cache_put(&e->own, s, n, h, ids, nids);
+        e->own_claim = (Claim){0, 0, 0};
+        cache_put(&e->own, &e->own_claim, s, n, h, ids, nids);
     }
 }
 
