@@ -32,7 +32,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.stages import AddedToken, PatternSpec, Stage, describe, simplest
@@ -524,18 +524,17 @@ class Tokenizer:
         short texts cost little more than one long one; a text longer than ``2 * UNIT_CHARS``
         is cut where no pre-token changes (``PreTokenizer.safe_cut``) and its pieces are
         encoded in parallel. At most two units per thread are in flight, and reading the
-        texts (in this thread) overlaps with the encoding. The threads hand their ids over
-        packed and this thread makes them ints, once: a long text's pieces are joined as
-        bytes first, not as lists. Under a pattern that runs through ``regex`` the regex holds
-        the GIL: the texts are encoded one after another.
+        texts (in this thread) overlaps with the encoding. A thread makes the lists of a unit
+        of whole texts itself, while the others encode; a long text's pieces come back
+        packed, are joined as bytes and made ints once, here (joining lists costs more).
+        Under a pattern that runs through ``regex`` the regex holds the GIL: the texts are
+        encoded one after another.
         """
         threads = self._threads(workers)
         if not self._compiled:
             return map(self.encode, texts)
-        if threads == 1:  # nothing to hand over: each unit's lists straight from the encoder
-            units = self._in_threads(self._units(texts, 1), 1, Encoder.encode_many)
-            return (ids for lists, _ in units for ids in lists)
-        return map(self._table.ids, self.encode_packed_stream(texts, "uint32", threads))
+        units = (((unit, kind), kind) for unit, kind in self._units(texts, threads))
+        return _listed(self._in_threads(units, threads, _listed_unit), self._table)
 
     def encode_packed_stream(self, texts: Iterable[str], dtype: str = "uint32", workers: int | None = None) -> Iterator[bytes]:
         """``encode_packed`` of each text, as ``encode_stream`` does ``encode``: packing too
@@ -751,6 +750,26 @@ def _packed_unit(width: int) -> Callable[[Encoder, list[str]], list[bytes]]:
         return encoder.encode_many(texts, width)
 
     return run
+
+
+def _listed_unit(encoder: Encoder, unit: tuple[list[str], int]) -> list[list[int]] | list[bytes]:
+    """A unit of ``encode_stream``: whole texts' lists, or a piece of a long text packed."""
+    texts, kind = unit
+    return encoder.encode_many(texts) if kind == _WHOLE else encoder.encode_many(texts, 4)
+
+
+def _listed(results: Iterator[tuple[list[list[int]] | list[bytes], int]], table: Vocab) -> Iterator[list[int]]:
+    """``encode_stream``'s lists from its units': each of a ``_WHOLE`` unit's, and the pieces
+    of a long text joined and made ints."""
+    parts: list[bytes] = []
+    for out, kind in results:
+        if kind == _WHOLE:
+            yield from cast("list[list[int]]", out)
+            continue
+        parts.append(cast("list[bytes]", out)[0])
+        if kind == _LAST:
+            yield table.ids(b"".join(parts))
+            parts = []
 
 
 def _joined_unit(width: int, eot: int) -> Callable[[Encoder, tuple[list[str], list[bool]]], bytes]:
