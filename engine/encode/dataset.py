@@ -126,6 +126,10 @@ def encode_dataset(
     tokens = documents = 0
     side = sidecar_path(path)
     with ThreadPoolExecutor(1) as background, atomic_file(path) as f:  # renamed last: once the sidecar is whole
+        # The model's digest (a few milliseconds, most of it copying the compiled tables) is made
+        # beside the work: from the start when threads encode (the first batch is read and
+        # parsed in this thread alone), else while this thread waits for the disk.
+        digest = background.submit(tokenizer.digest) if tokenizer.threads(workers) > 1 else None
         f.write(b"\0" * header)
         for batch, ((data, n, docs), done) in enumerate(
             _encoded(_batches(sources, settings, count, skip, read), tokenizer, eot, dtype, workers), start=1
@@ -140,9 +144,7 @@ def encode_dataset(
         if header:
             f.seek(0)
             f.write(_npy_header(dtype, tokens))
-        # The model's digest (a few milliseconds, most of it copying the compiled tables) is made
-        # while this thread waits for the disk.
-        digest = background.submit(tokenizer.digest)
+        digest = digest or background.submit(tokenizer.digest)
         f.flush()
         os.fsync(f.fileno())
         info = sidecar(

@@ -530,7 +530,7 @@ class Tokenizer:
         Under a pattern that runs through ``regex`` the regex holds the GIL: the texts are
         encoded one after another.
         """
-        threads = self._threads(workers)
+        threads = self.threads(workers)
         if not self._compiled:
             return map(self.encode, texts)
         units = (((unit, kind), kind) for unit, kind in self._units(texts, threads))
@@ -540,7 +540,7 @@ class Tokenizer:
         """``encode_packed`` of each text, as ``encode_stream`` does ``encode``: packing too
         runs in the threads."""
         width = ID_WIDTHS[dtype]
-        threads = self._threads(workers)
+        threads = self.threads(workers)
         if not self._compiled:
             return (self.encode_packed(text, dtype) for text in texts)
         return _assembled(self._in_threads(self._units(texts, threads), threads, _packed_unit(width)))
@@ -553,7 +553,7 @@ class Tokenizer:
         is true. Each batch is cut into units for ``workers`` threads as ``encode_stream``
         cuts texts; a dataset is written this way."""
         width = ID_WIDTHS[dtype]
-        threads = self._threads(workers)
+        threads = self.threads(workers)
         if threads == 1:
             yield from (self._packed_batch(list(texts), list(ends), width, eot) for texts, ends in batches)
             return
@@ -576,7 +576,7 @@ class Tokenizer:
         tail = b"" if eot is None else eot.to_bytes(width, "little")
         return b"".join(self.encode_packed(text, dtype) + (tail if end else b"") for text, end in zip(texts, ends, strict=True))
 
-    def _threads(self, workers: int | None) -> int:
+    def threads(self, workers: int | None = None) -> int:
         """How many threads encode: ``workers`` (default one per core), but one when
         encoding is not compiled."""
         workers = workers or os.cpu_count() or 1
@@ -671,7 +671,7 @@ class Tokenizer:
 
         def work(unit: U) -> R:
             encoder: Encoder | None = getattr(local, "encoder", None) or self._new_encoder(shared)
-            assert encoder is not None  # threads run only when encoding is compiled (_threads)
+            assert encoder is not None  # threads run only when encoding is compiled (threads())
             local.encoder = encoder
             return run(encoder, unit)
 
