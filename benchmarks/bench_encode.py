@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("RAYON_NUM_THREADS", "1")  # HF tokenizers: one thread
 
 from engine import Tokenizer  # noqa: E402
-from engine.encode._encoder_core import pretoken_count  # noqa: E402
+from engine.corpus._pretokenize import pretoken_count  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 GPT2_VOCAB = SHARED / "fixtures/gpt2_vocab.json"
