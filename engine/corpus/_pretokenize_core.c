@@ -142,6 +142,15 @@ ptrdiff_t utf8_encode(const void *data, int kind, ptrdiff_t n, uint8_t *out, int
                 for (int k = 0; k < 4; k++) p[k] = (uint8_t)four[k];
                 p += 4;
                 i += 4;
+            } else if (u[i] >= 0x800 && (uint16_t)(u[i] - 0xD800) >= 0x800) {
+                /* A run of three-byte characters (most of Chinese or Japanese text), none a surrogate. */
+                do {
+                    uint32_t c = u[i++];
+                    p[0] = (uint8_t)(0xE0 | c >> 12);
+                    p[1] = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+                    p[2] = (uint8_t)(0x80 | (c & 0x3F));
+                    p += 3;
+                } while (i < n && u[i] >= 0x800 && (uint16_t)(u[i] - 0xD800) >= 0x800);
             } else {
                 p = u[i] < 0x80 ? (*p = (uint8_t)u[i], p + 1) : put_utf8(p, u[i], surrogates);
                 i++;
