@@ -135,8 +135,18 @@ ptrdiff_t utf8_encode(const void *data, int kind, ptrdiff_t n, uint8_t *out, int
         }
     } else if (kind == 2) {
         const uint16_t *u = data;
+        const int little = pt_little_endian();
         while (i < n) {
-            if (i + 4 <= n && (memcpy(&w, u + i, 8), !(w & 0xFF80FF80FF80FF80ULL))) {
+            uint64_t v;
+            if (little && i + 8 <= n && (memcpy(&w, u + i, 8), memcpy(&v, u + i + 4, 8), !((w | v) & 0xFF80FF80FF80FF80ULL))) {
+                /* Eight ASCII code units: the low byte of each, packed by shifts into one word. */
+                w = (w | w >> 8) & 0x0000FFFF0000FFFFULL, w = (w | w >> 16) & 0xFFFFFFFFULL;
+                v = (v | v >> 8) & 0x0000FFFF0000FFFFULL, v = (v | v >> 16) & 0xFFFFFFFFULL;
+                w |= v << 32;
+                memcpy(p, &w, 8);
+                p += 8;
+                i += 8;
+            } else if (i + 4 <= n && (memcpy(&w, u + i, 8), !(w & 0xFF80FF80FF80FF80ULL))) {
                 uint16_t four[4];
                 memcpy(four, &w, 8); /* the same code units, in memory order on any machine */
                 for (int k = 0; k < 4; k++) p[k] = (uint8_t)four[k];
