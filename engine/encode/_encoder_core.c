@@ -1143,6 +1143,7 @@ static void Encoder_dealloc(Encoder *e) {
 /* Narrow e->out in place to little-endian ids of width bytes (2 or 4); -1 if an id does
  * not fit. Runs without the GIL. */
 static int pack_out(Encoder *e, int width) {
+    if (width == 4 && pt_little_endian()) return 0; /* they are already */
     uint8_t *p = (uint8_t *)e->out;
     for (size_t k = 0; k < e->out_len; k++, p += width) {
         uint32_t id = e->out[k]; /* read before the bytes at p, which never run ahead of it */
