@@ -582,6 +582,8 @@ static PyTypeObject VocabType = {
 
 #define MAX_CACHED 255 /* longer pre-tokens are merged every time, not cached */
 #define ARENA_PER_ENTRY 64 /* arena bytes a cache keeps per entry it may hold */
+#define CLAIM_BYTES 16384  /* arena bytes a writer takes from a cache at once, at most (Claim) */
+#define CLAIM_ENTRIES 256  /* entries a writer takes from a cache at once, at most */
 #define MAX_ENTRY (4 + MAX_CACHED + 1 + 4 * MAX_CACHED) /* so an empty cache takes any entry */
 #define ARENA_MAX (4u << 24) /* entries lie at multiples of 4 below it: 24 bits of a slot */
 
@@ -602,6 +604,7 @@ typedef struct {
     atomic_size arena_used; /* where the next entry goes; from 8, so no slot is 0 */
     atomic_size count;    /* entries added, or capacity once full */
     size_t capacity;
+    size_t claim_bytes;   /* arena bytes a writer takes at once (Claim) */
 } Cache;
 
 typedef struct {
@@ -627,6 +630,7 @@ static int cache_init(Cache *c, Py_ssize_t capacity) {
     while (size < 2 * c->capacity) size *= 2;
     c->mask = (uint32_t)(size - 1);
     c->arena_cap = 8 + c->capacity * ARENA_PER_ENTRY + MAX_ENTRY;
+    c->claim_bytes = c->arena_cap / 4 < CLAIM_BYTES ? c->arena_cap / 4 : CLAIM_BYTES; /* a small cache fills too */
     c->slots = PyMem_RawCalloc(size, sizeof(uint32_t));
     c->arena = PyMem_RawMalloc(c->arena_cap);
     store_relaxed_size(&c->count, 0);
@@ -664,10 +668,8 @@ static inline const uint32_t *cache_find(const Cache *c, const uint8_t *s, size_
 }
 
 /* What one writer holds of a cache: arena bytes at..end and a number of entries, each taken
- * from the cache's counters CLAIM_BYTES and CLAIM_ENTRIES at a time, so threads adding to one
+ * from the cache's counters claim_bytes and CLAIM_ENTRIES at a time, so threads adding to one
  * cache touch its shared counters, and each other's lines, seldom. */
-#define CLAIM_BYTES 16384
-#define CLAIM_ENTRIES 256
 typedef struct {
     size_t at, end, entries;
 } Claim;
@@ -683,7 +685,7 @@ static int cache_put(Cache *c, Claim *claim, const uint8_t *s, size_t n, uint64_
     }
     size_t size = ids_offset(n) + nids * sizeof(uint32_t); /* a multiple of 4, as entries lie */
     if (claim->end - claim->at < size) {
-        size_t take = size > CLAIM_BYTES ? size : CLAIM_BYTES;
+        size_t take = size > c->claim_bytes ? size : c->claim_bytes;
         size_t at = fetch_add_relaxed_size(&c->arena_used, take);
         if (at + take > c->arena_cap) {
             store_relaxed_size(&c->count, c->capacity);
@@ -745,11 +747,12 @@ static void SharedCache_dealloc(SharedCache *sc) {
     Py_TYPE(sc)->tp_free((PyObject *)sc);
 }
 
-/* len(cache): the pre-tokens it has taken (one two threads added at once, twice), at most
- * its capacity. */
+/* len(cache): the pre-tokens it holds, its published slots counted (writers take entries in
+ * claims, so its counter runs ahead of them). */
 static Py_ssize_t SharedCache_len(SharedCache *sc) {
-    size_t count = load_relaxed_size(&sc->cache.count);
-    return (Py_ssize_t)(count < sc->cache.capacity ? count : sc->cache.capacity);
+    Py_ssize_t held = 0;
+    for (uint32_t i = 0; i <= sc->cache.mask; i++) held += load_acquire_u32(&sc->cache.slots[i]) != 0;
+    return held;
 }
 
 static PySequenceMethods SharedCache_sequence = {.sq_length = (lenfunc)SharedCache_len};

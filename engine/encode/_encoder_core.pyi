@@ -36,8 +36,7 @@ class SharedCache:
 
     def __init__(self, ranks: MergeRanks, vocab: Vocab, direct: bool, capacity: int, /) -> None: ...
     def __len__(self) -> int:
-        """The pre-tokens it has taken (one that two threads added at once, twice), at most
-        ``capacity``."""
+        """The pre-tokens it holds, at most ``capacity``."""
 
 class Encoder:
     """Encodes text under a family of compiled patterns (``pattern``: its index in
