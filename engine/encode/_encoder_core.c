@@ -79,22 +79,34 @@ static uint32_t pair_rank(const void *m, uint32_t a, uint32_t b) {
     return rank_of((const MergeRanks *)m, a, b);
 }
 
-/* m->chars, from each rank's pair read out of the table. */
-static int whole_chars_of(MergeRanks *m) {
+/* Each rank's pair of ids, read out of the table in one pass into left and right (room for
+ * nmerged each): UINT32_MAX for a rank whose pair an earlier rank already merges. 0, or -1
+ * with MemoryError, the arrays then NULL. The caller frees them. */
+static int pairs_by_rank(const MergeRanks *m, uint32_t **left, uint32_t **right) {
     size_t n = m->nmerged ? (size_t)m->nmerged : 1;
-    uint32_t *left = PyMem_New(uint32_t, n), *right = PyMem_New(uint32_t, n);
-    int failed = !left || !right;
-    if (!failed) {
-        memset(left, 0xFF, n * sizeof(uint32_t)); /* a rank whose pair an earlier one merges: none */
-        memset(right, 0xFF, n * sizeof(uint32_t));
-        for (uint32_t i = 0; i <= m->mask; i++) {
-            uint64_t slot = m->slots[i];
-            if (slot == EMPTY_KEY) continue;
-            left[RANK_OF(slot)] = (uint32_t)(PAIR_OF(slot) >> 21);
-            right[RANK_OF(slot)] = (uint32_t)(PAIR_OF(slot) & 0x1FFFFF);
-        }
-        failed = whole_chars_build(&m->chars, m->byte_ids, left, right, m->merged, (uint32_t)m->nmerged, pair_rank, m);
+    *left = PyMem_New(uint32_t, n), *right = PyMem_New(uint32_t, n);
+    if (!*left || !*right) {
+        PyMem_Free(*left), PyMem_Free(*right);
+        *left = *right = NULL;
+        PyErr_NoMemory();
+        return -1;
     }
+    memset(*left, 0xFF, n * sizeof(uint32_t));
+    memset(*right, 0xFF, n * sizeof(uint32_t));
+    for (uint32_t i = 0; i <= m->mask; i++) {
+        uint64_t slot = m->slots[i];
+        if (slot == EMPTY_KEY) continue;
+        (*left)[RANK_OF(slot)] = (uint32_t)(PAIR_OF(slot) >> 21);
+        (*right)[RANK_OF(slot)] = (uint32_t)(PAIR_OF(slot) & 0x1FFFFF);
+    }
+    return 0;
+}
+
+/* m->chars, from each rank's pair. */
+static int whole_chars_of(MergeRanks *m) {
+    uint32_t *left, *right;
+    if (pairs_by_rank(m, &left, &right)) return -1;
+    int failed = whole_chars_build(&m->chars, m->byte_ids, left, right, m->merged, (uint32_t)m->nmerged, pair_rank, m);
     PyMem_Free(left);
     PyMem_Free(right);
     if (failed) PyErr_NoMemory();
@@ -305,18 +317,18 @@ static inline void put_le32(uint8_t *p, uint32_t v) {
  * (0xFFFFFFFF twice for a rank whose pair an earlier rank already merges), read from the
  * table in one pass: what the merges are, whichever file they came from. */
 static PyObject *MergeRanks_canonical(MergeRanks *m, PyObject *Py_UNUSED(arg)) {
+    uint32_t *left, *right;
+    if (pairs_by_rank(m, &left, &right)) return NULL;
     PyObject *out = PyBytes_FromStringAndSize(NULL, 8 * m->nmerged);
-    if (!out) return NULL;
-    uint8_t *p = (uint8_t *)PyBytes_AS_STRING(out);
-    memset(p, 0xFF, 8 * (size_t)m->nmerged);
-    for (uint32_t i = 0; i <= m->mask; i++) {
-        uint64_t slot = m->slots[i];
-        if (slot == EMPTY_KEY) continue;
-        uint64_t pair = PAIR_OF(slot);
-        uint8_t *at = p + 8 * (size_t)RANK_OF(slot);
-        put_le32(at, (uint32_t)(pair >> 21));
-        put_le32(at + 4, (uint32_t)(pair & 0x1FFFFF));
+    if (out) {
+        uint8_t *p = (uint8_t *)PyBytes_AS_STRING(out);
+        for (Py_ssize_t r = 0; r < m->nmerged; r++, p += 8) {
+            put_le32(p, left[r]);
+            put_le32(p + 4, right[r]);
+        }
     }
+    PyMem_Free(left);
+    PyMem_Free(right);
     return out;
 }
 
