@@ -58,6 +58,7 @@ ID_WIDTHS = {"uint16": 2, "uint32": 4}
 U = TypeVar("U")
 K = TypeVar("K")
 R = TypeVar("R")
+W = TypeVar("W")
 
 UNIT_CHARS = 1 << 16
 """Characters of text a worker thread takes at once (whole texts, or pieces of a longer
@@ -534,7 +535,7 @@ class Tokenizer:
         if not self._compiled:
             return map(self.encode, texts)
         units = (((unit, kind), kind) for unit, kind in self._units(texts, threads))
-        return _listed(self._in_threads(units, threads, _listed_unit), self._table)
+        return _assembled(self._in_threads(units, threads, _listed_unit), self._table.ids)
 
     def encode_packed_stream(self, texts: Iterable[str], dtype: str = "uint32", workers: int | None = None) -> Iterator[bytes]:
         """``encode_packed`` of each text, as ``encode_stream`` does ``encode``: packing too
@@ -543,7 +544,7 @@ class Tokenizer:
         threads = self.threads(workers)
         if not self._compiled:
             return (self.encode_packed(text, dtype) for text in texts)
-        return _assembled(self._in_threads(self._units(texts, threads), threads, _packed_unit(width)))
+        return _assembled(self._in_threads(self._units(texts, threads), threads, _packed_unit(width)), bytes)
 
     def encode_packed_batches(
         self, batches: Iterable[tuple[Sequence[str], Sequence[bool]]], dtype: str, eot: int | None = None, workers: int | None = None
@@ -758,20 +759,6 @@ def _listed_unit(encoder: Encoder, unit: tuple[list[str], int]) -> list[list[int
     return encoder.encode_many(texts) if kind == _WHOLE else encoder.encode_many(texts, 4)
 
 
-def _listed(results: Iterator[tuple[list[list[int]] | list[bytes], int]], table: Vocab) -> Iterator[list[int]]:
-    """``encode_stream``'s lists from its units': each of a ``_WHOLE`` unit's, and the pieces
-    of a long text joined and made ints."""
-    parts: list[bytes] = []
-    for out, kind in results:
-        if kind == _WHOLE:
-            yield from cast("list[list[int]]", out)
-            continue
-        parts.append(cast("list[bytes]", out)[0])
-        if kind == _LAST:
-            yield table.ids(b"".join(parts))
-            parts = []
-
-
 def _joined_unit(width: int, eot: int) -> Callable[[Encoder, tuple[list[str], list[bool]]], bytes]:
     def run(encoder: Encoder, unit: tuple[list[str], list[bool]]) -> bytes:
         return encoder.encode_packed_many(unit[0], width, eot, unit[1])
@@ -779,17 +766,17 @@ def _joined_unit(width: int, eot: int) -> Callable[[Encoder, tuple[list[str], li
     return run
 
 
-def _assembled(results: Iterator[tuple[list[bytes], int]]) -> Iterator[bytes]:
-    """The stream's results from the units': each of a ``_WHOLE`` unit's, and the pieces of a
-    long text joined."""
+def _assembled(results: Iterator[tuple[list[W] | list[bytes], int]], made: Callable[[bytes], W]) -> Iterator[W]:
+    """The stream's results from the units': each of a ``_WHOLE`` unit's, and for a long text
+    ``made`` of its pieces' packed ids joined."""
     parts: list[bytes] = []
     for out, kind in results:
         if kind == _WHOLE:
-            yield from out
+            yield from cast("list[W]", out)
             continue
-        parts.append(out[0])
+        parts.append(cast("list[bytes]", out)[0])
         if kind == _LAST:
-            yield b"".join(parts)
+            yield made(b"".join(parts))
             parts = []
 
 
