@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import CorpusError, SettingsError
-from engine.train.classic import ClassicModel, ClassicTrainer, alphabet, count_file_words, count_words, merge_symbols, symbols
+from engine.corpus.words import count_file_words, count_words, merge_symbols
+from engine.train.classic import ClassicModel, ClassicTrainer, alphabet, symbols
 from engine.train.classic_reference import train_classic_reference
 from engine.train.trainer import TIE_LIMIT
 from tests.conftest import ROOT, fixture_file

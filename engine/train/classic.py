@@ -30,17 +30,13 @@ from __future__ import annotations
 import heapq
 import json
 import os
-import re
 from array import array
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from engine.corpus.counting import Progress
-from engine.corpus.pretokenize import PreTokenizer
-from engine.corpus.shards import MAX_BLOCK, read_blocks
-from engine.corpus.sources import open_binary
-from engine.errors import CorpusError, ModelFileError, SettingsError, unreadable
+from engine.corpus.words import count_file_words, count_words, merge_symbols
+from engine.errors import ModelFileError, SettingsError, unreadable
 from engine.formats.atomic import atomic_write
 from engine.train.events import MergeStep, Pair, Token
 from engine.train.trainer import TIE_LIMIT, Word, gc_paused
@@ -48,54 +44,11 @@ from engine.train.trainer import TIE_LIMIT, Word, gc_paused
 END_OF_WORD = "</w>"
 """The marker appended to every word: ``t</w>`` ends a word, ``t`` does not."""
 
-WORD_SPLITS: dict[str, Callable[[str], list[str]]] = {
-    "whitespace": str.split,
-    "punct": re.compile(r"\w+|[^\w\s]").findall,
-}
-"""How text becomes words: at whitespace (seed 004), or words and punctuation (seed 002)."""
-
 MODEL_FILE = "classic_bpe.json"
 MODEL_TYPE = "classic-bpe"
 
 _Key = tuple[int, int]
 """A heap key: (-count, first position); smaller wins."""
-
-
-def count_words(texts: Iterable[str], split: str = "whitespace") -> Counter[str]:
-    """Word counts in first-seen order (a ``Counter`` keeps insertion order)."""
-    cut = WORD_SPLITS[split]
-    counts: Counter[str] = Counter()
-    for text in texts:
-        counts.update(cut(text))
-    return counts
-
-
-def count_file_words(
-    path: str | os.PathLike[str],
-    split: str = "whitespace",
-    progress: Progress | None = None,
-    errors: str = "strict",
-    block_size: int = MAX_BLOCK,
-) -> Counter[str]:
-    """Word counts of a corpus file, read in blocks cut before a space or newline that
-    follows a non-space (GPT-2's safe cuts: a word always ends there), with the same
-    one-line errors as the byte-level trainer's reading."""
-    total = os.path.getsize(path) if os.path.isfile(path) else None  # a stream's size is unknown
-    read = 0
-
-    def texts() -> Iterator[str]:
-        nonlocal read
-        with open_binary(str(path)) as f:
-            for text, read in read_blocks(f, PreTokenizer("gpt2"), block_size, errors, str(path)):
-                yield text
-                if progress is not None:
-                    progress("read", read, total)
-
-    counts = count_words(texts(), split)
-    if not counts:
-        what = "it holds nothing but whitespace" if read else "the file is empty"
-        raise CorpusError(f"{path}: {what}: no words to train on")
-    return counts
 
 
 def symbols(word: str, end_of_word: str | None = END_OF_WORD) -> list[str]:
@@ -106,21 +59,6 @@ def symbols(word: str, end_of_word: str | None = END_OF_WORD) -> list[str]:
 def alphabet(word_counts: Iterable[str], end_of_word: str | None = END_OF_WORD) -> list[str]:
     """The starting vocabulary: every symbol of every word, sorted (``</w>`` included)."""
     return sorted({s for word in word_counts for s in symbols(word, end_of_word)})
-
-
-def merge_symbols(word: tuple[str, ...], a: str, b: str) -> tuple[str, ...]:
-    """Replace each ``a b`` in ``word`` by ``ab``, left to right without overlap (the notes'
-    ``update_splits``)."""
-    out = []
-    i = 0
-    while i < len(word):
-        if i + 1 < len(word) and word[i] == a and word[i + 1] == b:
-            out.append(a + b)
-            i += 2
-        else:
-            out.append(word[i])
-            i += 1
-    return tuple(out)
 
 
 def merges_for(vocab_size: int, base: list[str]) -> int:

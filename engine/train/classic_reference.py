@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engine.train.classic import END_OF_WORD, alphabet, merge_symbols, merges_for, symbols
+from engine.corpus.words import merge_symbols
+from engine.train.classic import END_OF_WORD, alphabet, merges_for, symbols
 
 
 def train_classic_reference(
