@@ -8,18 +8,17 @@ from setuptools.command.build_ext import build_ext
 from setuptools.errors import CCompilerError, CompileError, ExecError, LinkError, PlatformError
 
 SHARED = ["engine", "engine/corpus"]
-"""Header folders: ``_pair_hash.h`` serves both cores, ``_bytes_hash.h`` the encoder and the tally,
-the pre-tokenizer is part of the encoder."""
+"""Header folders: ``_pair_hash.h`` serves both trainers' cores, ``_bytes_hash.h`` the encoder, the tally
+and WordPiece's core, the pre-tokenizer is part of the encoder."""
 
 COMPILER_ERRORS = (CCompilerError, CompileError, ExecError, LinkError, PlatformError)
 """What setuptools raises when there is no compiler, or it cannot run."""
 
 NO_COMPILER = """
-bpe-tui could not be installed from source: it compiles five C extension modules (the
-trainer's merge loop, the encoder, part counting, the pre-tokenizer and the rank-file
-reader), and that needs a C compiler and
-Python's headers, which were not found or did not work. Either install a prebuilt wheel,
-which needs no compiler:
+bpe-tui could not be installed from source: it compiles six C extension modules (the
+trainer's merge loop, WordPiece's, the encoder, part counting, the pre-tokenizer and the
+rank-file reader), and that needs a C compiler and Python's headers, which were not
+found or did not work. Either install a prebuilt wheel, which needs no compiler:
     pip install --only-binary=:all: bpe-tui
 or install a C compiler, then run pip again:
     Debian, Ubuntu: sudo apt install build-essential python3-dev
@@ -69,6 +68,12 @@ setup(
             ["engine/train/_trainer_core.c"],
             include_dirs=SHARED,
             depends=["engine/_pair_hash.h"],
+        ),
+        Extension(
+            "engine.train.wordpiece._wordpiece_core",
+            ["engine/train/wordpiece/_wordpiece_core.c"],
+            include_dirs=SHARED,
+            depends=["engine/_bytes_hash.h", "engine/_pair_hash.h"],
         ),
         Extension(
             "engine.encode._encoder_core",

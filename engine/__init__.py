@@ -15,6 +15,7 @@ try:
     from engine.encode import _encoder_core  # noqa: F401
     from engine.formats import _ranks_core  # noqa: F401
     from engine.train import _trainer_core  # noqa: F401
+    from engine.train.wordpiece import _wordpiece_core  # noqa: F401
 except ImportError:  # a source tree that was never built
     raise ImportError(
         "engine's compiled modules are missing: install the package, e.g. `pip install -e .` in a source checkout (needs a C compiler)"
