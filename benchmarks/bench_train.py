@@ -28,8 +28,14 @@ spaces, and the pre-tokenizer once per distinct part, about 27 MB/s. Counted in 
 (``engine/corpus/_tally.c``: the compiled pre-tokenizer over the whole text, each pre-token's
 bytes hashed into one table) it runs at 100 MB/s on en-mix-6m and 236 MB/s on zh-xiyouji.
 
+WordPiece (``--algorithm wordpiece``) is timed the same way against Hugging Face's
+``WordPieceTrainer`` with BERT's pre-tokenizer and special tokens, the one people install
+(it merges by frequency, as BPE does, where bpe-tui's merges by likelihood); both write a
+``tokenizer.json``.
+
     python benchmarks/bench_train.py                    # the standard set of runs
     python benchmarks/bench_train.py --corpus FILE --vocab-size 10000 --rounds 5
+    python benchmarks/bench_train.py --algorithm wordpiece
 """
 
 from __future__ import annotations
@@ -59,6 +65,18 @@ STANDARD_RUNS = [
     ("code", (4_096, 16_384)),
 ]
 """Corpora (a path under /work/shared, or a shape of ``shapes.py``) and their vocabulary sizes."""
+
+WORDPIECE_RUNS = [
+    ("fixtures/corpus.en", (400,)),
+    ("corpora/en-mix-6m.txt", (30_000,)),
+    ("corpora/zh-xiyouji.txt", (10_000,)),
+]
+"""WordPiece's corpora and vocabulary sizes."""
+BERT_SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+TRAINERS = {
+    "bpe": ["bpe-tui", "bpe-tui steps", "hf-tokenizers", "rustbpe", "bpeasy", "gigatoken"],
+    "wordpiece": ["bpe-tui wordpiece", "hf-wordpiece"],
+}
 
 SHAPE_BYTES = {"dna": 5_000_000, "one-word": 1_000_000, "code": 4_000_000}
 
@@ -121,6 +139,23 @@ def child(name: str, corpus: str, vocab_size: int) -> None:
 
         for _ in Trainer.from_file(corpus, vocab_size, [SPECIAL]).steps():
             pass
+    elif name == "bpe-tui wordpiece":
+        sys.path.insert(0, str(ROOT))
+        from engine.encode.wordpiece import WordPieceTokenizer
+        from engine.train.wordpiece.trainer import WordPieceTrainer
+
+        trainer = WordPieceTrainer.from_file(corpus, vocab_size, BERT_SPECIAL)
+        trainer.run()
+        with tempfile.TemporaryDirectory() as out:
+            WordPieceTokenizer.from_trainer(trainer).save(Path(out) / "tokenizer.json")
+    elif name == "hf-wordpiece":
+        from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.train([corpus], trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=BERT_SPECIAL, show_progress=False))
+        with tempfile.TemporaryDirectory() as out:
+            tok.save(str(Path(out) / "tokenizer.json"))
     elif name == "reference":
         sys.path.insert(0, str(ROOT))
         from engine import PreTokenizer, train_reference
@@ -150,7 +185,13 @@ def child(name: str, corpus: str, vocab_size: int) -> None:
     print(json.dumps({"rss_mb": rss / 1024}))
 
 
-PEER_MODULES = {"hf-tokenizers": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy", "gigatoken": "gigatoken"}
+PEER_MODULES = {
+    "hf-tokenizers": "tokenizers",
+    "hf-wordpiece": "tokenizers",
+    "rustbpe": "rustbpe",
+    "bpeasy": "bpeasy",
+    "gigatoken": "gigatoken",
+}
 
 
 def available(names: list[str]) -> list[str]:
@@ -191,14 +232,14 @@ def bench(corpus: str, vocab_size: int, names: list[str], rounds: int, timeout: 
                 continue
             walls[name].append(got[0])
             rss[name] = max(rss[name], got[1])
-    ours = min(walls["bpe-tui"])
-    print(f"  {'trainer':<15}{'min s':>9}{'median s':>10}{'peak RSS MB':>13}{'bpe-tui / it':>14}")
+    ours = min(walls[names[0]])
+    print(f"  {'trainer':<19}{'min s':>9}{'median s':>10}{'peak RSS MB':>13}{'bpe-tui / it':>14}")
     for name in names:
         if not walls[name]:
-            print(f"  {name:<15}{'> ' + format(timeout, 'g'):>9}")
+            print(f"  {name:<19}{'> ' + format(timeout, 'g'):>9}")
             continue
         best = min(walls[name])
-        print(f"  {name:<15}{best:>9.3f}{statistics.median(walls[name]):>10.3f}{rss[name]:>13.0f}{ours / best:>13.2f}x")
+        print(f"  {name:<19}{best:>9.3f}{statistics.median(walls[name]):>10.3f}{rss[name]:>13.0f}{ours / best:>13.2f}x")
 
 
 def main() -> None:
@@ -211,14 +252,16 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=120, help="seconds after which a run is stopped")
     parser.add_argument("--only", nargs="*", help="standard corpora to run (by name: en-mix-6m, dna, ...)")
     parser.add_argument("--trainer", action="append", help="trainers to run (repeatable; default all installed)")
+    parser.add_argument("--algorithm", choices=list(TRAINERS), default="bpe", help="bpe (default) or wordpiece: its trainers and runs")
     args = parser.parse_args()
     if args.child:
         child(args.child, args.corpus, args.vocab_size)
         return
-    names = available(args.trainer or ["bpe-tui", "bpe-tui steps", "hf-tokenizers", "rustbpe", "bpeasy", "gigatoken"])
+    names = available(args.trainer or TRAINERS[args.algorithm])
     if args.reference:
         names.append("reference")
-    standard = [(c, v) for c, sizes in STANDARD_RUNS for v in sizes if not args.only or any(o in c for o in args.only)]
+    table = WORDPIECE_RUNS if args.algorithm == "wordpiece" else STANDARD_RUNS
+    standard = [(c, v) for c, sizes in table for v in sizes if not args.only or any(o in c for o in args.only)]
     runs = [(args.corpus, args.vocab_size)] if args.corpus else [(corpus_path(c), v) for c, v in standard]
     peers = [n for n in names if not n.startswith("bpe-tui")]
     print(f"{os.cpu_count()} cores; peers found: {', '.join(peers) or 'none'}")

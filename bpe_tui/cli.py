@@ -15,6 +15,7 @@ from typing import NoReturn
 from engine import BpeError
 from engine.corpus.pretokenize import PATTERNS
 from engine.errors import one_line
+from engine.train import ALGORITHMS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,6 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
     race = _corpus_options(sub.add_parser("race", help="race the recount-everything trainer against the optimized one"))
     race.add_argument("--headless", action="store_true", help="no TUI: a progress line per second, then the results")
     train.add_argument("--classic", action="store_true", help="classic word-level BPE with </w> (strings, not bytes)")
+    train.add_argument(
+        "--algorithm",
+        choices=list(ALGORITHMS),
+        help="bpe (default: byte-level, merges by frequency) or wordpiece (BERT: merges by likelihood, words as BERT cuts them)",
+    )
+    train.add_argument("--lowercase", action="store_true", help="with --algorithm wordpiece: lowercase the text first")
     train.add_argument(
         "--words", choices=["whitespace", "punct"], help="with --classic: cut words at whitespace (default) or as \\w+|[^\\w\\s]"
     )
@@ -91,8 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="a row more (repeatable): a tokenizer dir, GPT-2's vocab.json + merges.txt dir, any HF tokenizer.json, a .tiktoken rank file",
     )
     _pattern_option(compare)
-    compare.add_argument("--corpus", metavar="FILE", help="builds the word vocabulary and trains the BPE row; default: the bundled sample")
-    compare.add_argument("--vocab-size", type=int, default=1000, help="vocabulary size of the BPE trained on --corpus (default 1000)")
+    compare.add_argument("--corpus", metavar="FILE", help="the corpus of the word, BPE and WordPiece rows; default: the bundled sample")
+    compare.add_argument("--vocab-size", type=int, default=1000, help="vocabulary size of the BPE and WordPiece rows (default 1000)")
     compare.add_argument("--headless", action="store_true", help="print the rows and a table, and exit")
     compare.add_argument("--json", action="store_true", help="with --headless: the comparison as JSON")
 
@@ -125,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     explain = sub.add_parser("explain", help="what each panel of a screen shows, and its keys")
     explain.add_argument("screen", nargs="?", default="train", help="train (default), encode, compare or race")
+    explain.add_argument("--algorithm", choices=list(ALGORITHMS), help="with train: the training screen's help for that algorithm")
     explain.set_defaults(has_screen=False)
     return parser
 

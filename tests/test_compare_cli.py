@@ -25,8 +25,9 @@ def test_json_holds_every_row(models: Path, tmp_path: Path) -> None:
     size = len(TEXT.encode("utf-8"))
     assert (out["text"], out["bytes"], out["characters"], out["reference"]) == (TEXT, size, len(TEXT), "gpt2")
     rows = {row["name"]: row for row in out["rows"]}
-    assert list(rows) == ["character", "byte", "word (sample.txt)", "BPE (sample.txt)", "gpt2", "wordpiece.json", "unigram.json"]
-    assert [row["kind"] for row in out["rows"]] == ["character", "byte", "word", "BPE", "BPE", "WordPiece", "Unigram"]
+    ladder = ["character", "byte", "word (sample.txt)", "BPE (sample.txt)", "WordPiece (sample.txt)"]
+    assert list(rows) == [*ladder, "gpt2", "wordpiece.json", "unigram.json"]
+    assert [row["kind"] for row in out["rows"]] == ["character", "byte", "word", "BPE", "WordPiece", "BPE", "WordPiece", "Unigram"]
     for row in out["rows"]:
         assert row["tokens"] == len(row["spans"])
         assert row["bytes_per_token"] == round(size / row["tokens"], 4)

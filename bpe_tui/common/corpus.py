@@ -60,4 +60,6 @@ def options_from_args(args: argparse.Namespace) -> TrainOptions:
         resume=getattr(args, "resume", None),
         skip_bad_inputs=args.skip_bad_inputs,
         stdin_format=args.stdin_format,
+        algorithm=getattr(args, "algorithm", None),
+        lowercase=getattr(args, "lowercase", False),
     )

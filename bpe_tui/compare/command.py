@@ -1,7 +1,7 @@
 """``bpe-tui compare``: one text, many tokenizers side by side; ``--headless`` prints them.
 
-Rows: character, byte, word (the words of ``--corpus``), BPE trained on ``--corpus`` up to
-``--vocab-size``, then every ``--model``. The reference the others are marked against is
+Rows: character, byte, word (the words of ``--corpus``), BPE and WordPiece trained on
+``--corpus`` up to ``--vocab-size``, then every ``--model``. The reference the others are marked against is
 the first ``--model``, else the trained BPE. ``--json`` prints the same comparison as
 ``{"text", "bytes", "characters", "reference", "rows": [...]}``, each row with its counts
 and tokens ``{"id", "start", "end", "token", "unknown", "differs"}`` (``start`` and ``end``
@@ -23,7 +23,7 @@ from bpe_tui.common.corpus import SAMPLE, sample_corpus
 from bpe_tui.common.text_input import read_text
 from bpe_tui.common.token_spans import HEADLESS_STYLES, named_spans, row_lines, span_rows
 from bpe_tui.compare.widgets.tokenizer_row import RowStyles, count_widths, row_spans, summary, title
-from engine.compare.comparison import Row, compare, corpus_tokenizers, load_span_tokenizer
+from engine.compare.comparison import BPE_ROW, Row, compare, corpus_tokenizers, load_span_tokenizer
 from engine.corpus.sources import open_binary
 from engine.errors import SettingsError
 from engine.formats.rank_files import is_rank_file
@@ -45,7 +45,7 @@ def run_compare(args: argparse.Namespace) -> int:
     with nullcontext(Path(args.corpus)) if args.corpus else sample_corpus() as corpus:
         ladder = corpus_tokenizers(corpus, args.vocab_size, name=corpus.name if args.corpus else SAMPLE)
     tokenizers = [*ladder, *models]
-    reference = len(ladder) if models else len(ladder) - 1
+    reference = len(ladder) if models else BPE_ROW
     text = read_text(args)
     if args.headless or args.json:
         rows = compare(text or "", tokenizers, reference)

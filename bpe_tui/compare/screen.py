@@ -25,7 +25,7 @@ from bpe_tui.common.navigation import over_another
 from bpe_tui.common.screen_help import ScreenHelp
 from bpe_tui.compare.widgets.tokenizer_row import ComparedRows, RowStyles, RowTokens, TokenizerRow, count_widths
 from engine.compare.baselines import SpanTokenizer
-from engine.compare.comparison import Row, against, compare, corpus_tokenizers
+from engine.compare.comparison import BPE_ROW, Row, against, compare, corpus_tokenizers
 
 COMPARE_TEXT = "Hello, 🌍! 你好! The keeper's cat watched 1234 unbelievable waves.<|endoftext|>"
 """Shown when the view is opened without a text: the lecture's example and words the
@@ -101,7 +101,7 @@ class CompareScreen(Screen[None]):
         (the reference when given: the tokenizer the user came with)."""
         with sample_corpus() as path:
             tokenizers = corpus_tokenizers(path, name=SAMPLE)
-        return cls([*tokenizers, *more], text, reference=len(tokenizers) if more else len(tokenizers) - 1)
+        return cls([*tokenizers, *more], text, reference=len(tokenizers) if more else BPE_ROW)
 
     def compose(self) -> ComposeResult:
         text = TextArea(self.text, soft_wrap=True, id="text")

@@ -33,6 +33,8 @@ def run_dataset(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise SettingsError("--workers must be at least 1")
     tokenizer = Tokenizer.load(args.model, args.pattern)
+    if not isinstance(tokenizer, Tokenizer):
+        raise SettingsError(f"--out: {args.model} is a WordPiece model: files of ids are written with byte-level BPE models only, for now")
     eot = None
     if args.eot:
         eot = tokenizer.special_ids.get(DEFAULT_SPECIAL)

@@ -35,6 +35,7 @@ from engine.formats.atomic import atomic_write, cannot_write, check_writable_fil
 from engine.train.classic import ClassicTrainer
 from engine.train.settings import Merges, TrainOptions, replay_saved
 from engine.train.trace import MergeRecord, merge_record
+from engine.train.wordpiece.trainer import WordPieceTrainer
 
 DEFAULT_OUT = "out"
 
@@ -63,8 +64,9 @@ def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
             raise SettingsError("--trace is for --headless runs: on the training screen, t exports the merges so far")
         check_trace_name(args.trace)
         check_writable_file(Path(args.trace), "--trace")
-    if args.follow and options.classic:
-        raise SettingsError("--follow follows words through byte-level BPE: not with --classic")
+    if args.follow and not options.byte_level:
+        flag = "--classic" if options.classic else "--algorithm wordpiece"
+        raise SettingsError(f"--follow follows words through byte-level BPE: not with {flag}")
     return options, resume
 
 
@@ -151,7 +153,7 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
     if options.skip_bad_inputs:
         print(f"bpe-tui: skipped {skipped:,} bad input{'' if skipped == 1 else 's'} (--skip-bad-inputs)", file=sys.stderr)
     if trainer.stop_requested and not trainer.finished:
-        resume_hint = "" if options.classic else f"; continue with --resume {out}"
+        resume_hint = f"; continue with --resume {out}" if options.byte_level else ""
         print(
             f"bpe-tui: interrupted at merge {trainer.merges_done:,} of {trainer.merges_planned:,}: saved to {out}{resume_hint}",
             file=sys.stderr,
@@ -175,6 +177,9 @@ def _vocabulary(trainer: SteppableTrainer) -> str:
     if isinstance(trainer, ClassicTrainer):
         start, size = trainer.alphabet_size, len(trainer.vocab)
         return f"{size:,} strings ({start:,} starting symbols: the characters and </w>; {size - start:,} merged)"
+    if isinstance(trainer, WordPieceTrainer):
+        size, special, base = len(trainer.vocab), len(trainer.special_tokens), trainer.base_size
+        return f"{size:,} tokens ({special} special + {base - special:,} symbols of the alphabet + {size - base:,} merged)"
     assert isinstance(trainer, Trainer)
     return f"{len(trainer.vocab):,} tokens (256 bytes + {len(trainer.special_tokens)} special + {done:,} merges)"
 

@@ -9,7 +9,9 @@ one-line errors; ``merge_symbols`` rewrites a word's symbols after a merge. The 
 - ``bert``: Hugging Face ``BertPreTokenizer``: whitespace (Unicode ``White_Space``) dropped,
   each punctuation character a word of its own, where punctuation is ASCII punctuation
   (``!"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~``, symbols included) or Unicode ``P*`` as
-  ``tokenizers``' own tables have it (``engine.corpus.bert_punctuation``).
+  ``tokenizers``' own tables have it (``engine.corpus.hf_unicode``).
+
+``lowercase`` lowers text as ``tokenizers``' ``Lowercase`` normalizer does, by its tables too.
 """
 
 from __future__ import annotations
@@ -22,17 +24,21 @@ from functools import cache
 
 import regex
 
-from engine.corpus.bert_punctuation import PUNCTUATION_RANGES
 from engine.corpus.counting import Progress
+from engine.corpus.hf_unicode import LOWERCASE, PUNCTUATION_RANGES
 from engine.corpus.pretokenize import PreTokenizer
-from engine.corpus.shards import MAX_BLOCK, read_blocks
+from engine.corpus.shards import read_blocks
 from engine.corpus.sources import open_binary
 from engine.errors import CorpusError
 
 ASCII_PUNCTUATION = r"!-/:-@\[-`{-~"
-PUNCTUATION_PLANES = 0x20000
-"""Unicode's punctuation lies in its first two planes (the rest hold ideographs, tags and
-private use): only there can ``regex``'s and ``tokenizers``' tables differ."""
+WORD_BLOCK = 256 << 10
+"""Bytes of a file counted at once: a block's words are Python strings while it is counted
+(2 MB of English is 19 MB of them), so blocks are kept small; counting is no slower."""
+TABLE_PLANES = 0x20000
+"""Unicode's punctuation and cased letters lie in its first two planes (the rest hold
+ideographs, tags and private use): only there can Python's, ``regex``'s and ``tokenizers``'
+tables differ."""
 
 
 @cache
@@ -40,7 +46,7 @@ def bert_words() -> regex.Pattern[str]:
     """``BertPreTokenizer``'s words: a punctuation character alone, or a run of anything else
     but whitespace. Made on first use: ``regex``'s ``\\p{P}`` (fast) with the characters
     where its Unicode data and ``tokenizers``' differ taken out or added (20 ms to find)."""
-    every = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, PUNCTUATION_PLANES)))
+    every = _every_character()
     theirs = {chr(c) for a, b in PUNCTUATION_RANGES for c in range(a, b + 1)}
     ours = set(regex.findall(rf"[\p{{P}}{ASCII_PUNCTUATION}]", every))
     punctuation = rf"[\p{{P}}{ASCII_PUNCTUATION}]"
@@ -82,8 +88,43 @@ WORD_SPLITS: dict[str, Callable[[str], list[str]]] = {
 
 def lowercase(text: str) -> str:
     """Each character lowercased on its own, as Hugging Face's ``Lowercase`` normalizer does:
-    ``str.lower`` gives a word-final Σ as ς, a character-by-character lowering as σ."""
-    return "".join(map(str.lower, text)) if "Σ" in text else text.lower()
+    a word-final Σ becomes σ (``str.lower`` makes it ς), and characters whose case Python's
+    Unicode tables and ``tokenizers``' see differently go by ``tokenizers``'."""
+    if "Σ" in text:
+        text = text.replace("Σ", "σ")
+    fixes, after_lower = _lowering()
+    if not fixes:
+        return text.lower()
+    if after_lower:  # a few rare characters: find each (a fast search), rather than translate the text (slow)
+        lowered = text.lower()
+        if not lowered.isascii():
+            for c, want in fixes.items():
+                if chr(c) in lowered:
+                    lowered = lowered.replace(chr(c), want)
+        return lowered
+    return "".join(fixes.get(ord(c)) or c.lower() for c in text)
+
+
+@cache
+def _lowering() -> tuple[dict[int, str], bool]:
+    """Where ``str.lower`` and ``tokenizers`` lower a character differently, what
+    ``tokenizers`` makes of it; and whether these can be put right after ``str.lower``
+    (none of them is what ``str.lower`` makes of another character)."""
+    theirs = {c: "".join(map(chr, to)) for c, to in LOWERCASE}
+    fixes: dict[int, str] = {}
+    made: set[str] = set()
+    for c in _every_character():
+        ours = c.lower()
+        if ours != c:
+            made.update(ours)
+        if ours != (want := theirs.get(ord(c), c)):
+            fixes[ord(c)] = want
+    return fixes, not made & set(map(chr, fixes))
+
+
+def _every_character() -> str:
+    """Every code point of the planes the tables cover, but the surrogates, in order."""
+    return "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, TABLE_PLANES)))
 
 
 def count_words(texts: Iterable[str], split: str = "whitespace", normalize: Callable[[str], str] | None = None) -> Counter[str]:
@@ -102,7 +143,7 @@ def count_file_words(
     split: str = "whitespace",
     progress: Progress | None = None,
     errors: str = "strict",
-    block_size: int = MAX_BLOCK,
+    block_size: int = WORD_BLOCK,
     normalize: Callable[[str], str] | None = None,
 ) -> Counter[str]:
     """Word counts of a corpus file, read in blocks cut before a space or newline that

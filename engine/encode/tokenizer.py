@@ -32,7 +32,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.stages import AddedToken, PatternSpec, Stage, describe, simplest
@@ -42,6 +42,9 @@ from engine.formats import rank_files
 from engine.formats import tokenizer_files as formats
 from engine.formats.atomic import atomic_write
 from engine.train.trainer import Trainer
+
+if TYPE_CHECKING:
+    from engine.encode.wordpiece import WordPieceTokenizer
 
 Pair = tuple[int, int]
 
@@ -338,14 +341,22 @@ class Tokenizer:
     # -- files ----------------------------------------------------------------------------
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], pattern: str | None = None) -> Tokenizer:
+    def load(cls, path: str | os.PathLike[str], pattern: str | None = None) -> Tokenizer | WordPieceTokenizer:
         """Load a ``tokenizer.json``, a directory holding one or ``vocab.json`` + ``merges.txt``,
         or a rank file (``.tiktoken``, ``.tiktoken.gz``; see ``from_tiktoken``: ``pattern``
-        is its pre-tokenizer, needed unless it is a published one)."""
+        is its pre-tokenizer, needed unless it is a published one). A WordPiece model (its
+        ``tokenizer.json``, BERT's ``vocab.txt``, or a directory of them) opens as a
+        ``WordPieceTokenizer``, imported only then."""
         if rank_files.is_rank_file(path):
             return cls.from_tiktoken(path, pattern)
         if pattern is not None:
             raise SettingsError(f"{path}: a pattern goes with a .tiktoken rank file; this model names its own pre-tokenizer")
+        from engine.formats.wordpiece_files import is_wordpiece
+
+        if is_wordpiece(path):
+            from engine.encode.wordpiece import WordPieceTokenizer
+
+            return WordPieceTokenizer.load(path)
         return cls._from_data(formats.read_model(path))
 
     @classmethod

@@ -17,27 +17,32 @@ from engine.encode.tokenizer import Tokenizer
 from engine.errors import ResumeError, SettingsError
 from engine.formats.atomic import check_writable_dir, check_writable_file
 from engine.formats.tokenizer_files import MERGES_TXT, TOKENIZER_JSON, VOCAB_JSON
+from engine.train import ALGORITHMS
 from engine.train.classic import MODEL_FILE, ClassicTrainer
 from engine.train.trainer import Trainer, check_settings, count_corpus, first_merge_id, load_saved_counts
+from engine.train.wordpiece.rule import SPECIAL_TOKENS, UNKNOWN
+from engine.train.wordpiece.trainer import WordPieceTrainer
 
 DEFAULT_SPECIAL = "<|endoftext|>"
 Merges = list[tuple[bytes, bytes]]
 Inputs = Sequence[str | Path]
 """Corpus files, directories and glob patterns."""
 
-CLASSIC_REFUSES = {
-    "pattern": "--pattern does not apply to --classic: it cuts words at whitespace (or --words punct)",
-    "special_tokens": "--special-token does not apply to --classic: its vocabulary is strings, with no special tokens",
-    "workers": "--workers does not apply to --classic: it counts its words in one process",
-    "resume": "--resume does not apply to --classic: train it again (it starts from scratch)",
-    "counts": "--counts does not apply to --classic: it reads its words from one plain-text file",
-    "save_counts": "--save-counts does not apply to --classic: it reads its words from one plain-text file",
-    "skip_bad_records": "--skip-bad-records does not apply to --classic: it reads one plain-text file",
-    "skip_bad_inputs": "--skip-bad-inputs does not apply to --classic: it reads one plain-text file",
-    "stdin_format": "--stdin-format does not apply to --classic: it reads one plain-text file",
-    "dask": "--dask does not apply to --classic: it counts its words in one process",
+WORD_LEVEL_REFUSES = {
+    "pattern": "--pattern does not apply to {flag}: it cuts words {how}",
+    "workers": "--workers does not apply to {flag}: it counts its words in one process",
+    "resume": "--resume does not apply to {flag}: train it again (it starts from scratch)",
+    "counts": "--counts does not apply to {flag}: it reads its words from one plain-text file",
+    "save_counts": "--save-counts does not apply to {flag}: it reads its words from one plain-text file",
+    "skip_bad_records": "--skip-bad-records does not apply to {flag}: it reads one plain-text file",
+    "skip_bad_inputs": "--skip-bad-inputs does not apply to {flag}: it reads one plain-text file",
+    "stdin_format": "--stdin-format does not apply to {flag}: it reads one plain-text file",
+    "dask": "--dask does not apply to {flag}: it counts its words in one process",
 }
-"""Options of byte-level training that classic BPE has no use for, and the line refusing each."""
+"""Options of byte-level training that the word-level trainers (classic BPE, WordPiece) have
+no use for, and the line refusing each."""
+
+AnyTrainer = Trainer | ClassicTrainer | WordPieceTrainer
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,10 @@ class TrainOptions:
     "punct"); None: byte-level BPE."""
     skip_bad_inputs: bool = False
     stdin_format: str = TEXT
+    algorithm: str = "bpe"
+    """``bpe`` (byte-level, or classic with ``classic``) or ``wordpiece``."""
+    lowercase: bool = False
+    """WordPiece only: lowercase the text before cutting it into words."""
 
     @classmethod
     def checked(
@@ -83,6 +92,8 @@ class TrainOptions:
         resume: str | None = None,
         skip_bad_inputs: bool = False,
         stdin_format: str | None = None,
+        algorithm: str | None = None,
+        lowercase: bool = False,
     ) -> TrainOptions:
         """The options as given on the command line (None: not given), checked: a
         ``SettingsError`` names the first that cannot work, before any corpus is read.
@@ -90,10 +101,16 @@ class TrainOptions:
         Every path named is checked too: the corpus files exist and have a known format,
         and ``save_counts`` can be written.
         """
-        if classic:
+        if algorithm is not None and algorithm not in ALGORITHMS:
+            raise SettingsError(f"--algorithm {algorithm}: not one of {', '.join(ALGORITHMS)}")
+        wordpiece = algorithm == "wordpiece"
+        if lowercase and not wordpiece:
+            raise SettingsError("--lowercase goes with --algorithm wordpiece: byte-level BPE keeps the text as it is")
+        if wordpiece and classic:
+            raise SettingsError("--classic is classic BPE: it does not go with --algorithm wordpiece")
+        if classic or wordpiece:
             given = {
                 "pattern": pattern,
-                "special_tokens": special_tokens,
                 "workers": workers,
                 "resume": resume,
                 "counts": counts,
@@ -104,11 +121,22 @@ class TrainOptions:
                 "stdin_format": stdin_format,
             }
             refused = next((name for name, value in given.items() if value), None)
+            flag, how = ("--classic", "at whitespace (or --words punct)") if classic else ("--algorithm wordpiece", "as BERT does")
             if refused is not None:
-                raise SettingsError(CLASSIC_REFUSES[refused])
+                raise SettingsError(WORD_LEVEL_REFUSES[refused].format(flag=flag, how=how))
             if len(inputs) > 1:
-                raise SettingsError("--classic trains on one plain-text file")
+                raise SettingsError(f"{flag} trains on one plain-text file")
+        if classic:
+            if special_tokens:
+                raise SettingsError("--special-token does not apply to --classic: its vocabulary is strings, with no special tokens")
             options = cls(vocab_size, (), errors=errors, classic=words or "whitespace")
+        elif wordpiece:
+            if words is not None:
+                raise SettingsError("--words goes with --classic: WordPiece cuts words as BERT does")
+            specials = SPECIAL_TOKENS if special_tokens is None else tuple(special_tokens)
+            if UNKNOWN not in specials:
+                raise SettingsError(f"WordPiece needs {UNKNOWN} among its special tokens: it stands for a word it cannot cover")
+            options = cls(vocab_size, specials, errors=errors, algorithm="wordpiece", lowercase=lowercase)
         else:
             if words is not None:
                 raise SettingsError("--words goes with --classic: byte-level training cuts pre-tokens with --pattern")
@@ -146,8 +174,9 @@ class TrainOptions:
 
     @property
     def merges_planned(self) -> int | None:
-        """None for classic BPE until its corpus is read: its alphabet comes from the text."""
-        return None if self.classic else self.vocab_size - first_merge_id(self.special_tokens)
+        """None for the word-level trainers until their corpus is read: their alphabet comes
+        from the text."""
+        return self.vocab_size - first_merge_id(self.special_tokens) if self.byte_level else None
 
     @property
     def count_settings(self) -> CountSettings:
@@ -164,7 +193,9 @@ class TrainOptions:
     @property
     def file_names(self) -> tuple[str, ...]:
         """The files a save writes into its directory."""
-        return (MODEL_FILE,) if self.classic else (TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT)
+        if self.classic:
+            return (MODEL_FILE,)
+        return (TOKENIZER_JSON, "vocab.txt") if self.algorithm == "wordpiece" else (TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT)
 
     @property
     def saves(self) -> str:
@@ -180,13 +211,15 @@ class TrainOptions:
     @property
     def byte_level(self) -> bool:
         """Byte-level BPE: its model opens in the encode view, and where its pairs lie shows
-        in the pair-in-the-corpus panel (classic BPE has neither)."""
-        return not self.classic
+        in the pair-in-the-corpus panel (classic BPE and WordPiece have neither)."""
+        return not self.classic and self.algorithm == "bpe"
 
-    def load(self, inputs: Inputs, progress: Progress | None = None) -> Trainer | ClassicTrainer:
+    def load(self, inputs: Inputs, progress: Progress | None = None) -> AnyTrainer:
         """Count ``inputs`` (or load ``counts``) into a trainer at merge 0."""
         if self.classic:
             return ClassicTrainer.from_file(inputs[0], self.vocab_size, self.classic, progress, self.errors)
+        if self.algorithm == "wordpiece":
+            return WordPieceTrainer.from_file(inputs[0], self.vocab_size, self.special_tokens, self.lowercase, progress, self.errors)
         if self.counts is not None:
             return Trainer.from_counts_file(self.counts, self.vocab_size, self.special_tokens, self.pattern, progress)
         return Trainer.from_files(
@@ -219,22 +252,32 @@ class TrainOptions:
         cut = max(text.rfind("\n"), text.rfind(" "))
         return text[:cut] if len(text) == chars and cut > 0 else text
 
-    def files(self, trainer: Trainer | ClassicTrainer) -> dict[str, str]:
+    def files(self, trainer: AnyTrainer) -> dict[str, str]:
         """The model as trained so far: what ``save`` writes, by file name."""
         if isinstance(trainer, ClassicTrainer):
             return trainer.model().files()
+        if isinstance(trainer, WordPieceTrainer):
+            from engine.encode.wordpiece import WordPieceTokenizer
+
+            return WordPieceTokenizer.from_trainer(trainer).files()
         return Tokenizer.from_trainer(trainer).files()
 
-    def save(self, trainer: Trainer | ClassicTrainer, directory: str | Path) -> list[Path]:
+    def save(self, trainer: AnyTrainer, directory: str | Path) -> list[Path]:
         """Write the model as trained so far to ``directory``, each file atomically."""
         if isinstance(trainer, ClassicTrainer):
             return [trainer.model().save(directory)]
+        if isinstance(trainer, WordPieceTrainer):
+            from engine.encode.wordpiece import WordPieceTokenizer
+
+            return WordPieceTokenizer.from_trainer(trainer).save_dir(directory)
         return Tokenizer.from_trainer(trainer).save_dir(directory)
 
     def saved_merges(self, resume: str) -> Merges:
         """The merges saved in ``resume`` (a directory or a tokenizer file), once its settings
         are found to match these; ``ResumeError`` if they do not."""
         saved = Tokenizer.load(resume)
+        if not isinstance(saved, Tokenizer):
+            raise ResumeError(f"{resume}: a WordPiece model: --resume continues byte-level BPE")
         if saved.pattern != self.pattern:
             raise ResumeError(f"{resume}: trained with --pattern {saved.pattern}, not {self.pattern}: resume with the same settings")
         special_tokens = list(self.special_tokens)
