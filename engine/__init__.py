@@ -1,4 +1,4 @@
-"""bpe-tui's headless engine: byte-level BPE training, encoding and file formats.
+"""bpe-tui's headless engine: byte-level BPE and WordPiece, trained, encoding and on file.
 
 Imports only the standard library and ``regex``; its hot loops are compiled C modules of
 its own (``engine/*/_*.c``). The public names below are imported when first used, so that a
@@ -25,12 +25,15 @@ if TYPE_CHECKING:
     from engine.corpus.pretokenize import PATTERNS, PreTokenizer
     from engine.corpus.stages import AddedToken, PrefixSpace, Split
     from engine.encode.tokenizer import EncodeStep, PreTokenTrace, Tokenizer
+    from engine.encode.wordpiece import WordPieceTokenizer
     from engine.errors import BpeError, CorpusError, ModelFileError, OutputError, ResumeError, SettingsError
     from engine.formats.atomic import atomic_write
     from engine.train.events import MergeStep, PairChange, StalePop
     from engine.train.occurrences import Cell, Occurrence, PairOccurrences, WordCells
     from engine.train.reference import reference_merges, train_reference
     from engine.train.trainer import Trainer, Word, train_bpe, train_from_iterator
+    from engine.train.wordpiece.events import WordPieceStep
+    from engine.train.wordpiece.trainer import WordPieceTrainer
 
 _HOMES = {
     "AddedToken": "engine.corpus.stages",
@@ -56,6 +59,9 @@ _HOMES = {
     "Trainer": "engine.train.trainer",
     "Word": "engine.train.trainer",
     "WordCells": "engine.train.occurrences",
+    "WordPieceStep": "engine.train.wordpiece.events",
+    "WordPieceTokenizer": "engine.encode.wordpiece",
+    "WordPieceTrainer": "engine.train.wordpiece.trainer",
     "atomic_write": "engine.formats.atomic",
     "reference_merges": "engine.train.reference",
     "train_bpe": "engine.train.trainer",
@@ -98,6 +104,9 @@ __all__ = [
     "Trainer",
     "Word",
     "WordCells",
+    "WordPieceStep",
+    "WordPieceTokenizer",
+    "WordPieceTrainer",
     "atomic_write",
     "reference_merges",
     "train_bpe",

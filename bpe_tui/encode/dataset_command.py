@@ -34,7 +34,10 @@ def run_dataset(args: argparse.Namespace) -> int:
         raise SettingsError("--workers must be at least 1")
     tokenizer = Tokenizer.load(args.model, args.pattern)
     if not isinstance(tokenizer, Tokenizer):
-        raise SettingsError(f"--out: {args.model} is a WordPiece model: files of ids are written with byte-level BPE models only, for now")
+        raise SettingsError(
+            f"--out: {args.model} is a WordPiece model, and files of ids are written with byte-level BPE models: "
+            "print its ids with --headless --json"
+        )
     eot = None
     if args.eot:
         eot = tokenizer.special_ids.get(DEFAULT_SPECIAL)
