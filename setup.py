@@ -15,10 +15,10 @@ COMPILER_ERRORS = (CCompilerError, CompileError, ExecError, LinkError, PlatformE
 """What setuptools raises when there is no compiler, or it cannot run."""
 
 NO_COMPILER = """
-bpe-tui could not be installed from source: it compiles six C extension modules (the
-trainer's merge loop, WordPiece's, the encoder, part counting, the pre-tokenizer and the
-rank-file reader), and that needs a C compiler and Python's headers, which were not
-found or did not work. Either install a prebuilt wheel, which needs no compiler:
+bpe-tui could not be installed from source: it compiles seven C extension modules (the
+trainer's merge loop, WordPiece's, Unigram's EM, the encoder, part counting, the
+pre-tokenizer and the rank-file reader), and that needs a C compiler and Python's headers,
+which were not found or did not work. Either install a prebuilt wheel, which needs no compiler:
     pip install --only-binary=:all: bpe-tui
 or install a C compiler, then run pip again:
     Debian, Ubuntu: sudo apt install build-essential python3-dev
@@ -75,6 +75,7 @@ setup(
             include_dirs=SHARED,
             depends=["engine/_bytes_hash.h", "engine/_pair_hash.h"],
         ),
+        Extension("engine.train.unigram._unigram_core", ["engine/train/unigram/_unigram_core.c"]),
         Extension(
             "engine.encode._encoder_core",
             ["engine/encode/_encoder_core.c", "engine/encode/_whole_chars.c", "engine/corpus/_pretokenize_core.c"],

@@ -1,4 +1,4 @@
-"""bpe-tui's headless engine: byte-level BPE and WordPiece, trained, encoding and on file.
+"""bpe-tui's headless engine: byte-level BPE, WordPiece and Unigram, trained, encoding and on file.
 
 Imports only the standard library and ``regex``; its hot loops are compiled C modules of
 its own (``engine/*/_*.c``). The public names below are imported when first used, so that a
@@ -15,6 +15,7 @@ try:
     from engine.encode import _encoder_core  # noqa: F401
     from engine.formats import _ranks_core  # noqa: F401
     from engine.train import _trainer_core  # noqa: F401
+    from engine.train.unigram import _unigram_core  # noqa: F401
     from engine.train.wordpiece import _wordpiece_core  # noqa: F401
 except ImportError:  # a source tree that was never built
     raise ImportError(
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from engine.corpus.pretokenize import PATTERNS, PreTokenizer
     from engine.corpus.stages import AddedToken, PrefixSpace, Split
     from engine.encode.tokenizer import EncodeStep, PreTokenTrace, Tokenizer
+    from engine.encode.unigram import UnigramTokenizer
     from engine.encode.wordpiece import WordPieceTokenizer
     from engine.errors import BpeError, CorpusError, ModelFileError, OutputError, ResumeError, SettingsError
     from engine.formats.atomic import atomic_write
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     from engine.train.occurrences import Cell, Occurrence, PairOccurrences, WordCells
     from engine.train.reference import reference_merges, train_reference
     from engine.train.trainer import Trainer, Word, train_bpe, train_from_iterator
+    from engine.train.unigram.events import UnigramRound
+    from engine.train.unigram.trainer import UnigramTrainer
     from engine.train.wordpiece.events import WordPieceStep
     from engine.train.wordpiece.trainer import WordPieceTrainer
 
@@ -57,6 +61,9 @@ _HOMES = {
     "StalePop": "engine.train.events",
     "Tokenizer": "engine.encode.tokenizer",
     "Trainer": "engine.train.trainer",
+    "UnigramRound": "engine.train.unigram.events",
+    "UnigramTokenizer": "engine.encode.unigram",
+    "UnigramTrainer": "engine.train.unigram.trainer",
     "Word": "engine.train.trainer",
     "WordCells": "engine.train.occurrences",
     "WordPieceStep": "engine.train.wordpiece.events",
@@ -102,6 +109,9 @@ __all__ = [
     "StalePop",
     "Tokenizer",
     "Trainer",
+    "UnigramRound",
+    "UnigramTokenizer",
+    "UnigramTrainer",
     "Word",
     "WordCells",
     "WordPieceStep",

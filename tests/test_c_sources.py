@@ -61,7 +61,7 @@ def _flagged(path: Path) -> list[int]:
 
 def test_the_sources_are_found() -> None:
     names = {p.name for p in SOURCES}
-    assert {"_trainer_core.c", "_wordpiece_core.c", "_encoder_core.c", "_pretokenize_core.c", "_tally.c"} <= names
+    assert {"_trainer_core.c", "_wordpiece_core.c", "_unigram_core.c", "_encoder_core.c", "_pretokenize_core.c", "_tally.c"} <= names
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)

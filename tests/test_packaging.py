@@ -12,6 +12,7 @@ from engine.corpus import _pretokenize, _tally
 from engine.encode import _encoder_core
 from engine.formats import _ranks_core
 from engine.train import _trainer_core
+from engine.train.unigram import _unigram_core
 from engine.train.wordpiece import _wordpiece_core
 from tests.conftest import ROOT, run_cli
 
@@ -35,5 +36,5 @@ def test_the_package_carries_its_data_and_compiled_cores():
     assert (samples / "sample.txt").is_file() and (samples / "toy-low-lower.txt").is_file()
     assert (resources.files("engine") / "py.typed").is_file()
     assert (resources.files("bpe_tui.common") / "tokens.tcss").is_file()
-    for core in (_trainer_core, _wordpiece_core, _encoder_core, _tally, _pretokenize, _ranks_core):
+    for core in (_trainer_core, _wordpiece_core, _unigram_core, _encoder_core, _tally, _pretokenize, _ranks_core):
         assert core.__file__ is not None and core.__file__.endswith(tuple(EXTENSION_SUFFIXES)), core.__file__
