@@ -7,9 +7,23 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.errors import CCompilerError, CompileError, ExecError, LinkError, PlatformError
 
-SHARED = ["engine", "engine/corpus"]
-"""Header folders: ``_pair_hash.h`` serves both trainers' cores, ``_bytes_hash.h`` the encoder, the tally
-and WordPiece's core, the pre-tokenizer is part of the encoder."""
+SHARED = ["engine", "engine/corpus", "engine/train"]
+"""Header folders: ``_pair_hash.h`` serves the merge trainers' cores and the encoder, ``_bytes_hash.h``
+the encoder, the tally and WordPiece's core, the pre-tokenizer is part of the encoder; the
+trainers' cores share the headers of ``engine/train``."""
+
+MERGE_CORE_HEADERS = [
+    "engine/_pair_hash.h",
+    "engine/train/_core_module.h",
+    "engine/train/_grow.h",
+    "engine/train/_lazy_heap.h",
+    "engine/train/_pair_records.h",
+    "engine/train/_positions.h",
+    "engine/train/_step_events.h",
+    "engine/train/_token_bytes.h",
+]
+"""What BPE's and WordPiece's cores share: pair records, lazy heap, event rows, tokens' bytes, the
+Python module around the Core (Unigram's core uses ``_core_module.h`` and ``_positions.h``)."""
 
 COMPILER_ERRORS = (CCompilerError, CompileError, ExecError, LinkError, PlatformError)
 """What setuptools raises when there is no compiler, or it cannot run."""
@@ -67,15 +81,20 @@ setup(
             "engine.train._trainer_core",
             ["engine/train/_trainer_core.c"],
             include_dirs=SHARED,
-            depends=["engine/_pair_hash.h"],
+            depends=MERGE_CORE_HEADERS,
         ),
         Extension(
             "engine.train.wordpiece._wordpiece_core",
             ["engine/train/wordpiece/_wordpiece_core.c"],
             include_dirs=SHARED,
-            depends=["engine/_bytes_hash.h", "engine/_pair_hash.h"],
+            depends=["engine/_bytes_hash.h", *MERGE_CORE_HEADERS],
         ),
-        Extension("engine.train.unigram._unigram_core", ["engine/train/unigram/_unigram_core.c"]),
+        Extension(
+            "engine.train.unigram._unigram_core",
+            ["engine/train/unigram/_unigram_core.c"],
+            include_dirs=SHARED,
+            depends=["engine/train/_core_module.h", "engine/train/_positions.h"],
+        ),
         Extension(
             "engine.encode._encoder_core",
             ["engine/encode/_encoder_core.c", "engine/encode/_whole_chars.c", "engine/corpus/_pretokenize_core.c"],

@@ -17,7 +17,7 @@ from tests.conftest import ROOT
 
 FLAGS = ["-std=c11", "-pedantic", "-Wall", "-Wextra", "-Wvla", "-Werror", "-fsyntax-only"]
 """ISO C11 and nothing else; -Wvla because MSVC has no variable-length arrays."""
-INCLUDE_DIRS = ["engine", "engine/corpus"]
+INCLUDE_DIRS = ["engine", "engine/corpus", "engine/train"]
 """setup.py's include_dirs: the headers shared by the extension modules."""
 COMPILERS = ["gcc", "clang"]
 SOURCES = sorted((ROOT / "engine").rglob("*.c"))

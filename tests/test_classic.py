@@ -206,7 +206,7 @@ def test_each_step_tells_what_a_recount_sees(counts, eow):
         assert [name(p) for p in step.ties] == tied[1 : TIE_LIMIT + 1]
         assert step.token == "".join(tied[0]) == trainer.token(step.new_id)
         before = recount
-        segmented = {merge_symbols(w, *tied[0]): c for w, c in segmented.items()}
+        segmented = {merge_symbols(w, *tied[0], "".join(tied[0])): c for w, c in segmented.items()}
         after: dict[tuple[str, str], int] = {}
         for word, count in segmented.items():
             for pair in zip(word, word[1:], strict=False):

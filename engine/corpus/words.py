@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache
+from typing import TypeVar
 
 import regex
 
@@ -30,6 +31,8 @@ from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.shards import read_blocks
 from engine.corpus.sources import open_binary
 from engine.errors import CorpusError
+
+T = TypeVar("T")
 
 ASCII_PUNCTUATION = r"!-/:-@\[-`{-~"
 WORD_BLOCK = 256 << 10
@@ -167,10 +170,9 @@ def count_file_words(
     return counts
 
 
-def merge_symbols(word: tuple[str, ...], a: str, b: str, joined: str | None = None) -> tuple[str, ...]:
-    """Replace each ``a b`` in ``word`` by ``joined`` (default ``a + b``), left to right
-    without overlap (the notes' ``update_splits``)."""
-    new = a + b if joined is None else joined
+def merge_symbols(word: tuple[T, ...], a: T, b: T, new: T) -> tuple[T, ...]:
+    """Replace each ``a b`` in ``word`` by ``new``, left to right without overlap (the notes'
+    ``update_splits``): symbols as strings (classic BPE, WordPiece) or as ids (byte-level BPE)."""
     out = []
     i = 0
     while i < len(word):

@@ -25,6 +25,11 @@
  * Ties go to the lexicographically greater pair of byte strings, so the heap compares the
  * tokens' bytes when counts are equal. A detailed step writes its events as rows of int64
  * (engine/train/events.py reads them); plain runs write none.
+ *
+ * What WordPiece's core does the same way is written once, in headers under engine/: the
+ * pair records' hash table and count changes (_pair_records.h), the lazy heap and its walk
+ * (_lazy_heap.h), the event rows (_step_events.h), tokens' bytes (_token_bytes.h), and the
+ * Python module around the Core (_core_module.h).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -35,7 +40,11 @@
 #include <malloc.h>
 #endif
 
-#include "_pair_hash.h"
+#include "_core_module.h"
+#include "_grow.h"
+#include "_positions.h"
+#include "_step_events.h"
+#include "_token_bytes.h"
 
 /* Ask for memory a loop will read a few iterations later: a merge reads the tokens at its
  * pair's positions, scattered through a layout far larger than the caches. A hint only,
@@ -87,22 +96,6 @@ _Static_assert(sizeof(PairRec) == 32 && _Alignof(PairRec) == 4, "a pair record i
 _Static_assert(sizeof(Entry) == 12 && _Alignof(Entry) == 4, "a heap entry is 12 bytes");
 
 typedef struct {
-    uint8_t *data;
-    int32_t len;
-} Token;
-
-typedef struct {
-    int32_t pair;
-    int64_t before;
-    int side;             /* 0: the neighbour is before the merged pair (prev), 1: after (next) */
-} Touch;
-
-typedef struct {
-    int64_t *v;
-    int32_t n, cap;       /* int64 values, not rows */
-} Rows;
-
-typedef struct {
     PyObject_HEAD
     int32_t *tokens;
     int32_t *starts;      /* each word's first position */
@@ -124,30 +117,12 @@ typedef struct {
     int64_t stored;       /* positions held in the lists of live pairs */
     int64_t corpus_bytes; /* the words' bytes times their counts */
     size_t freed;         /* bytes of pair_positions arrays freed since memory was last given back */
-    Touch *touch;
+    Touch *touch;         /* the pairs this step changed, each with its count before */
     int32_t ntouch, touchcap;
-    int detail;           /* write the events of this step into the rows below */
-    Rows changes;         /* left, right, before, after, side (0 prev, 1 next) */
-    Rows pushes;          /* left, right, count */
-    Rows stale;           /* left, right, count on the heap, count now */
+    Events events;        /* a detailed step's */
 } Core;
 
-/* -- growable arrays ------------------------------------------------------------------ */
-
-static int grow(void **p, int32_t *cap, int32_t need, size_t item) {
-    if (need <= *cap) return 0;
-    int64_t c = *cap ? *cap : 8;
-    while (c < need) c *= 2;
-    if (c > INT32_MAX) c = INT32_MAX;
-    void *q = realloc(*p, (size_t)c * item);
-    if (!q) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *p = q;
-    *cap = (int32_t)c;
-    return 0;
-}
+/* -- pair_positions lists, tokens, memory given back ---------------------------------- */
 
 static inline int32_t *positions_of(Positions *ps) {
     return ps->cap ? ps->v : ps->in;
@@ -197,17 +172,12 @@ static int positions_add(Positions *ps, int32_t pos, size_t *freed) {
     return 0;
 }
 
+/* A token with a's bytes, then b's if given, the next id. */
 static int add_token(Core *c, const Token *a, const Token *b) {
-    if (grow((void **)&c->vocab, &c->tokcap, c->ntok + 1, sizeof(Token))) return -1;
-    int32_t len = a->len + (b ? b->len : 0);
-    uint8_t *data = malloc((size_t)len + 1);
-    if (!data) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    memcpy(data, a->data, (size_t)a->len);
-    if (b) memcpy(data + a->len, b->data, (size_t)b->len);
-    c->vocab[c->ntok++] = (Token){data, len};
+    if (grow((void **)&c->vocab, &c->tokcap, (int64_t)c->ntok + 1, sizeof(Token))) return -1;
+    uint8_t *data = joined_bytes(a, b ? b->data : NULL, b ? b->len : 0);
+    if (!data) return -1;
+    c->vocab[c->ntok++] = (Token){data, a->len + (b ? b->len : 0)};
     return 0;
 }
 
@@ -225,188 +195,59 @@ static void give_back(Core *c) {
 #endif
 }
 
-/* -- pair records and their hash table ------------------------------------------------ */
-
-/* The slot of (a, b) in the hash table, or the free slot where it would go. The table holds
- * only indices into ``pairs``: the pair's ids are read from its record, which the caller
- * reads next anyway. */
-static inline uint32_t probe(const Core *c, int32_t a, int32_t b) {
-    uint32_t i = slot_of(pair_key(a, b), c->hmask);
-    for (;; i = (i + 1) & c->hmask) {
-        int32_t p = c->slots[i];
-        if (p < 0 || (c->pairs[p].a == a && c->pairs[p].b == b)) return i;
-    }
-}
-
-static int32_t find_pair(const Core *c, int32_t a, int32_t b) {
-    return c->slots[probe(c, a, b)];
-}
-
-static int rehash(Core *c, uint32_t size) {
-    int32_t *slots = malloc(size * sizeof(int32_t));
-    if (!slots) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    memset(slots, 0xff, size * sizeof(int32_t));
-    uint32_t mask = size - 1;
-    for (int32_t p = 0; p < c->npairs; p++) {
-        uint32_t i = slot_of(pair_key(c->pairs[p].a, c->pairs[p].b), mask);
-        while (slots[i] >= 0) i = (i + 1) & mask;
-        slots[i] = p;
-    }
-    free(c->slots);
-    c->slots = slots;
-    c->hmask = mask;
-    return 0;
-}
+/* -- pair records and their hash table (_pair_records.h) ----------------------------- */
 
 #define NOTED_WORDS(pairs) (((size_t)(pairs) + 63) / 64)
 
-/* The record of (a, b), created with count 0 if new; -1 on error. */
-static int32_t get_pair(Core *c, int32_t a, int32_t b) {
-    uint32_t i = probe(c, a, b);
-    if (c->slots[i] >= 0) return c->slots[i];
-    if (c->npairs == c->paircap) {
-        size_t words = NOTED_WORDS(c->paircap);
-        if (grow((void **)&c->pairs, &c->paircap, c->npairs + 1, sizeof(PairRec))) return -1;
-        uint64_t *noted = realloc(c->noted, NOTED_WORDS(c->paircap) * sizeof(uint64_t));
-        if (!noted) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        memset(noted + words, 0, (NOTED_WORDS(c->paircap) - words) * sizeof(uint64_t));
-        c->noted = noted;
+/* What the shared pair code asks of this core. A record is 32 bytes with its first positions
+ * inside it: a pair changed in this step is noted in a bit beside it, in ``noted``. */
+static int more_pairs(Core *c) {
+    size_t words = NOTED_WORDS(c->paircap);
+    if (grow((void **)&c->pairs, &c->paircap, (int64_t)c->npairs + 1, sizeof(PairRec))) return -1;
+    uint64_t *noted = realloc(c->noted, NOTED_WORDS(c->paircap) * sizeof(uint64_t));
+    if (!noted) {
+        PyErr_NoMemory();
+        return -1;
     }
-    int32_t p = c->npairs++;
-    c->pairs[p] = (PairRec){.a = a, .b = b};
-    c->slots[i] = p;
-    if (++c->hused * 2 > c->hmask + 1 && rehash(c, (c->hmask + 1) * 2)) return -1;
-    return p;
-}
-
-/* -- the heap ----------------------------------------------------------------------------- */
-
-static inline int cmp_token(const Core *c, int32_t x, int32_t y) {
-    int32_t lx = c->vocab[x].len, ly = c->vocab[y].len;
-    int r = memcmp(c->vocab[x].data, c->vocab[y].data, (size_t)(lx < ly ? lx : ly));
-    return r ? r : (lx > ly) - (lx < ly);
-}
-
-/* Does entry e come before f: a higher count, or an equal count and the greater pair? */
-static inline int before(const Core *c, Entry e, Entry f) {
-    if (e.count != f.count) return e.count > f.count;
-    const PairRec *p = &c->pairs[e.pair], *q = &c->pairs[f.pair];
-    int r = cmp_token(c, p->a, q->a);
-    return (r ? r : cmp_token(c, p->b, q->b)) > 0;
-}
-
-static void sift_down(Core *c, int32_t i) {
-    Entry *h = c->heap, e = h[i];
-    int32_t n = c->heapn;
-    for (;;) {
-        int32_t child = 2 * i + 1;
-        if (child >= n) break;
-        if (child + 1 < n && before(c, h[child + 1], h[child])) child++;
-        if (!before(c, h[child], e)) break;
-        h[i] = h[child];
-        i = child;
-    }
-    h[i] = e;
-}
-
-static int heap_push(Core *c, int64_t count, int32_t pair) {
-    if (grow((void **)&c->heap, &c->heapcap, c->heapn + 1, sizeof(Entry))) return -1;
-    Entry e = {count, pair};
-    int32_t i = c->heapn++;
-    while (i > 0) {
-        int32_t parent = (i - 1) / 2;
-        if (!before(c, e, c->heap[parent])) break;
-        c->heap[i] = c->heap[parent];
-        i = parent;
-    }
-    c->heap[i] = e;
+    memset(noted + words, 0, (NOTED_WORDS(c->paircap) - words) * sizeof(uint64_t));
+    c->noted = noted;
     return 0;
 }
 
-static void heap_pop(Core *c) {
-    c->heap[0] = c->heap[--c->heapn];
-    if (c->heapn) sift_down(c, 0);
+static inline int change_noted(const Core *c, int32_t p) {
+    return (int)(c->noted[p >> 6] >> (p & 63) & 1);
 }
+
+static inline void note_change(Core *c, int32_t p) {
+    c->noted[p >> 6] |= 1ull << (p & 63);
+}
+
+static inline int add_position(Core *c, int32_t p, int32_t at) {
+    return positions_add(&c->pairs[p].pos, at, &c->freed);
+}
+
+#include "_pair_records.h"
+
+/* -- the heap (_lazy_heap.h) ------------------------------------------------------------ */
+
+/* Does entry e come before f: a higher count, or an equal count and the greater pair? */
+static inline int before(const Core *c, const Entry *e, const Entry *f) {
+    if (e->count != f->count) return e->count > f->count;
+    const PairRec *p = &c->pairs[e->pair], *q = &c->pairs[f->pair];
+    int r = cmp_token(c->vocab, p->a, q->a);
+    return (r ? r : cmp_token(c->vocab, p->b, q->b)) > 0;
+}
+
+#include "_lazy_heap.h"
 
 /* Every live pair on a fresh heap: no stale entries. */
 static int requeue(Core *c) {
     c->heapn = 0;
-    if (grow((void **)&c->heap, &c->heapcap, (int32_t)c->live, sizeof(Entry))) return -1;
+    if (grow((void **)&c->heap, &c->heapcap, c->live, sizeof(Entry))) return -1;
     for (int32_t p = 0; p < c->npairs; p++)
         if (c->pairs[p].count > 0) c->heap[c->heapn++] = (Entry){c->pairs[p].count, p};
-    for (int32_t i = c->heapn / 2 - 1; i >= 0; i--) sift_down(c, i);
+    heapify(c);
     return 0;
-}
-
-/* Heap entries in order without popping: a small frontier heap of indices walks the big
- * heap's tree from the root, so the first k entries cost O(k log k). */
-typedef struct {
-    const Core *c;
-    int32_t *f;
-    int32_t n, cap;
-} Walk;
-
-static inline int walk_before(const Walk *w, int32_t i, int32_t j) {
-    return before(w->c, w->c->heap[i], w->c->heap[j]);
-}
-
-static int walk_add(Walk *w, int32_t i) {
-    if (grow((void **)&w->f, &w->cap, w->n + 1, sizeof(int32_t))) return -1;
-    int32_t k = w->n++;
-    while (k > 0 && walk_before(w, i, w->f[(k - 1) / 2])) {
-        w->f[k] = w->f[(k - 1) / 2];
-        k = (k - 1) / 2;
-    }
-    w->f[k] = i;
-    return 0;
-}
-
-/* The next heap index in order, -1 when done, -2 on error. */
-static int32_t walk_next(Walk *w) {
-    if (!w->n) return -1;
-    int32_t top = w->f[0], last = w->f[--w->n], k = 0;
-    for (;;) {
-        int32_t child = 2 * k + 1;
-        if (child >= w->n) break;
-        if (child + 1 < w->n && walk_before(w, w->f[child + 1], w->f[child])) child++;
-        if (!walk_before(w, w->f[child], last)) break;
-        w->f[k] = w->f[child];
-        k = child;
-    }
-    if (w->n) w->f[k] = last;
-    for (int32_t child = 2 * top + 1; child <= 2 * top + 2; child++)
-        if (child < w->c->heapn && walk_add(w, child)) return -2;
-    return top;
-}
-
-/* -- events ----------------------------------------------------------------------------- */
-
-static int row(Rows *r, int width, const int64_t *values) {
-    if (grow((void **)&r->v, &r->cap, r->n + width, sizeof(int64_t))) return -1;
-    memcpy(r->v + r->n, values, (size_t)width * sizeof(int64_t));
-    r->n += width;
-    return 0;
-}
-
-static PyObject *rows_bytes(const Rows *r) {
-    return PyBytes_FromStringAndSize((const char *)r->v, (Py_ssize_t)r->n * (Py_ssize_t)sizeof(int64_t));
-}
-
-static PyObject *pair_tuple(const PairRec *p) {
-    return Py_BuildValue("(ii)", p->a, p->b);
-}
-
-static int append_new(PyObject *list, PyObject *item) {
-    if (!item) return -1;
-    int r = PyList_Append(list, item);
-    Py_DECREF(item);
-    return r;
 }
 
 /* -- construction ----------------------------------------------------------------------- */
@@ -423,9 +264,7 @@ static void Core_dealloc(Core *c) {
     free(c->slots);
     free(c->heap);
     free(c->touch);
-    free(c->changes.v);
-    free(c->pushes.v);
-    free(c->stale.v);
+    events_free(&c->events);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
@@ -479,7 +318,7 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
             c->tokens[pos++] = s[i];
         }
         if (k >= c->big_from) {
-            if (grow((void **)&c->big, &c->bigcap, c->nbig + 1, sizeof(int64_t))) goto done;
+            if (grow((void **)&c->big, &c->bigcap, (int64_t)c->nbig + 1, sizeof(int64_t))) goto done;
             c->big[c->nbig] = k;
             k = c->big_from + c->nbig++;
         }
@@ -519,13 +358,8 @@ static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
         goto done;
     }
     for (Py_ssize_t t = 0; t < PyList_GET_SIZE(base); t++) {
-        PyObject *b = PyList_GET_ITEM(base, t);
-        if (!PyBytes_Check(b)) {
-            PyErr_SetString(PyExc_TypeError, "base tokens must be bytes");
-            goto done;
-        }
-        Token tok = {(uint8_t *)PyBytes_AS_STRING(b), (int32_t)PyBytes_GET_SIZE(b)};
-        if (add_token(c, &tok, NULL)) goto done;
+        Token tok;
+        if (base_token(PyList_GET_ITEM(base, t), &tok) || add_token(c, &tok, NULL)) goto done;
     }
     if (lay_out(c, words.buf, end, counts.buf, nw, words.len + nw + 1)) goto done;
     for (int32_t p = 0; p < c->npairs; p++) {
@@ -549,18 +383,6 @@ static inline int32_t prev_start(const Core *c, int32_t pos) {
     return t >= 0 || IS_SEP(t) ? pos - 1 : -2 - t;
 }
 
-/* The word holding position ``pos``: the last one starting at or before it (a position
- * merged away still lies inside its word). */
-static int32_t word_of(const Core *c, int32_t pos) {
-    int32_t lo = 0, hi = c->nwords - 1;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo + 1) / 2;
-        if (c->starts[mid] <= pos) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
-}
-
 /* Word w's separator: just before the next word's start. */
 static inline int32_t word_sep(const Core *c, int32_t w) {
     return (w + 1 < c->nwords ? c->starts[w + 1] : c->npos) - 1;
@@ -579,7 +401,7 @@ static inline int32_t word_end(const Core *c, int32_t pos) {
         if (t < 0) return pos;
         pos += c->vocab[t].len;
     }
-    return word_sep(c, word_of(c, from));
+    return word_sep(c, word_at(c->starts, c->nwords, from));  /* a merged-away position lies in its word */
 }
 
 /* The count a word's separator holds. */
@@ -621,32 +443,6 @@ static void compact(Core *c, PairRec *r) {
         ps->cap = v ? k : ps->cap;
     }
     ps->n = k;
-}
-
-/* Change the count of (x, y) by delta, noting its count before the step on first change;
- * ``at`` >= 0 is a new position of the pair. */
-static int change(Core *c, int32_t merged, int32_t x, int32_t y, int64_t delta, int side, int32_t at) {
-    int32_t p = get_pair(c, x, y);
-    if (p < 0) return -1;
-    if (p == merged) return 0;  /* (a, a) is also a pair lost by its own merge: it is gone */
-    PairRec *r = &c->pairs[p];
-    uint64_t bit = 1ull << (p & 63);
-    if (!(c->noted[p >> 6] & bit)) {
-        if (grow((void **)&c->touch, &c->touchcap, c->ntouch + 1, sizeof(Touch))) return -1;
-        c->touch[c->ntouch++] = (Touch){p, r->count, side};
-        c->noted[p >> 6] |= bit;
-    }
-    r->count += delta;  /* may pass below 0 mid-step: "abab" gains (new, a) and loses it */
-    if (at >= 0) {
-        if (positions_add(&r->pos, at, &c->freed)) return -1;
-        c->stored++;
-    }
-    return 0;
-}
-
-static int cmp_pos(const void *x, const void *y) {
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
 }
 
 /* Merge every occurrence of pair record ``m`` left to right and apply the count changes.
@@ -697,13 +493,10 @@ static int merge(Core *c, int32_t m, int queue) {
         }
         c->live += (r->count > 0) - (t.before > 0);
         /* Only pairs holding the new token can have risen; nothing has queued them yet. */
-        if (queue && r->count > 0 && (r->a == tok || r->b == tok)) {
-            if (heap_push(c, r->count, t.pair)) return -1;
-            if (c->detail && row(&c->pushes, 3, (int64_t[]){r->a, r->b, r->count})) return -1;
-        }
-        if (c->detail && r->count != t.before &&
-            row(&c->changes, 5, (int64_t[]){r->a, r->b, t.before, r->count, t.side}))
+        if (queue && r->count > 0 && (r->a == tok || r->b == tok) &&
+            (heap_add(c, (Entry){r->count, t.pair}) || event_push(&c->events, r->a, r->b, r->count)))
             return -1;
+        if (event_change(&c->events, r->a, r->b, &t, r->count)) return -1;
     }
     give_back(c);
     return 0;
@@ -723,11 +516,11 @@ static int32_t select_pair(Core *c, int64_t *count) {
             *count = top.count;
             return top.pair;
         }
-        if (c->detail && row(&c->stale, 4, (int64_t[]){r->a, r->b, top.count, r->count})) return -2;
+        if (event_stale(&c->events, r->a, r->b, top.count, r->count)) return -2;
         if (r->count > 0) {
             c->heap[0].count = r->count;
             sift_down(c, 0);
-            if (c->detail && row(&c->pushes, 3, (int64_t[]){r->a, r->b, r->count})) return -2;
+            if (event_push(&c->events, r->a, r->b, r->count)) return -2;
         } else {
             heap_pop(c);
         }
@@ -738,21 +531,19 @@ static int32_t select_pair(Core *c, int64_t *count) {
 /* Up to ``limit`` current pairs with ``count`` still queued, in tie-break order. */
 static PyObject *ties(Core *c, int64_t count, int limit) {
     PyObject *out = PyList_New(0);
-    Walk w = {c, NULL, 0, 0};
-    if (!out || (c->heapn && walk_add(&w, 0))) goto fail;
-    while (PyList_GET_SIZE(out) < limit) {
+    Walk w;
+    if (walk_start(&w, c)) Py_CLEAR(out);
+    while (out && PyList_GET_SIZE(out) < limit) {
         int32_t i = walk_next(&w);
-        if (i == -2) goto fail;
-        if (i < 0 || c->heap[i].count != count) break;
+        if (i < 0 || c->heap[i].count != count) {
+            if (i == -2) Py_CLEAR(out);
+            break;
+        }
         const PairRec *r = &c->pairs[c->heap[i].pair];
-        if (r->count == count && append_new(out, pair_tuple(r))) goto fail;
+        if (r->count == count && append_new(out, pair_tuple(r))) Py_CLEAR(out);
     }
     free(w.f);
     return out;
-fail:
-    free(w.f);
-    Py_XDECREF(out);
-    return NULL;
 }
 
 /* step(tie_limit) -> None when no pair is left, else (left, right, count, ties, changes,
@@ -761,20 +552,20 @@ fail:
 static PyObject *Core_step(Core *c, PyObject *arg) {
     int limit = (int)PyLong_AsLong(arg);
     if (limit == -1 && PyErr_Occurred()) return NULL;
-    c->changes.n = c->pushes.n = c->stale.n = 0;
-    c->detail = 1;
+    events_start(&c->events);
     int64_t count;
     int32_t m = select_pair(c, &count);
     PyObject *tied = m >= 0 ? ties(c, count, limit) : NULL;
     int failed = m == -2 || (m >= 0 && (!tied || merge(c, m, 1)));
-    c->detail = 0;
+    c->events.detail = 0;
     if (failed) {
         Py_XDECREF(tied);
         return NULL;
     }
     if (m == -1) Py_RETURN_NONE;
-    return Py_BuildValue("iiLNNNNiL", c->pairs[m].a, c->pairs[m].b, (long long)count, tied, rows_bytes(&c->changes),
-                         rows_bytes(&c->pushes), rows_bytes(&c->stale), c->heapn, (long long)c->live);
+    Events *e = &c->events;
+    return Py_BuildValue("iiLNNNNiL", c->pairs[m].a, c->pairs[m].b, (long long)count, tied, rows_bytes(&e->changes),
+                         rows_bytes(&e->pushes), rows_bytes(&e->stale), c->heapn, (long long)c->live);
 }
 
 /* run(n) -> [(left, right, count), ...]: up to n merges, fewer when the pairs run out. */
@@ -832,22 +623,22 @@ static PyObject *Core_top_pairs(Core *c, PyObject *arg) {
     if (k <= 0 || !c->heapn) return PyList_New(0);
     Entry *best = malloc((size_t)k * sizeof(Entry));
     Py_ssize_t nb = 0;
-    Walk w = {c, NULL, 0, 0};
+    Walk w;
     PyObject *out = NULL;
-    if (!best || walk_add(&w, 0)) goto done;
+    if (walk_start(&w, c) || !best) goto done;
     for (;;) {
         int32_t i = walk_next(&w);
         if (i == -2) goto done;
         if (i < 0 || (nb == k && c->heap[i].count < best[k - 1].count)) break;
         Entry e = {c->pairs[c->heap[i].pair].count, c->heap[i].pair};
-        if (e.count <= 0 || (nb == k && !before(c, e, best[k - 1]))) continue;
+        if (e.count <= 0 || (nb == k && !before(c, &e, &best[k - 1]))) continue;
         Py_ssize_t j = nb < k ? nb++ : k - 1;  /* insertion into the sorted best list */
-        for (; j > 0 && before(c, e, best[j - 1]); j--) best[j] = best[j - 1];
+        for (; j > 0 && before(c, &e, &best[j - 1]); j--) best[j] = best[j - 1];
         best[j] = e;
     }
     out = PyList_New(nb);
     for (Py_ssize_t j = 0; out && j < nb; j++) {
-        PyObject *item = Py_BuildValue("(NL)", pair_tuple(&c->pairs[best[j].pair]), (long long)best[j].count);
+        PyObject *item = pair_with_count(&c->pairs[best[j].pair], best[j].count);
         if (!item) Py_CLEAR(out);
         else PyList_SET_ITEM(out, j, item);
     }
@@ -856,17 +647,6 @@ done:
     free(best);
     free(w.f);
     return out;
-}
-
-/* A word index argument, checked: -1 with an exception set if it names no word. */
-static Py_ssize_t word_arg(const Core *c, PyObject *arg) {
-    Py_ssize_t w = PyLong_AsSsize_t(arg);
-    if (w == -1 && PyErr_Occurred()) return -1;
-    if (w < 0 || w >= c->nwords) {
-        PyErr_SetString(PyExc_IndexError, "no such word");
-        return -1;
-    }
-    return w;
 }
 
 /* Word w's length in bytes: up to its separator. */
@@ -888,7 +668,7 @@ static void word_bytes(const Core *c, Py_ssize_t w, uint8_t *out) {
 
 /* word(i) -> (bytes, count): word i as it was given. */
 static PyObject *Core_word(Core *c, PyObject *arg) {
-    Py_ssize_t w = word_arg(c, arg);
+    Py_ssize_t w = index_arg(arg, c->nwords, "no such word");
     if (w < 0) return NULL;
     PyObject *text = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)word_len(c, w));
     if (!text) return NULL;
@@ -898,12 +678,8 @@ static PyObject *Core_word(Core *c, PyObject *arg) {
 
 /* token(i) -> bytes: token i's bytes. */
 static PyObject *Core_token(Core *c, PyObject *arg) {
-    Py_ssize_t t = PyLong_AsSsize_t(arg);
-    if (t == -1 && PyErr_Occurred()) return NULL;
-    if (t < 0 || t >= c->ntok) {
-        PyErr_SetString(PyExc_IndexError, "no such token");
-        return NULL;
-    }
+    Py_ssize_t t = index_arg(arg, c->ntok, "no such token");
+    if (t < 0) return NULL;
     return PyBytes_FromStringAndSize((const char *)c->vocab[t].data, c->vocab[t].len);
 }
 
@@ -932,7 +708,7 @@ static PyObject *Core_table(Core *c, PyObject *Py_UNUSED(ignored)) {
 
 /* segmentation(i) -> [token ids]: word i as it is now split. */
 static PyObject *Core_segmentation(Core *c, PyObject *arg) {
-    Py_ssize_t w = word_arg(c, arg);
+    Py_ssize_t w = index_arg(arg, c->nwords, "no such word");
     if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
     for (int32_t pos = c->starts[w]; out && c->tokens[pos] >= 0; pos += c->vocab[c->tokens[pos]].len)
@@ -957,7 +733,8 @@ static PyObject *Core_pair_positions(Core *c, PyObject *args) {
     PyObject *out = PyList_New(shown);
     for (int32_t i = 0; out && i < shown; i++) {
         int32_t pos = at[i];
-        PyObject *item = Py_BuildValue("(iiO)", pos, word_of(c, pos), starts_pair(c, pos, a, b) ? Py_True : Py_False);
+        int32_t word = word_at(c->starts, c->nwords, pos);
+        PyObject *item = Py_BuildValue("(iiO)", pos, word, starts_pair(c, pos, a, b) ? Py_True : Py_False);
         if (!item) Py_CLEAR(out);
         else PyList_SET_ITEM(out, i, item);
     }
@@ -967,7 +744,7 @@ static PyObject *Core_pair_positions(Core *c, PyObject *args) {
 /* cells(i) -> [(position, token, prev, next), ...]: word i's tokens as laid out now, each
  * with its prev/next links; a link out of the word (to a separator) is -1. */
 static PyObject *Core_cells(Core *c, PyObject *arg) {
-    Py_ssize_t w = word_arg(c, arg);
+    Py_ssize_t w = index_arg(arg, c->nwords, "no such word");
     if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
     for (int32_t pos = c->starts[w]; out && c->tokens[pos] >= 0; pos += c->vocab[c->tokens[pos]].len) {
@@ -982,34 +759,9 @@ static PyObject *Core_cells(Core *c, PyObject *arg) {
 /* pair_counter() -> {(left, right): count} for every live pair (a copy). */
 static PyObject *Core_pair_counter(Core *c, PyObject *Py_UNUSED(ignored)) {
     PyObject *out = PyDict_New();
-    for (int32_t p = 0; out && p < c->npairs; p++) {
-        if (c->pairs[p].count <= 0) continue;
-        PyObject *key = pair_tuple(&c->pairs[p]), *value = PyLong_FromLongLong(c->pairs[p].count);
-        if (!key || !value || PyDict_SetItem(out, key, value)) Py_CLEAR(out);
-        Py_XDECREF(key);
-        Py_XDECREF(value);
-    }
+    for (int32_t p = 0; out && p < c->npairs; p++)
+        if (c->pairs[p].count > 0 && put_pair_count(out, &c->pairs[p])) Py_CLEAR(out);
     return out;
-}
-
-static PyObject *Core_heap_size(Core *c, void *Py_UNUSED(closure)) {
-    return PyLong_FromLong(c->heapn);
-}
-
-static PyObject *Core_live(Core *c, void *Py_UNUSED(closure)) {
-    return PyLong_FromLongLong(c->live);
-}
-
-static PyObject *Core_corpus_bytes(Core *c, void *Py_UNUSED(closure)) {
-    return PyLong_FromLongLong(c->corpus_bytes);
-}
-
-static PyObject *Core_words(Core *c, void *Py_UNUSED(closure)) {
-    return PyLong_FromLong(c->nwords);
-}
-
-static PyObject *Core_stored(Core *c, void *Py_UNUSED(closure)) {
-    return PyLong_FromLongLong(c->stored);
 }
 
 /* memory() -> {structure: bytes}: what each of the state's structures has allocated. */
@@ -1045,26 +797,20 @@ static PyMethodDef Core_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyGetSetDef Core_getset[] = {
-    {"heap_size", (getter)Core_heap_size, NULL, "Entries on the heap, stale ones included.", NULL},
-    {"live_pairs", (getter)Core_live, NULL, "Pairs with a count above 0.", NULL},
-    {"corpus_bytes", (getter)Core_corpus_bytes, NULL, "The words' bytes times their counts.", NULL},
-    {"stored_positions", (getter)Core_stored, NULL, "Positions held by live pairs' lists.", NULL},
-    {"words", (getter)Core_words, NULL, "The number of words laid out.", NULL},
-    {NULL, NULL, NULL, NULL, NULL},
+static PyMemberDef Core_members[] = {
+    {"heap_size", Py_T_INT, offsetof(Core, heapn), Py_READONLY, "Entries on the heap, stale ones included."},
+    {"live_pairs", Py_T_LONGLONG, offsetof(Core, live), Py_READONLY, "Pairs with a count above 0."},
+    {"corpus_bytes", Py_T_LONGLONG, offsetof(Core, corpus_bytes), Py_READONLY, "The words' bytes times their counts."},
+    {"stored_positions", Py_T_LONGLONG, offsetof(Core, stored), Py_READONLY, "Positions held by live pairs' lists."},
+    {"words", Py_T_INT, offsetof(Core, nwords), Py_READONLY, "The number of words laid out."},
+    {NULL, 0, 0, 0, NULL},
 };
 
 static PyTypeObject CoreType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "engine.train._trainer_core.Core",
-    .tp_basicsize = sizeof(Core),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "The trainer's state: laid-out words, pair records, hash table and lazy heap.",
-    .tp_new = PyType_GenericNew,
-    .tp_init = (initproc)Core_init,
-    .tp_dealloc = (destructor)Core_dealloc,
-    .tp_methods = Core_methods,
-    .tp_getset = Core_getset,
+    CORE_TYPE_SLOTS,
 };
 
 static struct PyModuleDef module = {
@@ -1073,14 +819,5 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__trainer_core(void) {
-    if (PyType_Ready(&CoreType) < 0) return NULL;
-    PyObject *m = PyModule_Create(&module);
-    if (!m) return NULL;
-    Py_INCREF(&CoreType);
-    if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) {
-        Py_DECREF(&CoreType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
+    return module_with_core(&module, &CoreType);
 }

@@ -409,7 +409,7 @@ class ClassicModel:
         """Split ``word`` as seed 004 applies a model: every merge in order, each everywhere."""
         parts = tuple(symbols(word, self.end_of_word))
         for a, b in self.merges:
-            parts = merge_symbols(parts, a, b)
+            parts = merge_symbols(parts, a, b, a + b)
         return list(parts)
 
     def to_json(self) -> str:

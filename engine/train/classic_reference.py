@@ -32,5 +32,5 @@ def train_classic_reference(
         merges.append((a, b))
         if a + b not in vocab:
             vocab.append(a + b)
-        words = {merge_symbols(word, a, b): count for word, count in words.items()}
+        words = {merge_symbols(word, a, b, a + b): count for word, count in words.items()}
     return vocab, merges

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 
+from engine.corpus.words import merge_symbols
 from engine.train.trainer import check_settings
 
 
@@ -38,7 +39,7 @@ def reference_merges(
         new = len(vocab)
         vocab.append(vocab[a] + vocab[b])
         yield vocab[a], vocab[b]
-        words = {merge_word(word, a, b, new): count for word, count in words.items()}
+        words = {merge_symbols(word, a, b, new): count for word, count in words.items()}
 
 
 def train_reference(
@@ -55,17 +56,3 @@ def train_reference(
 def base_vocab(special_tokens: Sequence[str]) -> list[bytes]:
     """The tokens before any merge: the 256 bytes, then the special tokens."""
     return [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in special_tokens]
-
-
-def merge_word(word: tuple[int, ...], a: int, b: int, new: int) -> tuple[int, ...]:
-    """Replace each (a, b) in ``word`` by ``new``, left to right without overlap."""
-    out = []
-    i = 0
-    while i < len(word):
-        if i + 1 < len(word) and word[i] == a and word[i + 1] == b:
-            out.append(new)
-            i += 2
-        else:
-            out.append(word[i])
-            i += 1
-    return tuple(out)

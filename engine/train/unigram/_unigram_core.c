@@ -38,6 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_core_module.h"
+#include "_positions.h"
+
 #define SCALE_BITS 256
 #define LN2 0.69314718055994530942
 #define TINY 8.636168555094445e-78 /* 2^-256 */
@@ -110,6 +113,17 @@ static int get_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t item, const cha
     if (view->len % item) {
         PyErr_Format(PyExc_ValueError, "%s: %zd bytes is not a whole number of %zd-byte items", what, view->len, item);
         PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* get_buffer of exactly ``count`` items: ValueError ``one_each`` for another number. */
+static int get_buffer_of(PyObject *obj, Py_buffer *view, Py_ssize_t item, const char *what, Py_ssize_t count, const char *one_each) {
+    if (get_buffer(obj, view, item, what) < 0) return -1;
+    if (view->len / item != count) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_ValueError, one_each);
         return -1;
     }
     return 0;
@@ -475,17 +489,6 @@ static int add_candidate(Candidate **c, int64_t *n, int64_t *cap, Candidate add)
     return 0;
 }
 
-/* The word position ``p`` lies in. */
-static int32_t word_at(const Core *self, int32_t p) {
-    int32_t lo = 0, hi = self->nwords - 1;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo + 1) / 2;
-        if (self->starts[mid] <= p) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
-}
-
 /* The candidates: the longest-common-prefix intervals of the sorted suffixes (a substring
  * at two places or more, followed by different characters there), and a word's rest seen
  * at one place only in a word counted twice or more; each with its count. */
@@ -512,7 +515,7 @@ static int find_candidates(const Core *self, const int32_t *sa, const uint8_t *r
     }
     /* weight[k]: the counts of the words of suffixes sa[0 .. k - 1] */
     weight[0] = 0;
-    for (int32_t k = 0; k < n; k++) weight[k + 1] = weight[k] + self->counts[word_at(self, sa[k])];
+    for (int32_t k = 0; k < n; k++) weight[k + 1] = weight[k] + self->counts[word_at(self->starts, self->nwords, sa[k])];
     int32_t top = 0;
     stack_lcp[0] = stack_lb[0] = 0;
     for (int32_t k = 1; k <= n; k++) {
@@ -607,12 +610,7 @@ static PyObject *Core_seed(Core *self, PyObject *args) {
         return NULL;
     }
     Py_buffer cv;
-    if (get_buffer(classes_obj, &cv, 4, "classes") < 0) return NULL;
-    if (cv.len / 4 != self->nchars) {
-        PyBuffer_Release(&cv);
-        PyErr_SetString(PyExc_ValueError, "one class per character is needed");
-        return NULL;
-    }
+    if (get_buffer_of(classes_obj, &cv, 4, "classes", self->nchars, "one class per character is needed") < 0) return NULL;
     int32_t n = self->npos;
     uint8_t *rest = malloc((size_t)n);
     int32_t *sa = NULL;
@@ -798,12 +796,8 @@ static PyObject *Core_m_step(Core *self, PyObject *args) {
     if (!expected || !map) goto done;
     for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(seq); k++) {
         Py_buffer v;
-        if (get_buffer(PySequence_Fast_GET_ITEM(seq, k), &v, 8, "expected") < 0) goto done;
-        if (v.len / 8 != self->npieces) {
-            PyBuffer_Release(&v);
-            PyErr_SetString(PyExc_ValueError, "an expected count per piece is needed");
-            goto done;
-        }
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, k);
+        if (get_buffer_of(item, &v, 8, "expected", self->npieces, "an expected count per piece is needed") < 0) goto done;
         const double *part = v.buf;
         for (int32_t i = 0; i < self->npieces; i++) expected[i] += part[i];
         PyBuffer_Release(&v);
@@ -874,14 +868,9 @@ static int64_t viterbi_counts(const Core *self, int64_t *freq) {
     size_t m = (size_t)self->longest_word + 1;
     double *best = malloc(m * sizeof(double));
     int32_t *from = malloc(m * sizeof(int32_t)), *via = malloc(m * sizeof(int32_t));
-    int64_t *off = malloc(m * sizeof(int64_t)), tokens = 0;
-    if (!best || !from || !via || !off) {
-        free(best);
-        free(from);
-        free(via);
-        free(off);
-        return -1;
-    }
+    int64_t *off = malloc(m * sizeof(int64_t)), tokens = -1;
+    if (!best || !from || !via || !off) goto done;
+    tokens = 0;
     for (int32_t w = 0; w < self->nwords; w++) {
         int32_t n = self->starts[w + 1] - self->starts[w];
         word_offsets(self, w, off);
@@ -904,6 +893,7 @@ static int64_t viterbi_counts(const Core *self, int64_t *freq) {
             tokens += self->counts[w];
         }
     }
+done:
     free(best);
     free(from);
     free(via);
@@ -1036,12 +1026,7 @@ static PyObject *Core_scores(Core *self, PyObject *Py_UNUSED(ignored)) {
 static PyObject *Core_set_scores(Core *self, PyObject *arg) {
     if (!seeded(self)) return NULL;
     Py_buffer v;
-    if (get_buffer(arg, &v, 8, "scores") < 0) return NULL;
-    if (v.len / 8 != self->npieces) {
-        PyBuffer_Release(&v);
-        PyErr_SetString(PyExc_ValueError, "a score per piece is needed");
-        return NULL;
-    }
+    if (get_buffer_of(arg, &v, 8, "scores", self->npieces, "a score per piece is needed") < 0) return NULL;
     memcpy(self->score, v.buf, (size_t)v.len);
     PyBuffer_Release(&v);
     Py_RETURN_NONE;
@@ -1087,22 +1072,21 @@ static PyObject *Core_characters(Core *self, PyObject *Py_UNUSED(ignored)) {
     return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, self->codepoint, self->nchars);
 }
 
-static PyObject *get_size(Core *self, void *Py_UNUSED(closure)) { return PyLong_FromLong(self->npieces); }
-static PyObject *get_nchars(Core *self, void *Py_UNUSED(closure)) { return PyLong_FromLong(self->nchars); }
-static PyObject *get_nwords(Core *self, void *Py_UNUSED(closure)) { return PyLong_FromLong(self->nwords); }
-static PyObject *get_edges(Core *self, void *Py_UNUSED(closure)) { return PyLong_FromLongLong(self->nedges); }
-
 static PyObject *get_chars(Core *self, void *Py_UNUSED(closure)) {
     int64_t total = 0;
     for (int32_t w = 0; w < self->nwords; w++) total += (int64_t)(self->starts[w + 1] - self->starts[w]) * self->counts[w];
     return PyLong_FromLongLong(total);
 }
 
+static PyMemberDef Core_members[] = {
+    {"size", Py_T_INT, offsetof(Core, npieces), Py_READONLY, "pieces now"},
+    {"characters_count", Py_T_INT, offsetof(Core, nchars), Py_READONLY, "characters of the corpus (the first pieces)"},
+    {"words", Py_T_INT, offsetof(Core, nwords), Py_READONLY, "distinct words"},
+    {"edges", Py_T_LONGLONG, offsetof(Core, nedges), Py_READONLY, "pieces in the lattices of all words"},
+    {NULL, 0, 0, 0, NULL},
+};
+
 static PyGetSetDef Core_getset[] = {
-    {"size", (getter)get_size, NULL, "pieces now", NULL},
-    {"characters_count", (getter)get_nchars, NULL, "characters of the corpus (the first pieces)", NULL},
-    {"words", (getter)get_nwords, NULL, "distinct words", NULL},
-    {"edges", (getter)get_edges, NULL, "pieces in the lattices of all words", NULL},
     {"corpus_chars", (getter)get_chars, NULL, "characters of the corpus, each word times its count", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -1123,28 +1107,15 @@ static PyMethodDef Core_methods[] = {
 };
 
 static PyTypeObject CoreType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "engine.train.unigram._unigram_core.Core",
-    .tp_basicsize = sizeof(Core),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine.train.unigram._unigram_core.Core",
     .tp_doc = "The Unigram trainer's state: words, pieces, trie, lattices.",
-    .tp_new = PyType_GenericNew,
-    .tp_init = (initproc)Core_init,
-    .tp_dealloc = (destructor)Core_dealloc,
-    .tp_methods = Core_methods,
+    CORE_TYPE_SLOTS,
     .tp_getset = Core_getset,
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_unigram_core", "The Unigram trainer's compiled core.", -1, NULL, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__unigram_core(void) {
-    if (PyType_Ready(&CoreType) < 0) return NULL;
-    PyObject *m = PyModule_Create(&module);
-    if (!m) return NULL;
-    Py_INCREF(&CoreType);
-    if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) {
-        Py_DECREF(&CoreType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
+    return module_with_core(&module, &CoreType);
 }

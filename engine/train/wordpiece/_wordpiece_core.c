@@ -40,7 +40,11 @@
 #include <string.h>
 
 #include "_bytes_hash.h"
-#include "_pair_hash.h"
+#include "_core_module.h"
+#include "_grow.h"
+#include "_positions.h"
+#include "_step_events.h"
+#include "_token_bytes.h"
 
 #define PREFIX_LEN 2  /* "##": a token right of a pair always continues a word, so starts with it */
 #define REQUEUE_FACTOR 3
@@ -96,11 +100,6 @@ typedef struct {
     int32_t n, cap;
 } IdList;
 
-typedef struct {
-    uint8_t *data;
-    int32_t len;
-} Token;
-
 /* A token's count in the corpus as segmented now, and its reciprocal: a push reads both. */
 typedef struct {
     int64_t count;
@@ -136,17 +135,6 @@ typedef struct {
 } Scored;
 
 typedef struct {
-    int32_t pair;
-    int side;             /* 0: the neighbour is before the merged pair (prev), 1: after (next) */
-    int64_t before;
-} Touch;
-
-typedef struct {
-    int64_t *v;
-    int32_t n, cap;       /* int64 values, not rows */
-} Rows;
-
-typedef struct {
     PyObject_HEAD
     int32_t npos, nwords;
     int32_t *tokens;      /* the token at each position; -1 once merged into the one at its left */
@@ -174,34 +162,12 @@ typedef struct {
     int64_t stored;       /* positions held in the lists of live pairs */
     int64_t in_corpus;    /* tokens in the corpus as segmented now */
     int64_t chars;        /* the words' characters times their counts */
-    Touch *touch;
+    Touch *touch;         /* the pairs this merge changed, each with its count before */
     int32_t ntouch, touchcap;
-    int detail;           /* write the events of this step into the rows below */
-    Rows changes;         /* left, right, before, after, side (0 prev, 1 next) */
-    Rows pushes;          /* left, right, count */
-    Rows stale;           /* left, right, count on the heap, count now */
+    Events events;        /* a detailed step's */
 } Core;
 
-/* -- growable arrays ---------------------------------------------------------------------- */
-
-static int grow(void **p, int32_t *cap, int64_t need, size_t item) {
-    if (need <= *cap) return 0;
-    if (need > INT32_MAX) {
-        PyErr_SetString(PyExc_MemoryError, "a trainer array would pass 2^31 items");
-        return -1;
-    }
-    int64_t c = *cap ? *cap : 8;
-    while (c < need) c *= 2;
-    if (c > INT32_MAX) c = INT32_MAX;
-    void *q = realloc(*p, (size_t)c * item);
-    if (!q) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *p = q;
-    *cap = (int32_t)c;
-    return 0;
-}
+/* -- id lists ------------------------------------------------------------------------------ */
 
 static inline int list_add(IdList *l, int32_t x) {
     if (l->n == l->cap && grow((void **)&l->v, &l->cap, (int64_t)l->n + 1, sizeof(int32_t))) return -1;
@@ -212,6 +178,64 @@ static inline int list_add(IdList *l, int32_t x) {
 static void list_free(IdList *l) {
     free(l->v);
     *l = (IdList){0};
+}
+
+/* -- pair records and their hash table (_pair_records.h) --------------------------------- */
+
+/* What the shared pair code asks of this core: each record's pair_positions list is kept
+ * beside it, in ``positions``; a record notes the merge that last noted its count. */
+static int more_pairs(Core *c) {
+    int32_t cap = c->paircap;
+    if (grow((void **)&c->pairs, &cap, (int64_t)c->npairs + 1, sizeof(PairRec))) return -1;
+    IdList *positions = realloc(c->positions, (size_t)cap * sizeof(IdList));
+    if (!positions) {  /* the records' larger array stays, unused */
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(positions + c->paircap, 0, (size_t)(cap - c->paircap) * sizeof(IdList));
+    c->positions = positions;
+    c->paircap = cap;
+    return 0;
+}
+
+static inline int change_noted(const Core *c, int32_t p) {
+    return c->pairs[p].noted == c->merges;
+}
+
+static inline void note_change(Core *c, int32_t p) {
+    c->pairs[p].noted = c->merges;
+}
+
+static inline int add_position(Core *c, int32_t p, int32_t at) {
+    return list_add(&c->positions[p], at);
+}
+
+#include "_pair_records.h"
+
+/* A pair's count rose above 0, or fell to 0. */
+static int live_add(Core *c, int32_t p) {
+    c->pairs[p].live_at = c->live.n;
+    return list_add(&c->live, p);
+}
+
+static void live_remove(Core *c, int32_t p) {
+    int32_t at = c->pairs[p].live_at, last = c->live.v[--c->live.n];
+    c->live.v[at] = last;
+    c->pairs[last].live_at = at;
+}
+
+/* Put a live pair on the lists of its two tokens, where it is not already. */
+static int list_pair(Core *c, int32_t p) {
+    PairRec *r = &c->pairs[p];
+    if (!(r->listed & LEFT)) {
+        if (list_add(&c->left_of[r->a], p)) return -1;
+        r->listed |= LEFT;
+    }
+    if (!(r->listed & RIGHT)) {
+        if (list_add(&c->right_of[r->b], p)) return -1;
+        r->listed |= RIGHT;
+    }
+    return 0;
 }
 
 /* -- the vocabulary ----------------------------------------------------------------------- */
@@ -234,12 +258,8 @@ static int32_t token_find(const Core *c, const uint8_t *data, int32_t len) {
 }
 
 static int token_rehash(Core *c, uint32_t size) {
-    int32_t *slots = malloc(size * sizeof(int32_t));
-    if (!slots) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    memset(slots, 0xff, size * sizeof(int32_t));
+    int32_t *slots = free_slots(size);
+    if (!slots) return -1;
     free(c->tslots);
     c->tslots = slots;
     c->tmask = size - 1;
@@ -279,92 +299,6 @@ static int32_t token_add(Core *c, uint8_t *data, int32_t len) {
     return t;
 }
 
-/* The greater token by UTF-8 bytes: the sign of x - y. */
-static inline int cmp_token(const Core *c, int32_t x, int32_t y) {
-    if (x == y) return 0;
-    int32_t lx = c->vocab[x].len, ly = c->vocab[y].len;
-    int r = memcmp(c->vocab[x].data, c->vocab[y].data, (size_t)(lx < ly ? lx : ly));
-    return r ? r : (lx > ly) - (lx < ly);
-}
-
-/* -- pair records and their hash table ---------------------------------------------------- */
-
-static inline uint32_t probe(const Core *c, int32_t a, int32_t b) {
-    uint32_t i = slot_of(pair_key(a, b), c->hmask);
-    for (;; i = (i + 1) & c->hmask) {
-        int32_t p = c->slots[i];
-        if (p < 0 || (c->pairs[p].a == a && c->pairs[p].b == b)) return i;
-    }
-}
-
-static int rehash(Core *c, uint32_t size) {
-    int32_t *slots = malloc(size * sizeof(int32_t));
-    if (!slots) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    memset(slots, 0xff, size * sizeof(int32_t));
-    uint32_t mask = size - 1;
-    for (int32_t p = 0; p < c->npairs; p++) {
-        uint32_t i = slot_of(pair_key(c->pairs[p].a, c->pairs[p].b), mask);
-        while (slots[i] >= 0) i = (i + 1) & mask;
-        slots[i] = p;
-    }
-    free(c->slots);
-    c->slots = slots;
-    c->hmask = mask;
-    return 0;
-}
-
-/* The record of (a, b), made with count 0 if new; -1 on error. */
-static int32_t get_pair(Core *c, int32_t a, int32_t b) {
-    uint32_t i = probe(c, a, b);
-    if (c->slots[i] >= 0) return c->slots[i];
-    if (c->npairs == c->paircap) {
-        int32_t cap = c->paircap;
-        if (grow((void **)&c->pairs, &cap, (int64_t)c->npairs + 1, sizeof(PairRec))) return -1;
-        IdList *positions = realloc(c->positions, (size_t)cap * sizeof(IdList));
-        if (!positions) {  /* the records' larger array stays, unused */
-            PyErr_NoMemory();
-            return -1;
-        }
-        c->positions = positions;
-        c->paircap = cap;
-    }
-    int32_t p = c->npairs++;
-    c->pairs[p] = (PairRec){.a = a, .b = b};
-    c->positions[p] = (IdList){0};
-    c->slots[i] = p;
-    if (++c->hused * 2 > c->hmask + 1 && rehash(c, (c->hmask + 1) * 2)) return -1;
-    return p;
-}
-
-/* A pair's count rose above 0, or fell to 0. */
-static int live_add(Core *c, int32_t p) {
-    c->pairs[p].live_at = c->live.n;
-    return list_add(&c->live, p);
-}
-
-static void live_remove(Core *c, int32_t p) {
-    int32_t at = c->pairs[p].live_at, last = c->live.v[--c->live.n];
-    c->live.v[at] = last;
-    c->pairs[last].live_at = at;
-}
-
-/* Put a live pair on the lists of its two tokens, where it is not already. */
-static int list_pair(Core *c, int32_t p) {
-    PairRec *r = &c->pairs[p];
-    if (!(r->listed & LEFT)) {
-        if (list_add(&c->left_of[r->a], p)) return -1;
-        r->listed |= LEFT;
-    }
-    if (!(r->listed & RIGHT)) {
-        if (list_add(&c->right_of[r->b], p)) return -1;
-        r->listed |= RIGHT;
-    }
-    return 0;
-}
-
 /* -- the heap ------------------------------------------------------------------------------- */
 
 /* A symbol's count changed: its reciprocal too. */
@@ -397,8 +331,8 @@ static int before_tied(const Core *c, const Entry *e, const Entry *f) {
     if (x->count != y->count) return x->count > y->count;
     if (e->pair != f->pair) {
         const PairRec *p = &c->pairs[e->pair], *q = &c->pairs[f->pair];
-        r = cmp_token(c, p->a, q->a);
-        return (r ? r : cmp_token(c, p->b, q->b)) > 0;
+        r = cmp_token(c->vocab, p->a, q->a);
+        return (r ? r : cmp_token(c->vocab, p->b, q->b)) > 0;
     }
     if (x->left != y->left) return x->left < y->left;
     return x->right < y->right;
@@ -410,19 +344,7 @@ static inline int before(const Core *c, const Entry *e, const Entry *f) {
     return before_tied(c, e, f);
 }
 
-static void sift_down(Core *c, int32_t i) {
-    Entry *h = c->heap, e = h[i];
-    int32_t n = c->heapn;
-    for (;;) {
-        int32_t child = 2 * i + 1;
-        if (child >= n) break;
-        if (child + 1 < n && before(c, &h[child + 1], &h[child])) child++;
-        if (!before(c, &h[child], &e)) break;
-        h[i] = h[child];
-        i = child;
-    }
-    h[i] = e;
-}
+#include "_lazy_heap.h"
 
 /* Keep only the counts of the entries on the heap, in a pool of the same room. */
 static int pool_compact(Core *c) {
@@ -454,26 +376,10 @@ static inline int32_t add_scored(Core *c, int32_t p, Entry *e) {
     return c->pooln++;
 }
 
+/* A fresh entry for live pair ``p`` on the heap. */
 static int heap_push(Core *c, int32_t p) {
-    if (c->heapn == c->heapcap && grow((void **)&c->heap, &c->heapcap, (int64_t)c->heapn + 1, sizeof(Entry))) return -1;
     Entry e;
-    if (add_scored(c, p, &e) < 0) return -1;
-    int32_t i = c->heapn++;
-    while (i > 0) {
-        int32_t parent = (i - 1) / 2;
-        if (!before(c, &e, &c->heap[parent])) break;
-        c->heap[i] = c->heap[parent];
-        i = parent;
-    }
-    c->heap[i] = e;
-    return 0;
-}
-
-static Entry heap_pop(Core *c) {
-    Entry top = c->heap[0];
-    c->heap[0] = c->heap[--c->heapn];
-    if (c->heapn) sift_down(c, 0);
-    return top;
+    return add_scored(c, p, &e) < 0 ? -1 : heap_add(c, e);
 }
 
 /* A fresh heap: one current entry for every live pair. */
@@ -483,73 +389,8 @@ static int requeue(Core *c) {
         grow((void **)&c->pool, &c->poolcap, c->live.n, sizeof(Scored)))
         return -1;
     for (int32_t i = 0; i < c->live.n; i++) add_scored(c, c->live.v[i], &c->heap[c->heapn++]);  /* room made */
-    for (int32_t i = c->heapn / 2 - 1; i >= 0; i--) sift_down(c, i);
+    heapify(c);
     return 0;
-}
-
-/* Heap entries in order without popping: a small frontier heap of indices walks the big
- * heap's tree from the root, so the first k entries cost O(k log k). */
-typedef struct {
-    const Core *c;
-    int32_t *f;
-    int32_t n, cap;
-} Walk;
-
-static inline int walk_before(const Walk *w, int32_t i, int32_t j) {
-    return before(w->c, &w->c->heap[i], &w->c->heap[j]);
-}
-
-static int walk_add(Walk *w, int32_t i) {
-    if (grow((void **)&w->f, &w->cap, (int64_t)w->n + 1, sizeof(int32_t))) return -1;
-    int32_t k = w->n++;
-    while (k > 0 && walk_before(w, i, w->f[(k - 1) / 2])) {
-        w->f[k] = w->f[(k - 1) / 2];
-        k = (k - 1) / 2;
-    }
-    w->f[k] = i;
-    return 0;
-}
-
-/* The next heap index in order, -1 when done, -2 on error. */
-static int32_t walk_next(Walk *w) {
-    if (!w->n) return -1;
-    int32_t top = w->f[0], last = w->f[--w->n], k = 0;
-    for (;;) {
-        int32_t child = 2 * k + 1;
-        if (child >= w->n) break;
-        if (child + 1 < w->n && walk_before(w, w->f[child + 1], w->f[child])) child++;
-        if (!walk_before(w, w->f[child], last)) break;
-        w->f[k] = w->f[child];
-        k = child;
-    }
-    if (w->n) w->f[k] = last;
-    for (int32_t child = 2 * top + 1; child <= 2 * top + 2; child++)
-        if (child < w->c->heapn && walk_add(w, child)) return -2;
-    return top;
-}
-
-/* -- events --------------------------------------------------------------------------------- */
-
-static int row(Rows *r, int width, const int64_t *values) {
-    if (grow((void **)&r->v, &r->cap, (int64_t)r->n + width, sizeof(int64_t))) return -1;
-    memcpy(r->v + r->n, values, (size_t)width * sizeof(int64_t));
-    r->n += width;
-    return 0;
-}
-
-static PyObject *rows_bytes(const Rows *r) {
-    return PyBytes_FromStringAndSize((const char *)r->v, (Py_ssize_t)r->n * (Py_ssize_t)sizeof(int64_t));
-}
-
-static PyObject *pair_tuple(const PairRec *p) {
-    return Py_BuildValue("(ii)", p->a, p->b);
-}
-
-static int append_new(PyObject *list, PyObject *item) {
-    if (!item) return -1;
-    int r = PyList_Append(list, item);
-    Py_DECREF(item);
-    return r;
 }
 
 /* -- construction --------------------------------------------------------------------------- */
@@ -579,9 +420,7 @@ static void Core_dealloc(Core *c) {
     free(c->pool);
     list_free(&c->live);
     free(c->touch);
-    free(c->changes.v);
-    free(c->pushes.v);
-    free(c->stale.v);
+    events_free(&c->events);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
@@ -717,23 +556,14 @@ static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
     c->vocab_size = vocab_size;
     if (token_rehash(c, 1 << 10)) goto done;
     for (Py_ssize_t t = 0; t < PyList_GET_SIZE(base); t++) {
-        PyObject *b = PyList_GET_ITEM(base, t);
-        if (!PyBytes_Check(b)) {
-            PyErr_SetString(PyExc_TypeError, "base tokens must be bytes");
-            goto done;
-        }
-        int32_t len = (int32_t)PyBytes_GET_SIZE(b);
-        if (token_find(c, (const uint8_t *)PyBytes_AS_STRING(b), len) >= 0) {
+        Token tok;
+        if (base_token(PyList_GET_ITEM(base, t), &tok)) goto done;
+        if (token_find(c, tok.data, tok.len) >= 0) {
             PyErr_SetString(PyExc_ValueError, "a base token is given twice");
             goto done;
         }
-        uint8_t *data = malloc((size_t)len + 1);
-        if (!data) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        memcpy(data, PyBytes_AS_STRING(b), (size_t)len);
-        if (token_add(c, data, len) < 0) goto done;
+        uint8_t *data = joined_bytes(&tok, NULL, 0);  /* a copy the core owns */
+        if (!data || token_add(c, data, tok.len) < 0) goto done;
     }
     if (lay_out(c, text.buf, ends.buf, counts.buf, nw)) goto done;
     r = requeue(c);
@@ -789,38 +619,12 @@ done:
 
 /* -- merging -------------------------------------------------------------------------------- */
 
-/* Change the count of (x, y) by delta, noting its count before the step (and the side) on
- * first change; a pair gaining records ``at``, a position where it now starts. */
-static int change(Core *c, int32_t merged, int32_t x, int32_t y, int64_t delta, int side, int32_t at) {
-    int32_t p = get_pair(c, x, y);
-    if (p < 0) return -1;
-    if (p == merged) return 0;  /* (a, a) is also a pair lost by its own merge: it is gone */
-    PairRec *r = &c->pairs[p];
-    if (r->noted != c->merges) {
-        if (c->ntouch == c->touchcap && grow((void **)&c->touch, &c->touchcap, (int64_t)c->ntouch + 1, sizeof(Touch))) return -1;
-        c->touch[c->ntouch++] = (Touch){p, side, r->count};
-        r->noted = c->merges;
-    }
-    r->count += delta;  /* may pass below 0 mid-step: "abab" gains (new, a) and loses it */
-    if (delta > 0) {
-        if (list_add(&c->positions[p], at)) return -1;
-        c->stored++;
-    }
-    return 0;
-}
-
-static int cmp_pos(const void *x, const void *y) {
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
-}
-
 /* Push a fresh entry for pair ``p`` if it is live and not pushed yet in this merge. */
 static int requeue_pair(Core *c, int32_t p) {
     PairRec *r = &c->pairs[p];
     if (r->queued == c->merges || r->count <= 0) return 0;
     r->queued = c->merges;
-    if (heap_push(c, p)) return -1;
-    return c->detail ? row(&c->pushes, 3, (int64_t[]){r->a, r->b, r->count}) : 0;
+    return heap_push(c, p) ? -1 : event_push(&c->events, r->a, r->b, r->count);
 }
 
 /* Push the live pairs of a token list (side LEFT or RIGHT), dropping the dead ones. */
@@ -843,13 +647,8 @@ static int requeue_list(Core *c, IdList *l, int side) {
 static int32_t joined(Core *c, int32_t a, int32_t b) {
     Token x = c->vocab[a], y = c->vocab[b];
     int32_t tail = y.len > PREFIX_LEN ? y.len - PREFIX_LEN : 0, len = x.len + tail;
-    uint8_t *data = malloc((size_t)len + 1);
-    if (!data) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    memcpy(data, x.data, (size_t)x.len);
-    memcpy(data + x.len, y.data + (y.len - tail), (size_t)tail);
+    uint8_t *data = joined_bytes(&x, y.data + (y.len - tail), tail);
+    if (!data) return -1;
     int32_t t = token_find(c, data, len);
     if (t >= 0) {  /* made before by another route: the same symbol */
         free(data);
@@ -902,9 +701,7 @@ static int merge(Core *c, int32_t m, int32_t tok) {
             c->stored -= c->positions[t.pair].n;
             list_free(&c->positions[t.pair]);
         }
-        if (c->detail && r->count != t.before &&
-            row(&c->changes, 5, (int64_t[]){r->a, r->b, t.before, r->count, t.side}))
-            return -1;
+        if (event_change(&c->events, r->a, r->b, &t, r->count)) return -1;
     }
     for (int32_t i = 0; i < c->ntouch; i++)
         if (requeue_pair(c, c->touch[i].pair)) return -1;
@@ -929,7 +726,7 @@ static int select_pair(Core *c, Entry *win, Scored *counts) {
             return 0;
         }
         const PairRec *r = &c->pairs[top.pair];
-        if (c->detail && row(&c->stale, 4, (int64_t[]){r->a, r->b, c->pool[top.slot].count, r->count})) return -1;
+        if (event_stale(&c->events, r->a, r->b, c->pool[top.slot].count, r->count)) return -1;
     }
     return 1;
 }
@@ -952,24 +749,22 @@ static int merge_next(Core *c, int32_t *pair, int64_t *count, int32_t *tok) {
  * order (a pair pushed twice with the same counts, once). */
 static PyObject *ties(Core *c, const Entry *win, int limit) {
     PyObject *out = PyList_New(0);
-    Walk w = {c, NULL, 0, 0};
+    Walk w;
     int32_t last = win->pair;
-    if (!out || (c->heapn && walk_add(&w, 0))) goto fail;
-    while (PyList_GET_SIZE(out) < limit) {
+    if (walk_start(&w, c)) Py_CLEAR(out);
+    while (out && PyList_GET_SIZE(out) < limit) {
         int32_t i = walk_next(&w);
-        if (i == -2) goto fail;
-        if (i < 0 || cmp_score(c, &c->heap[i], win)) break;
+        if (i < 0 || cmp_score(c, &c->heap[i], win)) {
+            if (i == -2) Py_CLEAR(out);
+            break;
+        }
         const Entry *e = &c->heap[i];
         if (e->pair == last || e->pair == win->pair || !current(c, e)) continue;
         last = e->pair;
-        if (append_new(out, pair_tuple(&c->pairs[e->pair]))) goto fail;
+        if (append_new(out, pair_tuple(&c->pairs[e->pair]))) Py_CLEAR(out);
     }
     free(w.f);
     return out;
-fail:
-    free(w.f);
-    Py_XDECREF(out);
-    return NULL;
 }
 
 /* The pair BPE's rule would merge: the live pair of the largest count, the greater (a, b)
@@ -981,8 +776,8 @@ static int32_t bpe_pair(const Core *c) {
         const PairRec *r = &c->pairs[p];
         if (best >= 0) {
             const PairRec *q = &c->pairs[best];
-            int cmp = r->count != q->count ? (r->count > q->count) - (r->count < q->count) : cmp_token(c, r->a, q->a);
-            if (!cmp) cmp = cmp_token(c, r->b, q->b);
+            int cmp = r->count != q->count ? (r->count > q->count) - (r->count < q->count) : cmp_token(c->vocab, r->a, q->a);
+            if (!cmp) cmp = cmp_token(c->vocab, r->b, q->b);
             if (cmp <= 0) continue;
         }
         best = p;
@@ -1006,14 +801,13 @@ static PyObject *bpe_choice_now(const Core *c) {
 static PyObject *Core_step(Core *c, PyObject *arg) {
     int limit = (int)PyLong_AsLong(arg);
     if (limit == -1 && PyErr_Occurred()) return NULL;
-    c->changes.n = c->pushes.n = c->stale.n = 0;
-    c->detail = 1;
+    events_start(&c->events);
     Entry win;
     Scored counts;
     int r = select_pair(c, &win, &counts);
     PyObject *tied = NULL, *bpe = NULL, *symbols = NULL, *out = NULL;
     if (r) {
-        c->detail = 0;
+        c->events.detail = 0;
         if (r < 0) return NULL;
         Py_RETURN_NONE;
     }
@@ -1033,11 +827,12 @@ static PyObject *Core_step(Core *c, PyObject *arg) {
             Py_CLEAR(symbols);
     }
     if (!symbols) goto done;
+    Events *e = &c->events;
     out = Py_BuildValue("iiiLLLONNNiiOO", a, b, tok, (long long)counts.count, (long long)counts.left, (long long)counts.right, tied,
-                        rows_bytes(&c->changes), rows_bytes(&c->pushes), rows_bytes(&c->stale), c->heapn,
+                        rows_bytes(&e->changes), rows_bytes(&e->pushes), rows_bytes(&e->stale), c->heapn,
                         c->live.n, symbols, bpe);
 done:
-    c->detail = 0;
+    c->events.detail = 0;
     Py_XDECREF(tied);
     Py_XDECREF(bpe);
     Py_XDECREF(symbols);
@@ -1073,44 +868,38 @@ static PyObject *Core_top_pairs(Core *c, PyObject *arg) {
     Py_ssize_t k = PyLong_AsSsize_t(arg);
     if (k == -1 && PyErr_Occurred()) return NULL;
     PyObject *out = PyList_New(0);
-    Walk w = {c, NULL, 0, 0};
-    if (!out || k <= 0 || !c->heapn) return out;
-    if (walk_add(&w, 0)) goto fail;
+    if (!out || k <= 0) return out;
+    Walk w;
+    if (walk_start(&w, c)) Py_CLEAR(out);
     int32_t last = -1;
-    while (PyList_GET_SIZE(out) < k) {
+    while (out && PyList_GET_SIZE(out) < k) {
         int32_t i = walk_next(&w);
-        if (i == -2) goto fail;
-        if (i < 0) break;
+        if (i < 0) {
+            if (i == -2) Py_CLEAR(out);
+            break;
+        }
         const Entry *e = &c->heap[i];
         /* a current pair's entries hold the same counts: equal in the heap's order, so one
          * after the other */
         if (!current(c, e) || e->pair == last) continue;
         last = e->pair;
-        if (append_new(out, Py_BuildValue("(NL)", pair_tuple(&c->pairs[e->pair]), (long long)c->pool[e->slot].count))) goto fail;
+        if (append_new(out, pair_with_count(&c->pairs[e->pair], c->pool[e->slot].count))) Py_CLEAR(out);
     }
     free(w.f);
     return out;
-fail:
-    free(w.f);
-    Py_DECREF(out);
-    return NULL;
 }
 
 /* bpe_choice() -> ((left, right), count) of the most frequent live pair, or None. */
 static PyObject *Core_bpe_choice(Core *c, PyObject *Py_UNUSED(ignored)) {
     int32_t p = bpe_pair(c);
     if (p < 0) Py_RETURN_NONE;
-    return Py_BuildValue("(NL)", pair_tuple(&c->pairs[p]), (long long)c->pairs[p].count);
+    return pair_with_count(&c->pairs[p], c->pairs[p].count);
 }
 
 /* segmentation(i) -> [token ids]: word i as it is now split. */
 static PyObject *Core_segmentation(Core *c, PyObject *arg) {
-    Py_ssize_t w = PyLong_AsSsize_t(arg);
-    if (w == -1 && PyErr_Occurred()) return NULL;
-    if (w < 0 || w >= c->nwords) {
-        PyErr_SetString(PyExc_IndexError, "no such word");
-        return NULL;
-    }
+    Py_ssize_t w = index_arg(arg, c->nwords, "no such word");
+    if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
     if (c->starts[w] == c->starts[w + 1]) return out;  /* the empty word */
     for (int32_t p = c->starts[w]; out && p >= 0; p = c->next[p])
@@ -1120,46 +909,17 @@ static PyObject *Core_segmentation(Core *c, PyObject *arg) {
 
 /* symbol_count(i) -> count(token i) in the corpus as segmented now. */
 static PyObject *Core_symbol_count(Core *c, PyObject *arg) {
-    Py_ssize_t t = PyLong_AsSsize_t(arg);
-    if (t == -1 && PyErr_Occurred()) return NULL;
-    if (t < 0 || t >= c->ntok) {
-        PyErr_SetString(PyExc_IndexError, "no such token");
-        return NULL;
-    }
+    Py_ssize_t t = index_arg(arg, c->ntok, "no such token");
+    if (t < 0) return NULL;
     return PyLong_FromLongLong(c->symbol[t].count);
 }
 
 /* pair_counter() -> {(left, right): count} for every live pair (a copy). */
 static PyObject *Core_pair_counter(Core *c, PyObject *Py_UNUSED(ignored)) {
     PyObject *out = PyDict_New();
-    for (int32_t i = 0; out && i < c->live.n; i++) {
-        int32_t p = c->live.v[i];
-        PyObject *key = pair_tuple(&c->pairs[p]), *value = PyLong_FromLongLong(c->pairs[p].count);
-        if (!key || !value || PyDict_SetItem(out, key, value)) Py_CLEAR(out);
-        Py_XDECREF(key);
-        Py_XDECREF(value);
-    }
+    for (int32_t i = 0; out && i < c->live.n; i++)
+        if (put_pair_count(out, &c->pairs[c->live.v[i]])) Py_CLEAR(out);
     return out;
-}
-
-static PyObject *Core_heap_size(Core *c, void *Py_UNUSED(closure)) {
-    return PyLong_FromLong(c->heapn);
-}
-
-static PyObject *Core_live(Core *c, void *Py_UNUSED(closure)) {
-    return PyLong_FromLong(c->live.n);
-}
-
-static PyObject *Core_stored(Core *c, void *Py_UNUSED(closure)) {
-    return PyLong_FromLongLong(c->stored);
-}
-
-static PyObject *Core_in_corpus(Core *c, void *Py_UNUSED(closure)) {
-    return PyLong_FromLongLong(c->in_corpus);
-}
-
-static PyObject *Core_chars(Core *c, void *Py_UNUSED(closure)) {
-    return PyLong_FromLongLong(c->chars);
 }
 
 static PyMethodDef Core_methods[] = {
@@ -1173,26 +933,20 @@ static PyMethodDef Core_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyGetSetDef Core_getset[] = {
-    {"heap_size", (getter)Core_heap_size, NULL, "Entries on the heap, stale ones included.", NULL},
-    {"live_pairs", (getter)Core_live, NULL, "Pairs with a count above 0.", NULL},
-    {"stored_positions", (getter)Core_stored, NULL, "Positions held by live pairs' lists.", NULL},
-    {"tokens_in_corpus", (getter)Core_in_corpus, NULL, "Tokens in the corpus as segmented now.", NULL},
-    {"corpus_chars", (getter)Core_chars, NULL, "The words' characters times their counts.", NULL},
-    {NULL, NULL, NULL, NULL, NULL},
+static PyMemberDef Core_members[] = {
+    {"heap_size", Py_T_INT, offsetof(Core, heapn), Py_READONLY, "Entries on the heap, stale ones included."},
+    {"live_pairs", Py_T_INT, offsetof(Core, live.n), Py_READONLY, "Pairs with a count above 0."},
+    {"stored_positions", Py_T_LONGLONG, offsetof(Core, stored), Py_READONLY, "Positions held by live pairs' lists."},
+    {"tokens_in_corpus", Py_T_LONGLONG, offsetof(Core, in_corpus), Py_READONLY, "Tokens in the corpus as segmented now."},
+    {"corpus_chars", Py_T_LONGLONG, offsetof(Core, chars), Py_READONLY, "The words' characters times their counts."},
+    {NULL, 0, 0, 0, NULL},
 };
 
 static PyTypeObject CoreType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "engine.train.wordpiece._wordpiece_core.Core",
-    .tp_basicsize = sizeof(Core),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "The WordPiece trainer's state: laid-out words, symbol and pair counts, hash tables and lazy score heap.",
-    .tp_new = PyType_GenericNew,
-    .tp_init = (initproc)Core_init,
-    .tp_dealloc = (destructor)Core_dealloc,
-    .tp_methods = Core_methods,
-    .tp_getset = Core_getset,
+    CORE_TYPE_SLOTS,
 };
 
 static PyMethodDef module_methods[] = {
@@ -1206,14 +960,5 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__wordpiece_core(void) {
-    if (PyType_Ready(&CoreType) < 0) return NULL;
-    PyObject *m = PyModule_Create(&module);
-    if (!m) return NULL;
-    Py_INCREF(&CoreType);
-    if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) {
-        Py_DECREF(&CoreType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
+    return module_with_core(&module, &CoreType);
 }
