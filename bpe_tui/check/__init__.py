@@ -1,0 +1,1 @@
+"""``bpe-tui check``: a student's BPE trainer or encoder held against the exact one."""
