@@ -113,6 +113,7 @@ class UnigramTokenizer:
                 raise ValueError(f"special token {token.content!r} is not a piece of the vocabulary at id {i}")
             self.added_tokens.append(dataclasses.replace(token, id=i))
         self.special_tokens = [t.content for t in self.added_tokens]
+        self.special_ids = {t.content: t.id for t in self.added_tokens}
         self.collapse_spaces = collapse_spaces
         self.decoder = decoder
         self.cache_size = cache_size

@@ -137,6 +137,11 @@ class UnigramTrainer:
         """Every piece now with its log-probability, in the trainer's order (characters first)."""
         return list(zip(self._core.pieces(), memoryview(self._core.scores()).cast("d").tolist(), strict=True))
 
+    def corpus_tokens(self) -> int:
+        """The corpus's tokens on the best paths of the pieces now: the compression so far
+        is ``corpus_size / corpus_tokens()`` (a round's ``tokens`` are before its pruning)."""
+        return self._core.analyze()[0]
+
     def vocab(self) -> list[tuple[str, float]]:
         """The model as trained so far, in id order: the special tokens (score 0), then the
         pieces by score."""
