@@ -14,33 +14,77 @@ from typing import Any
 
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Label
 
+from bpe_tui.check.screen import CheckScreen
 from bpe_tui.common.corpus import sample_corpus
 from bpe_tui.common.downloads import download
-from bpe_tui.common.navigation import Ask, Confirm, Deliver, Failed, OpenCompare, OpenEncode
+from bpe_tui.common.navigation import Ask, Confirm, Deliver, Failed, OpenCompare, OpenEncode, OpenEncodeAt, OpenTraining
 from bpe_tui.common.prompt import ConfirmScreen, PromptScreen
-from bpe_tui.common.screen_help import help_for
+from bpe_tui.common.screen_help import ScreenHelp, Shown, help_for
 from bpe_tui.compare.screen import CompareScreen
 from bpe_tui.encode.screen import EncodeScreen
+from bpe_tui.encode.unigram_screen import UnigramEncodeScreen
+from bpe_tui.encode.wordpiece_screen import WordPieceEncodeScreen
 from bpe_tui.help.screen import HelpScreen
 from bpe_tui.race.screen import RaceScreen
-from bpe_tui.train.screen import TrainScreen
-from engine import BpeError
+from bpe_tui.train.screen import WORDPIECE_HELP, TrainScreen, wordpiece_offers
+from bpe_tui.train.unigram.screen import UnigramTrainScreen
+from engine import BpeError, SettingsError, Tokenizer
 from engine.corpus.sources import TEXT, Source, expand_inputs
+from engine.encode.unigram import UnigramTokenizer
+from engine.encode.wordpiece import WordPieceTokenizer
 from engine.formats.atomic import atomic_write
 from engine.train.settings import DEFAULT_SPECIAL, TrainOptions
 
-SCREENS_BY_NAME: dict[str, type[TrainScreen] | type[EncodeScreen] | type[CompareScreen] | type[RaceScreen]] = {
+SCREENS_BY_NAME: dict[str, type[TrainScreen] | type[EncodeScreen] | type[CompareScreen] | type[RaceScreen] | type[CheckScreen]] = {
     "train": TrainScreen,
     "encode": EncodeScreen,
     "compare": CompareScreen,
     "race": RaceScreen,
+    "check": CheckScreen,
 }
 """The app's screens by the name ``bpe-tui explain`` takes."""
+
+
+def training_help(algorithm: str) -> tuple[ScreenHelp, list[BindingType], Shown]:
+    """The training screen's help when it trains ``algorithm`` (``bpe-tui explain train
+    --algorithm wordpiece``), its keys, and which of its actions it has: Unigram trains on a
+    screen of its own, with keys of its own."""
+    if algorithm == "wordpiece":
+        return WORDPIECE_HELP, TrainScreen.BINDINGS, wordpiece_offers
+    if algorithm == "unigram":
+        return UnigramTrainScreen.SCREEN_HELP, UnigramTrainScreen.BINDINGS, lambda action: True
+    if algorithm == "bpe":
+        return TrainScreen.SCREEN_HELP, TrainScreen.BINDINGS, lambda action: True
+    raise SettingsError(f"--algorithm {algorithm}: not one of bpe, wordpiece, unigram")
+
+
+def encode_screen(
+    tokenizer: Tokenizer | WordPieceTokenizer | UnigramTokenizer, text: str | None
+) -> EncodeScreen | WordPieceEncodeScreen | UnigramEncodeScreen:
+    """The encode view for ``tokenizer``: BPE's merge by merge, WordPiece's lookup by lookup,
+    Unigram's position by position through each word's lattice."""
+    if isinstance(tokenizer, WordPieceTokenizer):
+        return WordPieceEncodeScreen(tokenizer, text)
+    if isinstance(tokenizer, UnigramTokenizer):
+        return UnigramEncodeScreen(tokenizer, text)
+    return EncodeScreen(tokenizer, text)
+
+
+def encoding_help(algorithm: str) -> type[EncodeScreen] | type[WordPieceEncodeScreen] | type[UnigramEncodeScreen]:
+    """The encode view whose help ``bpe-tui explain encode --algorithm ALGORITHM`` prints."""
+    if algorithm == "wordpiece":
+        return WordPieceEncodeScreen
+    if algorithm == "unigram":
+        return UnigramEncodeScreen
+    if algorithm == "bpe":
+        return EncodeScreen
+    raise SettingsError(f"--algorithm {algorithm}: not one of bpe, wordpiece, unigram")
+
 
 CLASSIC_TOY = "toy-low-lower.txt"
 """The lecture's toy corpus, for classic BPE opened from a screen with no plain-text corpus."""
@@ -130,7 +174,13 @@ class BpeApp(App[int]):
     # -- what screens ask for -------------------------------------------------------------------
 
     def on_open_encode(self, request: OpenEncode) -> None:
-        self.push_screen(EncodeScreen(request.tokenizer, request.text))
+        self.push_screen(encode_screen(request.tokenizer, request.text))
+
+    def on_open_training(self, request: OpenTraining) -> None:
+        self.push_screen(TrainScreen(request.inputs, request.options, label=request.label, check=request.check))
+
+    def on_open_encode_at(self, request: OpenEncodeAt) -> None:
+        self.push_screen(EncodeScreen(request.tokenizer, request.text, at=request.pretoken, note=request.note))
 
     def on_open_compare(self, request: OpenCompare) -> None:
         self.push_screen(CompareScreen.on_sample(request.text, *request.more))
@@ -166,11 +216,13 @@ class BpeApp(App[int]):
         """Race the recount-everything trainer against the optimized one, on the corpus being
         trained (the bundled sample when there is none)."""
         training = next((s for s in reversed(self.screen_stack) if isinstance(s, TrainScreen)), None)
-        if training is not None and not training.options.classic:  # the race is byte-level
+        if training is not None and training.options.byte_level:  # the race is byte-level
             if not any(s.stream for s in _sources(training)):
                 self.push_screen(RaceScreen(training.inputs, training.options, training.label))
                 return
             self.notify("The race reads its corpus once for each racer, and a named pipe can be read once: racing on the bundled sample")
+        elif training is not None and training.wordpiece:
+            self.notify("The race is between two byte-level BPE trainers, not WordPiece: racing on the bundled sample")
         with sample_corpus() as path:  # a real file once installed; the racers read it at once
             self.push_screen(RaceScreen([str(path)], TrainOptions(1000, (DEFAULT_SPECIAL,)), f"{path.name} (bundled sample)"))
 

@@ -1,4 +1,4 @@
-"""The ``bpe-tui`` command: ``train``, ``race``, ``encode``, ``compare``, ``decode``, ``serve`` and ``explain``.
+"""The ``bpe-tui`` command: ``train``, ``race``, ``encode``, ``compare``, ``decode``, ``check``, ``serve`` and ``explain``.
 
 Bad input ends with one line on stderr and exit status 2, never a traceback; an interrupted
 command (Ctrl-C) with exit status 130.
@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--algorithm",
         choices=list(ALGORITHMS),
-        help="bpe (default: byte-level, merges by frequency) or wordpiece (BERT: merges by likelihood, words as BERT cuts them)",
+        help="bpe (default: byte-level, merges by frequency), wordpiece (BERT: merges by likelihood, words as BERT cuts them) "
+        "or unigram (SentencePiece's: a large vocabulary pruned by EM, words cut at spaces)",
     )
     train.add_argument("--lowercase", action="store_true", help="with --algorithm wordpiece: lowercase the text first")
     train.add_argument(
@@ -95,11 +96,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--model",
         action="append",
         metavar="PATH",
-        help="a row more (repeatable): a tokenizer dir, GPT-2's vocab.json + merges.txt dir, any HF tokenizer.json, a .tiktoken rank file",
+        help="a row more (repeatable): a tokenizer dir, GPT-2's vocab.json + merges.txt dir, any HF tokenizer.json, a .tiktoken rank "
+        "file, a SentencePiece .model",
     )
     _pattern_option(compare)
-    compare.add_argument("--corpus", metavar="FILE", help="the corpus of the word, BPE and WordPiece rows; default: the bundled sample")
-    compare.add_argument("--vocab-size", type=int, default=1000, help="vocabulary size of the BPE and WordPiece rows (default 1000)")
+    compare.add_argument(
+        "--corpus", metavar="FILE", help="the corpus of the word, BPE, WordPiece and Unigram rows; default: the bundled sample"
+    )
+    compare.add_argument(
+        "--vocab-size", type=int, default=1000, help="vocabulary size of the BPE, WordPiece and Unigram rows (default 1000)"
+    )
     compare.add_argument("--headless", action="store_true", help="print the rows and a table, and exit")
     compare.add_argument("--json", action="store_true", help="with --headless: the comparison as JSON")
 
@@ -130,14 +136,41 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(has_screen=False)
 
+    _check_parser(sub)
+
     explain = sub.add_parser("explain", help="what each panel of a screen shows, and its keys")
-    explain.add_argument("screen", nargs="?", default="train", help="train (default), encode, compare or race")
-    explain.add_argument("--algorithm", choices=list(ALGORITHMS), help="with train: the training screen's help for that algorithm")
+    explain.add_argument("screen", nargs="?", default="train", help="train (default), encode, compare, race or check")
+    explain.add_argument("--algorithm", choices=list(ALGORITHMS), help="with train or encode: that screen's help for that algorithm")
     explain.set_defaults(has_screen=False)
     return parser
 
 
-MODEL_HELP = "tokenizer.json, a directory with it or vocab.json + merges.txt, or a .tiktoken rank file"
+MODEL_HELP = "tokenizer.json, a directory with it or vocab.json + merges.txt, a .tiktoken rank file, or a SentencePiece .model"
+
+
+def _check_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """``check``: a student's trainer on a corpus, or their encoder on a model's files."""
+    check = sub.add_parser(
+        "check",
+        help="hold your own BPE trainer (or encoder) against the exact one, opened where it first goes wrong",
+        description="Run your trainer FILE.py:FUNCTION(input_path, vocab_size, special_tokens) on CORPUS, or build your "
+        "encoder FILE.py:CLASS(vocab, merges, special_tokens) from --model DIR, and hold what it gives against bpe-tui's "
+        "exact BPE. Exit status 0: everything agrees; 1: something differs; 2: nothing to compare.",
+    )
+    check.add_argument("target", metavar="FILE.py:NAME", help="your trainer function, or (with --model) your encoder class")
+    check.add_argument("corpus", nargs="?", metavar="CORPUS", help="a plain-text file to train on (default: the bundled sample)")
+    check.add_argument("--vocab-size", type=int, default=None, help="vocabulary size (default 1000)")
+    check.add_argument(
+        "--special-token", action="append", dest="special_tokens", metavar="TOKEN", help="special token (repeatable; default <|endoftext|>)"
+    )
+    check.add_argument(
+        "--model", metavar="DIR", help="check an encoder class, built from this model's vocabulary, merges and special tokens"
+    )
+    source = check.add_mutually_exclusive_group()
+    source.add_argument("--text", help="with --model: a text to encode first, then the built-in hard texts")
+    source.add_argument("--file", nargs=1, metavar="FILE", help="with --model: a file whose text to encode first")
+    check.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS", help="stop your code after SECONDS (default 600)")
+    check.add_argument("--headless", action="store_true", help="no TUI: the seconds on stderr while your code runs, then the verdict")
 
 
 def _pattern_option(parser: argparse.ArgumentParser) -> None:
@@ -203,6 +236,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from bpe_tui.serve.command import run_serve
 
             return run_serve(args, rest, parser, prepare)
+        if args.command == "check":
+            from bpe_tui.check.command import run_check_command
+
+            return run_check_command(args)
         if args.command == "explain":
             from bpe_tui.help.command import run_explain
 

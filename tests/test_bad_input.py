@@ -102,7 +102,8 @@ def test_model_path_that_does_not_exist(tmp_path):
         (lambda good: b"\x89PNG\r\n\x1a\n\x00\x00", "not UTF-8 text"),
         (lambda good: b'{"model": [1, 2', "truncated JSON"),
         (lambda good: b"[]", "not a tokenizer.json"),
-        (lambda good: good.replace(b'"type": "BPE"', b'"type": "Unigram"'), "model type is 'Unigram', only BPE"),
+        (lambda good: good.replace(b'"type": "BPE"', b'"type": "WordLevel"'), "model type is 'WordLevel', only BPE"),
+        (lambda good: good.replace(b'"type": "BPE"', b'"type": "Unigram"'), "'model.vocab' is not a non-empty list"),  # read as Unigram
         (lambda good: good.replace(b'"type": "BPE"', b'"type": "WordPiece"'), "'model.unk_token' is missing"),  # read as WordPiece
         (lambda good: b"", "truncated JSON"),
     ],

@@ -211,11 +211,14 @@ def test_engine_imports_without_tokenizers(tmp_path: Path) -> None:
 def test_corpus_ladder(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(CORPUS * 3, encoding="utf-8")
-    char, byte, word, bpe, wordpiece = corpus_tokenizers(corpus, 270, name="c")
-    assert [r.kind for r in (char, byte, word, bpe, wordpiece)] == ["character", "byte", "word", "BPE", "WordPiece"]
+    char, byte, word, bpe, wordpiece, unigram = corpus_tokenizers(corpus, 270, name="c")
+    kinds = ["character", "byte", "word", "BPE", "WordPiece", "Unigram"]
+    assert [r.kind for r in (char, byte, word, bpe, wordpiece, unigram)] == kinds
     assert (word.name, bpe.name, bpe.vocab_size) == ("word (c)", "BPE (c)", 270)
     assert wordpiece.name == "WordPiece (c)" and wordpiece.vocab_size <= 270  # a small corpus runs out of pairs first
     assert [t.piece for t in wordpiece.tokenize("the cat")] == [b"the", b"cat"]
+    assert unigram.name == "Unigram (c)" and unigram.vocab_size <= 270  # and of seeds to prune
+    assert [(t.start, t.end) for t in unigram.tokenize("the cat")] == [(0, 3), (3, 7)]  # ▁the, then ▁cat with its space
     assert word.tokenize("the cat")[1].id == WordTokenizer.from_text(CORPUS, SPECIAL).ids[" cat"]
     (tmp_path / "only.txt").write_text("<|endoftext|>")
     with pytest.raises(CorpusError, match="no words to build a vocabulary from"):

@@ -25,9 +25,10 @@ def test_json_holds_every_row(models: Path, tmp_path: Path) -> None:
     size = len(TEXT.encode("utf-8"))
     assert (out["text"], out["bytes"], out["characters"], out["reference"]) == (TEXT, size, len(TEXT), "gpt2")
     rows = {row["name"]: row for row in out["rows"]}
-    ladder = ["character", "byte", "word (sample.txt)", "BPE (sample.txt)", "WordPiece (sample.txt)"]
+    ladder = ["character", "byte", "word (sample.txt)", "BPE (sample.txt)", "WordPiece (sample.txt)", "Unigram (sample.txt)"]
     assert list(rows) == [*ladder, "gpt2", "wordpiece.json", "unigram.json"]
-    assert [row["kind"] for row in out["rows"]] == ["character", "byte", "word", "BPE", "WordPiece", "BPE", "WordPiece", "Unigram"]
+    kinds = ["character", "byte", "word", "BPE", "WordPiece", "Unigram", "BPE", "WordPiece", "Unigram"]
+    assert [row["kind"] for row in out["rows"]] == kinds
     for row in out["rows"]:
         assert row["tokens"] == len(row["spans"])
         assert row["bytes_per_token"] == round(size / row["tokens"], 4)
@@ -90,10 +91,14 @@ def test_bad_input_is_one_line(models: Path, tmp_path: Path) -> None:
 
 
 def test_unsupported_model_without_the_package(models: Path, tmp_path: Path) -> None:
-    """A ``tokenizers`` that cannot be imported stands in for a missing package."""
+    """A ``tokenizers`` that cannot be imported stands in for a missing package; an NFKC
+    normalizer is one the engine does not reproduce, so only ``tokenizers`` could open it."""
     (tmp_path / "tokenizers.py").write_text("raise ImportError('not installed')\n")
+    nfkc = json.loads((models / "unigram.json").read_text(encoding="utf-8"))
+    nfkc["normalizer"] = {"type": "NFKC"}
+    (tmp_path / "unigram.json").write_text(json.dumps(nfkc), encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "bpe_tui.cli", "compare", "--headless", "--text", "x", "--model", str(models / "unigram.json")],
+        [sys.executable, "-m", "bpe_tui.cli", "compare", "--headless", "--text", "x", "--model", str(tmp_path / "unigram.json")],
         cwd=ROOT, env={**CLI_ENV, "PYTHONPATH": f"{tmp_path}:{ROOT}"}, capture_output=True, text=True,
     )  # fmt: skip
     refused(done, "a Unigram tokenizer opens through Hugging Face tokenizers: pip install 'bpe-tui[hf]'")

@@ -157,9 +157,9 @@ async def test_c_in_the_encode_view_compares_its_text(tokenizer: Tokenizer) -> N
         screen = app.screen
         assert isinstance(screen, CompareScreen) and screen.text == TEXT
         kinds = [t.kind for t in screen.tokenizers]
-        assert kinds == ["character", "byte", "word", "BPE", "WordPiece", "BPE"]
-        assert screen.reference == 5 and screen.tokenizers[5].name == "this tokenizer"
-        assert [t.id for t in screen.rows[5].tokens] == tokenizer.encode(TEXT)
+        assert kinds == ["character", "byte", "word", "BPE", "WordPiece", "Unigram", "BPE"]
+        assert screen.reference == 6 and screen.tokenizers[6].name == "this tokenizer"
+        assert [t.id for t in screen.rows[6].tokens] == tokenizer.encode(TEXT)
         await pilot.press("escape", "q")
         assert isinstance(app.screen, EncodeScreen)
 
@@ -175,9 +175,9 @@ async def test_c_on_the_training_screen_compares_with_the_tokenizer_trained_so_f
         await pilot.press("c")
         await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen))
         compare = app.screen
-        assert [t.kind for t in compare.tokenizers] == ["character", "byte", "word", "BPE", "WordPiece", "BPE"]
+        assert [t.kind for t in compare.tokenizers] == ["character", "byte", "word", "BPE", "WordPiece", "Unigram", "BPE"]
         trained = compare.tokenizers[-1]
-        assert trained.name == "this tokenizer (sample.txt)" and compare.reference == 5
+        assert trained.name == "this tokenizer (sample.txt)" and compare.reference == 6
         assert len(trained.tokenizer.merges) == 60
         assert compare.text.startswith(screen.options.opening_text(screen.inputs)[:40])
         await pilot.press("escape", "q")
@@ -195,7 +195,7 @@ async def test_the_command_palette_compares_on_the_sample_over_classic_training(
         await pilot.press(*"Compare tokenizers", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen))
         compare = app.screen
-        assert [t.kind for t in compare.tokenizers] == ["character", "byte", "word", "BPE", "WordPiece"]
+        assert [t.kind for t in compare.tokenizers] == ["character", "byte", "word", "BPE", "WordPiece", "Unigram"]
         assert not any(c.title == "Compare tokenizers" for c in app.get_system_commands(compare))
         await pilot.press("escape", "q")
         assert app.screen is screen

@@ -26,7 +26,7 @@ async def steady(pilot) -> None:
 
 
 def test_sample_80x24(snap_compare) -> None:
-    """The four rows of the lecture on its own example, the trained BPE the reference."""
+    """The rows of the lecture on its own example, the trained BPE the reference."""
     assert snap_compare(BpeApp(CompareScreen(ladder(), reference=3)), terminal_size=(80, 24), run_before=steady)
 
 
@@ -40,10 +40,11 @@ def test_word_row_as_reference_80x24(snap_compare) -> None:
 
 
 def test_every_kind_200x50(snap_compare, tmp_path: Path) -> None:
-    """GPT-2, WordPiece and Unigram beside the lecture's four, GPT-2 the reference."""
+    """GPT-2, WordPiece and Unigram beside the lecture's ladder, GPT-2 the reference."""
     models = [load_span_tokenizer(p) for p in (gpt2_dir(tmp_path), fixed_wordpiece_json(tmp_path), fixed_unigram_json(tmp_path))]
     text = "Hello, 🌍! 你好! The keeper's cat watched 1234 unbelievable waves.\nTokenizers cut the same text differently."
-    app = BpeApp(CompareScreen([*ladder(), *models], text, reference=4))
+    rows = ladder()
+    app = BpeApp(CompareScreen([*rows, *models], text, reference=len(rows)))
     assert snap_compare(app, terminal_size=(200, 50), run_before=steady)
 
 

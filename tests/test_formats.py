@@ -186,7 +186,8 @@ def _edit(good_json: str, edit) -> str:  # noqa: ANN001
         (lambda g: "{,}", "invalid JSON at line 1 column 2"),
         (lambda g: "[1, 2]", r"not a tokenizer.json \(no 'model' section\)"),
         (lambda g: '{"model_type": "gpt2"}', r"not a tokenizer.json \(no 'model' section\)"),
-        (lambda g: _edit(g, lambda d: d["model"].update(type="Unigram")), "only BPE is supported"),
+        (lambda g: _edit(g, lambda d: d["model"].update(type="WordLevel")), "only BPE is supported"),
+        (lambda g: _edit(g, lambda d: d["model"].update(type="Unigram")), r"'model.vocab' is not a non-empty list of \[piece, score\]"),
         (lambda g: _edit(g, lambda d: d["model"].update(type="WordPiece")), "'model.unk_token' is missing"),  # read as WordPiece
         (lambda g: _edit(g, lambda d: d["model"].pop("merges")), "'model.merges' is missing"),
         (lambda g: _edit(g, lambda d: d["model"]["merges"].append("x")), r"merge \d+ is not a pair"),

@@ -165,7 +165,7 @@ def test_explain_prints_the_help_of_each_screen() -> None:
         text = " ".join(lines)
         for tooltip in tooltips(screen):
             assert tooltip in text
-    assert list(SCREENS_BY_NAME) == ["train", "encode", "compare", "race"]
+    assert list(SCREENS_BY_NAME) == ["train", "encode", "compare", "race", "check"]
     assert run_cli("explain").stdout == run_cli("explain", "train").stdout
     assert "n       Do one merge" in run_cli("explain").stdout.splitlines()
 
@@ -182,6 +182,7 @@ def test_explain_lists_the_keys_bound() -> None:
         "encode": ["n", "p", "e", "home", "/", "esc", "c", "q", "q"],
         "compare": ["esc", "/", "r", "q", "q"],
         "race": ["s", "q", "q"],
+        "check": ["o", "q"],
     }.items():
         screen = SCREENS_BY_NAME[name]
         printed = printed_keys(name)
@@ -190,7 +191,7 @@ def test_explain_lists_the_keys_bound() -> None:
 
 
 def test_explain_an_unknown_screen() -> None:
-    refused(run_cli("explain", "classic"), "explain classic: no such screen (choose from train, encode, compare, race)")
+    refused(run_cli("explain", "classic"), "explain classic: no such screen (choose from train, encode, compare, race, check)")
 
 
 async def test_explain_and_the_help_screen_say_the_same() -> None:

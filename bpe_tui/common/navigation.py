@@ -10,7 +10,7 @@ back rather than quits.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 from textual.screen import Screen
@@ -18,13 +18,39 @@ from textual.screen import Screen
 from engine import BpeError, Tokenizer
 from engine.compare.baselines import SpanTokenizer
 
+if TYPE_CHECKING:
+    from engine.check.merges import MergeDifference
+    from engine.encode.unigram import UnigramTokenizer
+    from engine.encode.wordpiece import WordPieceTokenizer
+    from engine.train.settings import TrainOptions
+
 
 class OpenEncode(Message):
-    """Open the encode view on ``tokenizer``, stepping through ``text`` (None: its sample)."""
+    """Open the encode view on ``tokenizer``, stepping through ``text`` (None: its sample):
+    the app opens the view of its kind, BPE's, WordPiece's or Unigram's."""
 
-    def __init__(self, tokenizer: Tokenizer, text: str | None) -> None:
+    def __init__(self, tokenizer: Tokenizer | WordPieceTokenizer | UnigramTokenizer, text: str | None) -> None:
         super().__init__()
         self.tokenizer, self.text = tokenizer, text
+
+
+class OpenEncodeAt(Message):
+    """Open BPE's encode view on ``tokenizer`` and ``text`` at pre-token ``pretoken`` (an
+    index into its ``encode_steps``), ``note`` on its status line: where a student's encoder
+    first differs (``bpe-tui check``)."""
+
+    def __init__(self, tokenizer: Tokenizer, text: str, pretoken: int, note: str) -> None:
+        super().__init__()
+        self.tokenizer, self.text, self.pretoken, self.note = tokenizer, text, pretoken, note
+
+
+class OpenTraining(Message):
+    """Open the training screen on ``inputs`` with ``options``, paused just before merge
+    ``check.index``, where a student's merges first differ (``bpe-tui check``)."""
+
+    def __init__(self, inputs: list[str], options: TrainOptions, label: str, check: MergeDifference) -> None:
+        super().__init__()
+        self.inputs, self.options, self.label, self.check = inputs, options, label, check
 
 
 class OpenCompare(Message):

@@ -28,6 +28,9 @@ class ScreenHelp:
     title: str
     intro: str
     panels: tuple[tuple[str, str], ...]
+    token_marks: bool = True
+    """Whether it ends with how token bytes look (``TOKEN_MARKS``): not where tokens are strings
+    of whole characters (WordPiece)."""
 
 
 TOKEN_MARKS = (
@@ -45,8 +48,9 @@ training screen under classic BPE has no encode view). Keys unavailable only for
 
 
 def help_for(screen: Screen[Any]) -> ScreenHelp | None:
-    """The help ``screen`` carries (its class's ``SCREEN_HELP``), if it has one."""
-    entry = getattr(type(screen), "SCREEN_HELP", None)
+    """The help ``screen`` carries (its class's ``SCREEN_HELP``, or the one it set for itself
+    when it opened: the training screen's under WordPiece), if it has one."""
+    entry = getattr(screen, "SCREEN_HELP", None)
     return entry if isinstance(entry, ScreenHelp) else None
 
 
@@ -75,7 +79,9 @@ def render_help(
     parts: list[RenderableType] = [Text(entry.intro), Text()]
     for title, body in entry.panels:
         parts += [Text(title, heading), Text(body), Text()]
-    parts += [Text(TOKEN_MARKS, dim), Text(), Text("keys", heading)]
+    if entry.token_marks:
+        parts += [Text(TOKEN_MARKS, dim), Text()]
+    parts.append(Text("keys", heading))
     rows = key_rows([*bindings, *app_bindings], shown)
     rows.append((format_key(App.COMMAND_PALETTE_BINDING), "Every key above as a command, by name"))
     width = max(len(key) for key, _ in rows)

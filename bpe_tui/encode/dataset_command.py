@@ -22,6 +22,7 @@ from bpe_tui.common.progress_bars import TokenRateColumn, progress_bars
 from engine import SettingsError, Tokenizer
 from engine.corpus.sources import find_inputs
 from engine.encode.dataset import check_out, encode_dataset
+from engine.encode.tokenizer import model_kind
 from engine.train.settings import DEFAULT_SPECIAL
 
 
@@ -35,7 +36,7 @@ def run_dataset(args: argparse.Namespace) -> int:
     tokenizer = Tokenizer.load(args.model, args.pattern)
     if not isinstance(tokenizer, Tokenizer):
         raise SettingsError(
-            f"--out: {args.model} is a WordPiece model, and files of ids are written with byte-level BPE models: "
+            f"--out: {args.model} is a {model_kind(tokenizer)} model, and files of ids are written with byte-level BPE models: "
             "print its ids with --headless --json"
         )
     eot = None

@@ -1,8 +1,9 @@
 """The encode view: step through an encode merge by merge, as in the lecture's printout.
 
 Step ``k`` of ``total`` is the text after the first ``k`` merges, pre-token by pre-token
-(see ``EncodeWalk``). The view opens on the raw bytes with the stepping keys live;
-editing the text re-encodes it at once and shows the final tokens.
+(see ``EncodeWalk``). The view opens on the raw bytes with the stepping keys live (opened
+by ``bpe-tui check``, at the pre-token where a student's ids first differ, a note saying
+so); editing the text re-encodes it at once and shows the final tokens.
 """
 
 from __future__ import annotations
@@ -89,12 +90,16 @@ class EncodeScreen(Screen[None]):
     )
     """What ``?`` and ``bpe-tui explain encode`` say of this screen."""
 
-    def __init__(self, tokenizer: Tokenizer, text: str | None = None) -> None:
+    def __init__(self, tokenizer: Tokenizer, text: str | None = None, at: int | None = None, note: str = "") -> None:
+        """``at``: open just before the merges of that pre-token (an index into the text's
+        ``encode_steps``), with ``note`` before the step (``bpe-tui check``)."""
         super().__init__()
         self.tokenizer = tokenizer
         self.walk = EncodeWalk(tokenizer, SAMPLE_TEXT if text is None else text)
-        self.k = 0
+        self.k = 0 if at is None else self.walk.start_of(at)
         """Merges applied so far."""
+        self.note = note
+        """Said before the step until the text is edited (``check: your ids differ at token 3``)."""
 
     def compose(self) -> ComposeResult:
         text = TextArea(self.walk.text, soft_wrap=True, id="text")
@@ -133,6 +138,8 @@ class EncodeScreen(Screen[None]):
     def _status(self) -> str:
         walk, k = self.walk, self.k
         head = f"step {k}/{walk.total}"
+        if self.note:
+            head = f"{self.note} · {head}"
         focus = walk.focus(k)
         if k < walk.total and focus is not None:
             step = focus.step
@@ -201,4 +208,5 @@ class EncodeScreen(Screen[None]):
     def _text_edited(self, event: TextArea.Changed) -> None:
         self.walk = EncodeWalk(self.tokenizer, event.text_area.text)
         self.k = self.walk.total
+        self.note = ""
         self.show_step()

@@ -36,6 +36,11 @@ class EncodeWalk:
         self.ids = [i for trace in self.traces for i in trace.ids]
         """The final token ids (what ``Tokenizer.encode`` returns)."""
 
+    def start_of(self, pretoken: int) -> int:
+        """The step just before the first merge of pre-token ``pretoken`` (or of the next one
+        that has a merge): earlier pre-tokens merged, it still in bytes."""
+        return next((k for k, (ti, _) in enumerate(self._merges) if ti >= pretoken), self.total)
+
     def parts(self, k: int) -> list[list[int]]:
         """Each pre-token's token ids after the first ``k`` merges."""
         if k >= self.total:

@@ -7,8 +7,8 @@ as on the command line. Every browser tab that opens the page starts that comman
 process of its own, with the Python running this one, up to ``--max-sessions`` at once: past
 that a new browser is told the class is full, and no process starts. Served, nothing a
 browser sends writes on this machine (a save downloads to the browser), and options that
-would are refused. The server listens on 127.0.0.1 unless told otherwise, so only this
-machine can connect.
+would are refused, and so is ``check``, which runs a Python file. The server listens on
+127.0.0.1 unless told otherwise, so only this machine can connect.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ WRITES_ON_SERVER = {
 """Options of a served command that name a file to write on the server, and what to do instead.
 Reading is fine: a corpus, ``--counts``, ``--model`` and ``--resume`` only read."""
 WILDCARD_HOSTS = {"0.0.0.0", "::", ""}
+NOT_SERVED = "serve check: check runs a Python file with this machine's rights; each student runs it in their own terminal"
+"""Why ``bpe-tui serve check`` is refused: every browser tab could run any file here."""
 
 
 def served_command(served: list[str]) -> str:
@@ -49,7 +51,10 @@ Prepare = Callable[[argparse.Namespace], object]
 
 def check_served(served: list[str], parser: argparse.ArgumentParser, prepare: Prepare) -> None:
     """Refuse, before serving, a command the CLI would refuse or that opens no screen; what it
-    names is checked now by ``prepare``, rather than in each browser tab."""
+    names is checked now by ``prepare``, rather than in each browser tab. ``check`` is refused
+    whatever follows it: it runs a Python file with this machine's rights."""
+    if served[:1] == ["check"]:
+        raise SettingsError(NOT_SERVED)
     args = parser.parse_args(served)  # a typo is the parser's one line, exit 2
     if not getattr(args, "has_screen", True) or getattr(args, "headless", False) or getattr(args, "json", False):
         raise SettingsError(f"serve {shlex.join(served)}: that command prints and exits, it has no screen to serve")

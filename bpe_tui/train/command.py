@@ -3,10 +3,11 @@
 Without a FILE it trains on the bundled sample corpus (``sample_corpora/sample.txt``:
 short English stories, a Chinese story and a few emoji).
 
-Headless, SIGINT (Ctrl-C) or SIGTERM stops at the next merge boundary, saves what is trained
-so far and exits 130; ``--resume DIR`` continues such a run to the very tokenizer an
-uninterrupted run gives. ``-`` reads the corpus from standard input (headless only: the app
-reads the keyboard there). Saving over tokenizer files says on stderr which it replaced.
+Headless, SIGINT (Ctrl-C) or SIGTERM stops at the next merge boundary (Unigram's: the next
+round's end), saves what is trained so far and exits 130; ``--resume DIR`` continues such a
+byte-level run to the very tokenizer an uninterrupted run gives. ``-`` reads the corpus from
+standard input (headless only: the app reads the keyboard there). Saving over tokenizer
+files says on stderr which it replaced.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import argparse
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
+from typing import Protocol
 
 from rich.console import Console
 from rich.table import Table
@@ -35,6 +37,7 @@ from engine.formats.atomic import atomic_write, cannot_write, check_writable_fil
 from engine.train.classic import ClassicTrainer
 from engine.train.settings import Merges, TrainOptions, replay_saved
 from engine.train.trace import MergeRecord, merge_record
+from engine.train.unigram.trainer import UnigramTrainer
 from engine.train.wordpiece.trainer import WordPieceTrainer
 
 DEFAULT_OUT = "out"
@@ -43,6 +46,8 @@ DEFAULT_OUT = "out"
 def run_train(args: argparse.Namespace) -> int:
     options, resume = prepare(args)
     with chosen_corpus(args.inputs, options) as (inputs, name):
+        if args.headless and options.algorithm == "unigram":
+            return _headless_unigram(args, options, inputs, name)
         if args.headless:
             return _headless(args, options, inputs, name, resume)
         return _interactive(args, options, inputs, name, resume)
@@ -60,12 +65,14 @@ def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
     if args.out is not None or args.headless:
         options.check_out(args.out or DEFAULT_OUT)
     if args.trace is not None:
+        if options.algorithm == "unigram":
+            raise SettingsError("--trace writes merges: Unigram trains by rounds of EM and pruning, with no merges to write")
         if not args.headless:
             raise SettingsError("--trace is for --headless runs: on the training screen, t exports the merges so far")
         check_trace_name(args.trace)
         check_writable_file(Path(args.trace), "--trace")
     if args.follow and not options.byte_level:
-        flag = "--classic" if options.classic else "--algorithm wordpiece"
+        flag = "--classic" if options.classic else f"--algorithm {options.algorithm}"
         raise SettingsError(f"--follow follows words through byte-level BPE: not with {flag}")
     return options, resume
 
@@ -73,9 +80,14 @@ def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
 def _interactive(args: argparse.Namespace, options: TrainOptions, inputs: list[str], label: str, resume: Merges | None) -> int:
     from bpe_tui.app import BpeApp
     from bpe_tui.train.screen import TrainScreen
+    from bpe_tui.train.unigram.screen import UnigramTrainScreen
 
-    resumed = None if resume is None else (args.resume, resume)
-    screen = TrainScreen(inputs, options, out=args.out, label=label, resume=resumed, follow=args.follow)
+    screen: TrainScreen | UnigramTrainScreen
+    if options.algorithm == "unigram":  # rounds of EM and pruning: a screen of its own
+        screen = UnigramTrainScreen(inputs, options, out=args.out, label=label)
+    else:
+        resumed = None if resume is None else (args.resume, resume)
+        screen = TrainScreen(inputs, options, out=args.out, label=label, resume=resumed, follow=args.follow)
     app = BpeApp(screen)
     app.run()
     if app.failure is not None:
@@ -83,10 +95,15 @@ def _interactive(args: argparse.Namespace, options: TrainOptions, inputs: list[s
     return app.return_code or 0
 
 
+class _Stoppable(Protocol):
+    stop_requested: bool
+
+
 @contextmanager
-def _stop_on_signals(trainer: list[SteppableTrainer]) -> Iterator[None]:
+def _stop_on_signals(trainer: Sequence[_Stoppable]) -> Iterator[None]:
     """SIGINT and SIGTERM ask the trainer in ``trainer`` (once there is one) to stop at the
-    next merge boundary; before that there is nothing to save, so they interrupt at once."""
+    next merge boundary (or round's end); before that there is nothing to save, so they
+    interrupt at once."""
 
     def stop(signum: int, frame: object) -> None:
         if not trainer:
@@ -160,6 +177,77 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
         )
         return 130
     return 0
+
+
+def _headless_unigram(args: argparse.Namespace, options: TrainOptions, inputs: list[str], label: str) -> int:
+    """Unigram without a screen: the words read, then rounds of EM and pruning until the
+    vocabulary size; a bar of the pieces pruning has removed; the summary and the file."""
+    console = Console(stderr=True)
+    progress = progress_bars(console)
+    read = progress.add_task("reading words", total=None, unit="bytes")
+    prune = progress.add_task("EM and pruning", total=None, unit="pieces", start=False)
+    holder: list[UnigramTrainer] = []
+
+    def report(phase: str, done: int, total: int | None) -> None:
+        if phase == "read":
+            progress.update(read, completed=done, total=total)
+        elif holder:
+            trainer = holder[0]
+            progress.update(prune, description=f"EM and pruning, round {done}", completed=seeded - trainer.size)
+
+    started = time.perf_counter()
+    try:
+        with _stop_on_signals(holder), progress:
+            trainer = options.load_unigram(inputs, report)
+            holder.append(trainer)
+            reading = progress.tasks[read]
+            progress.update(read, total=reading.total or reading.completed, completed=reading.total or reading.completed)
+            seeded = trainer.size
+            progress.update(prune, total=max(0, seeded - (options.vocab_size - len(options.special_tokens))))
+            progress.start_task(prune)
+            counted = time.perf_counter()
+            trainer.run()
+            if trainer.finished:
+                progress.update(prune, completed=progress.tasks[prune].total)
+            trained = time.perf_counter()
+            out = Path(args.out or DEFAULT_OUT)
+            replaced = [out / name for name in options.file_names if (out / name).exists()]
+            try:
+                paths = options.save(trainer, out)
+            except OSError as e:  # making the directory; a file that failed is an OutputError already
+                raise e if isinstance(e, OutputError) else cannot_write(out, e) from None
+    except KeyboardInterrupt:
+        print(f"bpe-tui: interrupted while reading the words of {label}: nothing trained, nothing saved", file=sys.stderr)
+        return 130
+    _unigram_summary(Console(), trainer, label, paths, counted - started, trained - counted)
+    if replaced:
+        print(f"bpe-tui: replaced {', '.join(map(str, replaced))}", file=sys.stderr)
+    if not trainer.finished:
+        print(
+            f"bpe-tui: interrupted after round {trainer.rounds_done:,}: saved its {len(trainer.vocab()):,} pieces to {out} "
+            f"(pruning had not reached --vocab-size {options.vocab_size:,}; train again to finish)",
+            file=sys.stderr,
+        )
+        return 130
+    return 0
+
+
+def _unigram_summary(console: Console, trainer: UnigramTrainer, label: str, paths: list[Path], read_s: float, train_s: float) -> None:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    size, tokens = trainer.corpus_size, trainer.corpus_tokens()
+    table.add_row("corpus", f"{label}: {size:,} chars, {trainer.words:,} distinct words")
+    table.add_row("rounds", f"{trainer.rounds_done:,} of EM and pruning, from {trainer.seeds:,} seed substrings")
+    if trainer.history:
+        table.add_row("likelihood", f"{trainer.history[-1][0]:,.1f} (the corpus's log-likelihood after the last round)")
+    special, chars = len(trainer.special_tokens), len(trainer.characters)
+    pieces = special + trainer.size
+    table.add_row("vocabulary", f"{pieces:,} pieces ({special} special + {chars:,} characters + {trainer.size - chars:,} longer pieces)")
+    table.add_row("compression", f"{size / max(1, tokens):.2f} chars/token ({size:,} chars → {tokens:,} tokens on the best paths)")
+    table.add_row("time", f"{show_seconds(read_s + train_s)} (reading words {show_seconds(read_s)}, training {show_seconds(train_s)})")
+    table.add_row("written", "\n".join(str(p) for p in paths))
+    console.print(table)
 
 
 def _recorded_run(trainer: SteppableTrainer) -> list[MergeRecord]:

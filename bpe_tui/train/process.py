@@ -35,10 +35,11 @@ from bpe_tui.train.trace import TraceOf, trace_text
 from engine import BpeError, MergeStep, Tokenizer, Trainer
 from engine.corpus.characters import CharacterCounts
 from engine.corpus.sources import label
-from engine.train.classic import ClassicTrainer
+from engine.encode.wordpiece import WordPieceTokenizer
 from engine.train.follow import Follower
-from engine.train.settings import Inputs, TrainOptions, replay_saved
+from engine.train.settings import AnyTrainer, Inputs, TrainOptions, replay_saved
 from engine.train.trace import replay_records
+from engine.train.wordpiece.trainer import WordPieceTrainer
 
 SLICE = 0.04
 """Seconds of merging at full speed between two looks at the commands."""
@@ -48,6 +49,15 @@ CHUNK = 16
 """Merges per ``Trainer.run`` call inside a slice: the granularity of the time check."""
 IDLE_POLL = 0.5
 """How long an idle trainer waits for a command before checking its parent is alive."""
+
+
+def tokenizer_of(trainer: AnyTrainer) -> Tokenizer | WordPieceTokenizer:
+    """The tokenizer as trained so far, for the encode view (``("tokenizer", None)``):
+    byte-level BPE's, or WordPiece's. Classic BPE has no encode view: its screen never asks."""
+    if isinstance(trainer, WordPieceTrainer):
+        return WordPieceTokenizer.from_trainer(trainer)
+    assert isinstance(trainer, Trainer)  # the screen offers the encode view only then
+    return Tokenizer.from_trainer(trainer)
 
 
 @dataclass
@@ -114,7 +124,7 @@ class _Server:
         try:
             trainer = self.options.load(inputs, progress)
             if resume is not None:
-                assert isinstance(trainer, Trainer)  # the command refuses --resume with --classic
+                assert isinstance(trainer, Trainer)  # the command refuses --resume with --classic and WordPiece
                 replay_saved(trainer, resume[1], resume[0], self.options.counts or label([str(i) for i in inputs]))
         except BpeError as e:
             self.reports.send(("failed", e))
@@ -136,7 +146,7 @@ class _Server:
             self.extras.characters = CharacterCounts.from_table(table)  # the screen opened without waiting for it
             del table
         else:
-            self.extras.characters = CharacterCounts({})  # classic BPE's tokens are strings: no parts of characters
+            self.extras.characters = CharacterCounts({})  # classic BPE's and WordPiece's tokens are strings: no parts of characters
         self.reports.send(("sampled", sample(trainer, None, extras=self.extras)))
         motion: Motion | None = None
         while True:
@@ -153,7 +163,7 @@ class _Server:
                 self.reports.send(("idle", motion.seq))
                 motion = None
 
-    def obey(self, trainer: Trainer | ClassicTrainer, motion: Motion | None, seq: int, name: str, arg: object) -> Motion | None:
+    def obey(self, trainer: AnyTrainer, motion: Motion | None, seq: int, name: str, arg: object) -> Motion | None:
         """The motion after command ``name``; saving and handing out the tokenizer happen here."""
         # Steps add up: "n n n" goes three past where the previous step was heading.
         base = trainer.merges_done if motion is None or motion.playing else motion.target
@@ -177,8 +187,7 @@ class _Server:
         elif name == "files":
             self.reports.send(("files", trainer.merges_done, self.options.files(trainer)))
         elif name == "tokenizer":
-            assert isinstance(trainer, Trainer)  # the screen offers the encode view only then
-            self.reports.send(("tokenizer", Tokenizer.from_trainer(trainer)))
+            self.reports.send(("tokenizer", tokenizer_of(trainer)))
         elif name == "watch":
             self.watch(trainer, bool(arg))
         elif name == "follow":
@@ -188,7 +197,7 @@ class _Server:
             self.trace(trainer, *arg)
         return motion
 
-    def follow(self, trainer: Trainer | ClassicTrainer, word: str) -> None:
+    def follow(self, trainer: AnyTrainer, word: str) -> None:
         """Follow ``word``, or stop following it if it is followed."""
         follower = self.extras.follower
         assert follower is not None and isinstance(trainer, Trainer)  # the screen offers following only then
@@ -198,12 +207,12 @@ class _Server:
             follower.follow(word, trainer.word_table())
         self.reports.send(("sampled", sample(trainer, self.last, self.merged, self.extras)))
 
-    def trace(self, trainer: Trainer | ClassicTrainer, name: str, about: TraceOf) -> None:
+    def trace(self, trainer: AnyTrainer, name: str, about: TraceOf) -> None:
         """The merges so far, redone as recorded steps, as a trace file's text."""
         records = replay_records(trainer)
         self.reports.send(("trace", name, trace_text(name, records, about, self.extras.characters)))
 
-    def watch(self, trainer: Trainer | ClassicTrainer, shown: bool) -> None:
+    def watch(self, trainer: AnyTrainer, shown: bool) -> None:
         """Start or stop sampling where pairs lie. Shown after a merge, redo that merge
         (back one, rebuilt, and a watched step) so the panel has it at once."""
         self.extras.watching = shown and isinstance(trainer, Trainer)  # positions are the byte-level core's
@@ -214,7 +223,7 @@ class _Server:
             self.last, self.merged = watched_step(trainer)
         self.reports.send(("sampled", sample(trainer, self.last, self.merged, self.extras)))
 
-    def move(self, trainer: Trainer | ClassicTrainer, motion: Motion) -> bool:
+    def move(self, trainer: AnyTrainer, motion: Motion) -> bool:
         """One slice of ``motion``; True once it has arrived."""
         if motion.target < trainer.merges_done:
             # Back: the engine redoes the known merges up to just before the target; the
@@ -234,9 +243,7 @@ class _Server:
             self.reports.send(("sampled", sample(trainer, last, merged, self.extras)))
         return arrived
 
-    def advance(
-        self, trainer: Trainer | ClassicTrainer, goal: int, deadline: float | None
-    ) -> tuple[MergeStep | None, MergeInCorpus | None]:
+    def advance(self, trainer: AnyTrainer, goal: int, deadline: float | None) -> tuple[MergeStep | None, MergeInCorpus | None]:
         """Merge towards ``goal`` (until ``deadline``); the last merge is a recorded step,
         watched in the corpus words while the panel is shown."""
         if deadline is None:
@@ -249,7 +256,7 @@ class _Server:
             return watched_step(trainer)
         return trainer.step(), None
 
-    def save(self, trainer: Trainer | ClassicTrainer, directory: str) -> None:
+    def save(self, trainer: AnyTrainer, directory: str) -> None:
         try:
             paths = self.options.save(trainer, directory)
         except (BpeError, OSError) as e:

@@ -1,7 +1,9 @@
 """The training screen: watch BPE learn, one merge at a time or at full speed.
 
-Byte-level BPE, or classic BPE with ``</w>`` (``TrainOptions.classic``): the panels read
-only ``TrainSnapshot``, which either trainer fills.
+Byte-level BPE, classic BPE with ``</w>`` (``TrainOptions.classic``) or WordPiece
+(``TrainOptions.algorithm``): the panels read only ``TrainSnapshot``, which every trainer
+fills. WordPiece's pair table, last merge and heap are its own (``PairScores``,
+``ScoredMerge``, ``ScoreHeapStats``), and so is its help (``WORDPIECE_HELP``).
 
 The trainer runs in a process of its own (``train.process``), so the interface never waits
 for it. Keys become commands sent to that process; a reader thread turns its reports into
@@ -28,6 +30,7 @@ from bpe_tui.common.child_process import ChildProcess, Report, ensure_running, l
 from bpe_tui.common.downloads import download
 from bpe_tui.common.navigation import Ask, Confirm, Deliver, Failed, OpenCompare, OpenEncode, over_another
 from bpe_tui.common.screen_help import ScreenHelp
+from bpe_tui.train.check_mark import checked_help, status_note
 from bpe_tui.train.process import serve
 from bpe_tui.train.snapshot import TrainSnapshot
 from bpe_tui.train.trace import check_trace_name, trace_of
@@ -36,11 +39,16 @@ from bpe_tui.train.widgets.followed_words import FollowedWords
 from bpe_tui.train.widgets.heap_stats import HeapStats
 from bpe_tui.train.widgets.merge_changes import MergeChanges
 from bpe_tui.train.widgets.pair_in_corpus import PairInCorpus
+from bpe_tui.train.widgets.pair_scores import PairScores
 from bpe_tui.train.widgets.pair_table import PairTable
+from bpe_tui.train.widgets.score_heap import ScoreHeapStats
+from bpe_tui.train.widgets.scored_merge import ScoredMerge
 from bpe_tui.train.widgets.status_line import StatusLine
 from bpe_tui.train.widgets.vocab_growth import VocabGrowth
 from engine import BpeError, Tokenizer
+from engine.check.merges import MergeDifference
 from engine.compare.comparison import BpeSpans
+from engine.encode.wordpiece import WordPieceTokenizer
 from engine.train.settings import Inputs, TrainOptions
 
 SPEEDS: tuple[int | None, ...] = (1, 2, 5, 10, 30, 100, 1000, None)
@@ -51,6 +59,98 @@ WAITING_KEYS = {"step": "n", "back": "b", "goto": "g", "fast_forward": "f", "pla
 """Keys that step or move: pressed while the corpus loads, they wait and act once it is read."""
 TRAINER_PROCESS = "bpe-tui trainer"
 """The name of the trainer's process among ``multiprocessing.active_children()``."""
+BYTE_LEVEL_ONLY = ("encode", "compare", "occurrences", "follow", "raw_bytes")
+"""Actions only byte-level BPE has: the encode view, the comparison with this tokenizer,
+the pair in the corpus, following words and parts of characters (WordPiece has an encode
+view of its own: ``wordpiece_offers``)."""
+
+
+def wordpiece_offers(action: str) -> bool:
+    """Whether the training screen has ``action`` when it trains WordPiece: none of the
+    byte-level views but the encode view, which the app opens as WordPiece's."""
+    return action == "encode" or action not in BYTE_LEVEL_ONLY
+
+
+WORDPIECE_HELP = ScreenHelp(
+    title="the training screen: WordPiece",
+    intro=(
+        "WordPiece training (BERT), one merge at a time. The lecture sets it beside BPE: BPE is "
+        "frequency-driven (频率驱动) and merges the most frequent adjacent pair; WordPiece is "
+        "likelihood-driven (似然驱动) and merges the pair that most raises the likelihood of the "
+        "training corpus: the highest score = count(ab) / (count(a) × count(b)). A pair whose "
+        "parts are rarely seen apart scores high even when it is rare; a pair of common parts "
+        "scores low however frequent it is. On hug×10 pug×5 pun×12 bun×4 hugs×5, BPE merges "
+        "##u + ##g first (20 times, score 20/(36×20) = 1/36), WordPiece ##g + ##s (5 times, "
+        "5/(20×5) = 1/20). Words are cut as BERT cuts them (at whitespace, each punctuation mark "
+        "alone; lowercased first with --lowercase). A word starts as its first character, then "
+        "## + each further character: hugs is h ##u ##g ##s. ## marks a piece that continues a "
+        "word; a merge keeps the left part's mark: ##g + ##s → ##gs, h + ##u → hu. The "
+        "vocabulary starts as the special tokens ([PAD] [UNK] [CLS] [SEP] [MASK]) and every "
+        "symbol of the corpus. Each merge visits only the positions of its pair, through the "
+        "same token positions, prev/next links and pair_positions as BPE. e opens the encode "
+        "view on the vocabulary as it is now: BERT's longest match first, lookup by lookup. The "
+        "pair in the corpus (o) and followed words (w) are byte-level BPE's. Keys that step or "
+        "move (n b g f ␣) pressed while the corpus is read wait, in order, and act once it is read."
+    ),
+    panels=(
+        (
+            "merge K/TOTAL (the top line)",
+            "Merges done out of those planned: the vocabulary size minus the special tokens and "
+            "the alphabet, known once the corpus is read (a merge that makes a token already in "
+            "the vocabulary adds no id, and one more is then planned). Then what the trainer is "
+            "doing, characters per token so far and the play speed.",
+        ),
+        (
+            PairScores.BORDER_TITLE,
+            "The pairs in the order WordPiece picks them: the highest score "
+            "count(ab)/(count(a)·count(b)), every count taken over the corpus as it is segmented "
+            "now, each word weighted by how often it occurs. Scores are compared exactly, as "
+            "fractions; on a tie (marked =) the larger count(ab) wins, then the greater pair by "
+            "UTF-8 bytes. The winner is highlighted. Scores show in three digits: 8.33e-3 is "
+            "0.00833. A count the last merge raised is green, one it lowered red. The row BPE is "
+            "the pair BPE's rule (the most frequent) would merge now, in the same columns: its "
+            "count(ab) is larger, but its parts are common, so count(a)·count(b) is larger still "
+            "and its score lower. That is why the two rules differ: likelihood favours pairs "
+            "whose parts are rare.",
+        ),
+        (
+            ScoredMerge.BORDER_TITLE,
+            "The merge a + b → ab, its id, and its score with the three counts it was chosen on: "
+            "score 1/(23·5) is count(ab) 1 over count(a) 23 times count(b) 5. Then the symbol "
+            "counts it changed: a and b each lose count(ab) and the new token gains it, so the "
+            "score of every pair holding a, b or ab moves too. Then the pair BPE's rule would "
+            "have merged instead, with its lower score, the pairs of the same score it beat, and, "
+            "as in BPE, the pair counts around each occurrence: prev_token (before a) loses "
+            "(prev_token, a) and gains (prev_token, ab); next_token (after b) loses "
+            "(b, next_token) and gains (ab, next_token).",
+        ),
+        (
+            HeapStats.BORDER_TITLE,
+            "The sizes of the heap (优先队列), pair_counter and pair_positions (append-only: a "
+            "stored position is checked when used, never removed). The heap holds scores and is "
+            "lazy: a merge changes count(a) and count(b), so the score of every pair holding a, b "
+            "or ab moves, most of them up, and each such pair gets a fresh entry (pushed). An old "
+            "entry that reaches the top with counts its pair no longer has is a stale pop: it is "
+            "dropped, since the pair's fresh entry is on the heap already.",
+        ),
+        (
+            CorpusWords.BORDER_TITLE,
+            "The most frequent words, each split into its current tokens, with how often it "
+            "occurs. Merges rewrite them as they land: the ## pieces of a word join into longer "
+            "ones, t|##h|##e on its way to the.",
+        ),
+        (
+            VocabGrowth.BORDER_TITLE,
+            "Characters per token on the whole corpus (whitespace is not kept), which grows as "
+            "merges land; count(ab) of every merge (the winning count), which does not fall "
+            "steadily as BPE's does, since the score picks, not the count; and the newest tokens "
+            "with their id and count(ab).",
+        ),
+    ),
+    token_marks=False,
+)
+"""What ``?`` says of the training screen when it trains WordPiece (``bpe-tui explain train
+--algorithm wordpiece`` prints it)."""
 
 
 class TrainScreen(Screen[None]):
@@ -234,6 +334,7 @@ class TrainScreen(Screen[None]):
         label: str | None = None,
         resume: tuple[str, list[tuple[bytes, bytes]]] | None = None,
         follow: Sequence[str] = (),
+        check: MergeDifference | None = None,
     ) -> None:
         super().__init__()
         self.inputs = [str(inputs)] if isinstance(inputs, (str, Path)) else [str(i) for i in inputs]
@@ -260,8 +361,17 @@ class TrainScreen(Screen[None]):
         self.playing = False
         self._quitting = False
         """``q`` was pressed: the app ends once the trainer has obeyed every earlier key."""
-        self._views: deque[Callable[[Tokenizer, str | None], None]] = deque()
+        self._views: deque[Callable[[Tokenizer | WordPieceTokenizer, str | None], None]] = deque()
         """What opens on each tokenizer asked of the trainer (``e``, ``c``), in the order asked."""
+        self.wordpiece = options.algorithm == "wordpiece"
+        """WordPiece: its own pair table, last merge, heap panel and help."""
+        if self.wordpiece:
+            self.SCREEN_HELP = WORDPIECE_HELP
+        self.check = check
+        """A student's first differing merge (``bpe-tui check``): the screen opens paused just
+        before it, the pairs marked (``bpe_tui.train.check_mark``)."""
+        if check is not None:
+            self.SCREEN_HELP = checked_help(self.SCREEN_HELP)
 
     @property
     def options(self) -> TrainOptions:
@@ -273,10 +383,11 @@ class TrainScreen(Screen[None]):
         return 0 if self.snapshot is None else self.snapshot.merges_planned
 
     def offers(self, action: str) -> bool:
-        """Whether this screen has ``action`` at all (its help lists only those): the encode
-        view, the comparison with this tokenizer, the pair in the corpus, following words and
-        parts of characters are byte-level only."""
-        return self._options.byte_level or action not in ("encode", "compare", "occurrences", "follow", "raw_bytes")
+        """Whether this screen has ``action`` at all (its help lists only those): some are
+        byte-level only (``BYTE_LEVEL_ONLY``), and WordPiece has an encode view of its own."""
+        if self.wordpiece:
+            return wordpiece_offers(action)
+        return self._options.byte_level or action not in BYTE_LEVEL_ONLY
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.offers(action)
@@ -288,9 +399,9 @@ class TrainScreen(Screen[None]):
             yield ProgressBar(id="loading-bar", show_eta=True)
         with Vertical(id="panels"):
             with Horizontal(classes="row"):
-                yield PairTable(id="pairs")
-                yield MergeChanges(id="changes")
-            yield HeapStats(id="heap")
+                yield PairScores(id="pairs") if self.wordpiece else PairTable(id="pairs")
+                yield ScoredMerge(id="changes") if self.wordpiece else MergeChanges(id="changes")
+            yield ScoreHeapStats(id="heap") if self.wordpiece else HeapStats(id="heap")
             with Horizontal(classes="row", id="corpus-row"):
                 yield CorpusWords(id="words")
                 yield VocabGrowth(id="vocab")
@@ -300,12 +411,16 @@ class TrainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.add_class("-loading")
+        self.set_class(self.wordpiece, "-wordpiece")
         status = self.query_one(StatusLine)
         status.merges_planned = self._options.merges_planned
         status.activity = "pre-tokenizing"
         status.detail = self.label
         self.set_class(bool(self._follow), "-following")
         self.query_one(FollowedWords).fit(len(self._follow))
+        if self.check is not None and not self.wordpiece:
+            status.note = status_note(self.check)
+            self.query_one(PairTable).mark = self.check
         self._run_trainer()
 
     # -- the trainer's process -----------------------------------------------------------
@@ -358,10 +473,11 @@ class TrainScreen(Screen[None]):
         except BpeError:  # unreadable since it was counted
             return None
 
-    def _push_encode(self, tokenizer: Tokenizer, text: str | None) -> None:
+    def _push_encode(self, tokenizer: Tokenizer | WordPieceTokenizer, text: str | None) -> None:
         self.post_message(OpenEncode(tokenizer, text))
 
-    def _push_compare(self, tokenizer: Tokenizer, text: str | None) -> None:
+    def _push_compare(self, tokenizer: Tokenizer | WordPieceTokenizer, text: str | None) -> None:
+        assert isinstance(tokenizer, Tokenizer)  # the screen offers the comparison only for byte-level BPE
         self.post_message(OpenCompare(text, BpeSpans(tokenizer, f"this tokenizer ({self.label})")))
 
     # -- what the thread reports ----------------------------------------------------------
@@ -383,6 +499,8 @@ class TrainScreen(Screen[None]):
         if self.has_class("-loading"):
             self.remove_class("-loading")
             self._show_activity()
+            if self.check is not None and self.check.index > 1:  # opened by bpe-tui check: just before theirs differs
+                self._send("to", self.check.index - 1, f"going to merge {self.check.index - 1:,}")
             waiting, self._waiting = self._waiting, []
             for action in waiting:  # the keys pressed while it loaded, in order
                 getattr(self, f"action_{action}")()
@@ -522,7 +640,7 @@ class TrainScreen(Screen[None]):
     def action_compare(self) -> None:
         self._open_on_tokenizer(self._push_compare)
 
-    def _open_on_tokenizer(self, view: Callable[[Tokenizer, str | None], None]) -> None:
+    def _open_on_tokenizer(self, view: Callable[[Tokenizer | WordPieceTokenizer, str | None], None]) -> None:
         """Pause, ask the trainer for the tokenizer as it is now, and open ``view`` on it."""
         if self.playing:
             self._pause()

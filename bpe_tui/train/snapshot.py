@@ -11,28 +11,31 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from bpe_tui.train.likelihood import Likelihood, sample_likelihood
 from engine import MergeStep, PairOccurrences, Trainer, Word, WordCells
 from engine.corpus.characters import CharacterCounts, PartialChars
 from engine.corpus.counting import CountSummary, Progress
 from engine.train.events import Token
 from engine.train.follow import FollowedWord, Follower
+from engine.train.wordpiece.trainer import WordPieceTrainer
 
 Pair = tuple[int, int]
 
 
 class SteppableTrainer(Protocol):
-    """What the screen and its process use of a trainer: byte-level ``engine.Trainer`` and
-    ``engine.train.classic.ClassicTrainer`` both are one."""
+    """What the screen and its process use of a trainer: byte-level ``engine.Trainer``,
+    ``engine.train.classic.ClassicTrainer`` and ``WordPieceTrainer`` each are one."""
 
     size_unit: str
     """What ``corpus_size`` counts: "bytes", or "chars" of the words."""
     tie_break: str
-    """How ties go, in a few words ("greater bytes win", "first seen wins")."""
+    """How ties go, in a few words ("greater bytes win", "first seen wins", WordPiece's rule)."""
     stopped_early: bool
     stop_requested: bool
     progress: Progress | None
-    tokens_in_corpus: int
 
+    @property
+    def tokens_in_corpus(self) -> int: ...
     @property
     def merge_counts(self) -> Sequence[int]: ...
     @property
@@ -87,7 +90,8 @@ class TrainSnapshot:
     last: MergeStep | None
     """The merge that led here (None at merge 0)."""
     top_pairs: list[tuple[Pair, int]]
-    """The pairs that would win next, in tie-break order, with their counts."""
+    """The pairs that would win next, in the trainer's order, with their counts (WordPiece's:
+    by score)."""
     words: list[Word]
     merge_counts: list[int]
     """The winning count of every merge so far."""
@@ -109,11 +113,13 @@ class TrainSnapshot:
     merged: MergeInCorpus | None = None
     """The last merge in the corpus words (likewise)."""
     characters: dict[bytes, PartialChars] | None = None
-    """The characters of the corpus that each token shown on its own (and each top pair,
-    joined) holds part of, for every one that holds part of one; None until the corpus's
-    characters are counted, just after the first snapshot."""
+    """The characters of the corpus that each token shown on its own (and each top pair and
+    stale pop, joined) holds part of, for every one that holds part of one; None until the
+    corpus's characters are counted, just after the first snapshot."""
     followed: list[FollowedWord] = field(default_factory=list)
     """The words the user follows, where the merges so far have brought them."""
+    likelihood: Likelihood | None = None
+    """WordPiece only: the symbol counts its scores divide by, and BPE's choice now."""
 
     def token(self, token_id: int) -> Token:
         return self.names[token_id]
@@ -187,12 +193,17 @@ def sample(
     shown_words = [*(upcoming.words.values() if upcoming else ()), *(merged.before.words.values() if merged else ())]
     shown_words += merged.after.values() if merged else ()
     ids.update(cell.token for word in shown_words for cell in word.cells)
+    likelihood = None
+    if isinstance(trainer, WordPieceTrainer):
+        likelihood, mentioned = sample_likelihood(trainer, top, last)
+        ids.update(mentioned)
     names = {i: trainer.token(i) for i in ids}
     names.update((i, token) for i, token, _ in newest)
     characters: dict[bytes, PartialChars] | None = None
     if extras.characters is not None:
         data = {i: t for i, t in names.items() if isinstance(t, bytes)}
-        alone = [*data.values(), *(data[a] + data[b] for (a, b), _ in top if a in data and b in data)]
+        joined = [*(pair for pair, _ in top), *(stale.pair for stale in (last.stale if last is not None else ()))]
+        alone = [*data.values(), *(data[a] + data[b] for a, b in joined if a in data and b in data)]
         characters = {t: c for t in alone if (c := extras.characters.around(t)) is not None}
     followed = extras.follower.state(trainer) if extras.follower is not None and isinstance(trainer, Trainer) else []
     return TrainSnapshot(
@@ -217,4 +228,5 @@ def sample(
         merged=merged,
         characters=characters,
         followed=followed,
+        likelihood=likelihood,
     )

@@ -39,8 +39,12 @@ class TraceOf:
 
 def trace_of(corpus: str, options: TrainOptions) -> TraceOf:
     """What a trace of training ``corpus`` with ``options`` is of; ties as the lectures break
-    them (byte-level: the greater pair of byte strings; classic: the pair seen first)."""
-    ties = "the pair seen first" if options.classic else "the lexicographically greater pair"
+    them (byte-level: the greater pair of byte strings; classic: the pair seen first;
+    WordPiece picks by score, and breaks its ties by count, then bytes)."""
+    if options.algorithm == "wordpiece":
+        ties = "the higher score count(ab)/(count(a)·count(b)), then the larger count(ab), then the greater pair"
+    else:
+        ties = "the pair seen first" if options.classic else "the lexicographically greater pair"
     return TraceOf(corpus, options.vocab_size, ties)
 
 

@@ -44,6 +44,8 @@ from engine.formats.atomic import atomic_write
 from engine.train.trainer import Trainer
 
 if TYPE_CHECKING:
+    from engine.encode.sentencepiece_model import SentencePieceModel
+    from engine.encode.unigram import UnigramTokenizer
     from engine.encode.wordpiece import WordPieceTokenizer
 
 Pair = tuple[int, int]
@@ -341,22 +343,35 @@ class Tokenizer:
     # -- files ----------------------------------------------------------------------------
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], pattern: str | None = None) -> Tokenizer | WordPieceTokenizer:
+    def load(cls, path: str | os.PathLike[str], pattern: str | None = None) -> AnyTokenizer:
         """Load a ``tokenizer.json``, a directory holding one or ``vocab.json`` + ``merges.txt``,
         or a rank file (``.tiktoken``, ``.tiktoken.gz``; see ``from_tiktoken``: ``pattern``
-        is its pre-tokenizer, needed unless it is a published one). A WordPiece model (its
-        ``tokenizer.json``, BERT's ``vocab.txt``, or a directory of them) opens as a
-        ``WordPieceTokenizer``, imported only then."""
+        is its pre-tokenizer, needed unless it is a published one). Other kinds open as their
+        own class, imported only then: a WordPiece model (its ``tokenizer.json``, BERT's
+        ``vocab.txt``, or a directory of them) as a ``WordPieceTokenizer``, a Unigram
+        ``tokenizer.json`` as a ``UnigramTokenizer``, and a SentencePiece ``.model`` (or a
+        directory holding one and no ``tokenizer.json``) as a ``SentencePieceModel``, through
+        the optional ``sentencepiece`` package."""
         if rank_files.is_rank_file(path):
             return cls.from_tiktoken(path, pattern)
         if pattern is not None:
             raise SettingsError(f"{path}: a pattern goes with a .tiktoken rank file; this model names its own pre-tokenizer")
+        from engine.formats.unigram_files import is_unigram
         from engine.formats.wordpiece_files import is_wordpiece
 
         if is_wordpiece(path):
             from engine.encode.wordpiece import WordPieceTokenizer
 
             return WordPieceTokenizer.load(path)
+        if is_unigram(path):
+            from engine.encode.unigram import UnigramTokenizer
+
+            return UnigramTokenizer.load(path)
+        from engine.encode import sentencepiece_model
+
+        model_file = sentencepiece_model.model_file(path)
+        if model_file is not None:
+            return sentencepiece_model.SentencePieceModel.load(model_file)
         return cls._from_data(formats.read_model(path))
 
     @classmethod
@@ -796,3 +811,21 @@ def _unpickle(settings: tuple[Any, ...], direct: bool) -> Tokenizer:
     tokenizer = Tokenizer(vocab, merges, special_tokens, pattern, cache_size, normalizer)
     tokenizer.direct = direct
     return tokenizer
+
+
+if TYPE_CHECKING:
+    AnyTokenizer = Tokenizer | WordPieceTokenizer | UnigramTokenizer | SentencePieceModel
+    """What ``Tokenizer.load`` opens."""
+
+
+def model_kind(tokenizer: AnyTokenizer) -> str:
+    """What kind of model ``tokenizer`` is, as a sentence names it: ``byte-level BPE``,
+    ``WordPiece``, ``Unigram``, ``SentencePiece Unigram``..."""
+    from engine.encode.sentencepiece_model import SentencePieceModel
+    from engine.encode.unigram import UnigramTokenizer
+
+    if isinstance(tokenizer, Tokenizer):
+        return "byte-level BPE"
+    if isinstance(tokenizer, SentencePieceModel):
+        return f"SentencePiece {tokenizer.kind}"
+    return "Unigram" if isinstance(tokenizer, UnigramTokenizer) else "WordPiece"

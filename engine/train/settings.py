@@ -13,13 +13,15 @@ from engine.corpus.counting import Progress
 from engine.corpus.dask_count import check_target
 from engine.corpus.shards import CountSettings, first_text, plan_shards
 from engine.corpus.sources import STDIN, TEXT, expand_inputs
-from engine.encode.tokenizer import Tokenizer
+from engine.encode.tokenizer import Tokenizer, model_kind
 from engine.errors import ResumeError, SettingsError
 from engine.formats.atomic import check_writable_dir, check_writable_file
 from engine.formats.tokenizer_files import MERGES_TXT, TOKENIZER_JSON, VOCAB_JSON
 from engine.train import ALGORITHMS
 from engine.train.classic import MODEL_FILE, ClassicTrainer
 from engine.train.trainer import Trainer, check_settings, count_corpus, first_merge_id, load_saved_counts
+from engine.train.unigram import rule as unigram_rule
+from engine.train.unigram.trainer import UnigramTrainer
 from engine.train.wordpiece.rule import SPECIAL_TOKENS, UNKNOWN
 from engine.train.wordpiece.trainer import WordPieceTrainer
 
@@ -39,10 +41,17 @@ WORD_LEVEL_REFUSES = {
     "stdin_format": "--stdin-format does not apply to {flag}: it reads one plain-text file",
     "dask": "--dask does not apply to {flag}: it counts its words in one process",
 }
-"""Options of byte-level training that the word-level trainers (classic BPE, WordPiece) have
-no use for, and the line refusing each."""
+"""Options of byte-level training that the word-level trainers (classic BPE, WordPiece,
+Unigram) have no use for, and the line refusing each."""
+
+WORD_CUTS = {
+    "wordpiece": "as BERT does",
+    "unigram": "at spaces, as SentencePiece does",
+}
+"""How each word-level algorithm cuts its words, as its refusals say it."""
 
 AnyTrainer = Trainer | ClassicTrainer | WordPieceTrainer
+"""The trainers that merge (``load``); Unigram prunes, a round at a time (``load_unigram``)."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +78,7 @@ class TrainOptions:
     skip_bad_inputs: bool = False
     stdin_format: str = TEXT
     algorithm: str = "bpe"
-    """``bpe`` (byte-level, or classic with ``classic``) or ``wordpiece``."""
+    """``bpe`` (byte-level, or classic with ``classic``), ``wordpiece`` or ``unigram``."""
     lowercase: bool = False
     """WordPiece only: lowercase the text before cutting it into words."""
 
@@ -104,11 +113,13 @@ class TrainOptions:
         if algorithm is not None and algorithm not in ALGORITHMS:
             raise SettingsError(f"--algorithm {algorithm}: not one of {', '.join(ALGORITHMS)}")
         wordpiece = algorithm == "wordpiece"
+        unigram = algorithm == "unigram"
         if lowercase and not wordpiece:
-            raise SettingsError("--lowercase goes with --algorithm wordpiece: byte-level BPE keeps the text as it is")
-        if wordpiece and classic:
-            raise SettingsError("--classic is classic BPE: it does not go with --algorithm wordpiece")
-        if classic or wordpiece:
+            keeps = "Unigram" if unigram else "byte-level BPE"
+            raise SettingsError(f"--lowercase goes with --algorithm wordpiece: {keeps} keeps the text as it is")
+        if classic and algorithm in WORD_CUTS:
+            raise SettingsError(f"--classic is classic BPE: it does not go with --algorithm {algorithm}")
+        if classic or algorithm in WORD_CUTS:
             given = {
                 "pattern": pattern,
                 "workers": workers,
@@ -121,7 +132,10 @@ class TrainOptions:
                 "stdin_format": stdin_format,
             }
             refused = next((name for name, value in given.items() if value), None)
-            flag, how = ("--classic", "at whitespace (or --words punct)") if classic else ("--algorithm wordpiece", "as BERT does")
+            if classic:
+                flag, how = "--classic", "at whitespace (or --words punct)"
+            else:
+                flag, how = f"--algorithm {algorithm}", WORD_CUTS[str(algorithm)]
             if refused is not None:
                 raise SettingsError(WORD_LEVEL_REFUSES[refused].format(flag=flag, how=how))
             if len(inputs) > 1:
@@ -137,6 +151,17 @@ class TrainOptions:
             if UNKNOWN not in specials:
                 raise SettingsError(f"WordPiece needs {UNKNOWN} among its special tokens: it stands for a word it cannot cover")
             options = cls(vocab_size, specials, errors=errors, algorithm="wordpiece", lowercase=lowercase)
+        elif unigram:
+            if words is not None:
+                raise SettingsError("--words goes with --classic: Unigram cuts words at spaces, as SentencePiece does")
+            specials = unigram_rule.SPECIAL_TOKENS if special_tokens is None else tuple(special_tokens)
+            unigram_rule.check_vocab_size(vocab_size, specials, 0)  # twice given, <unk> missing; the characters once read
+            if vocab_size <= len(specials):
+                raise SettingsError(
+                    f"vocab size {vocab_size:,} leaves no room beside the {len(specials):,} special tokens for the characters, "
+                    "which Unigram keeps every one of"
+                )
+            options = cls(vocab_size, specials, errors=errors, algorithm="unigram")
         else:
             if words is not None:
                 raise SettingsError("--words goes with --classic: byte-level training cuts pre-tokens with --pattern")
@@ -195,6 +220,8 @@ class TrainOptions:
         """The files a save writes into its directory."""
         if self.classic:
             return (MODEL_FILE,)
+        if self.algorithm == "unigram":
+            return (TOKENIZER_JSON,)
         return (TOKENIZER_JSON, "vocab.txt") if self.algorithm == "wordpiece" else (TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT)
 
     @property
@@ -211,11 +238,14 @@ class TrainOptions:
     @property
     def byte_level(self) -> bool:
         """Byte-level BPE: its model opens in the encode view, and where its pairs lie shows
-        in the pair-in-the-corpus panel (classic BPE and WordPiece have neither)."""
+        in the pair-in-the-corpus panel (classic BPE, WordPiece and Unigram have neither)."""
         return not self.classic and self.algorithm == "bpe"
 
     def load(self, inputs: Inputs, progress: Progress | None = None) -> AnyTrainer:
-        """Count ``inputs`` (or load ``counts``) into a trainer at merge 0."""
+        """Count ``inputs`` (or load ``counts``) into a trainer at merge 0 (Unigram's rounds:
+        ``load_unigram``)."""
+        if self.algorithm == "unigram":
+            raise SettingsError("Unigram trains by rounds, not merges: load it with load_unigram")
         if self.classic:
             return ClassicTrainer.from_file(inputs[0], self.vocab_size, self.classic, progress, self.errors)
         if self.algorithm == "wordpiece":
@@ -238,6 +268,12 @@ class TrainOptions:
             stdin_format=self.stdin_format,
         )
 
+    def load_unigram(self, inputs: Inputs, progress: Progress | None = None) -> UnigramTrainer:
+        """Count the words of ``inputs[0]`` into a Unigram trainer at round 0, its seeds
+        chosen; ``SettingsError`` when the vocabulary cannot hold the special tokens and
+        every character of the corpus."""
+        return UnigramTrainer.from_file(inputs[0], self.vocab_size, self.special_tokens, progress, self.errors)
+
     def opening_text(self, inputs: Inputs, chars: int = 240) -> str | None:
         """The start of the first document, cut at a line or word end: something to encode
         (None when training from saved counts: there is no text)."""
@@ -252,20 +288,28 @@ class TrainOptions:
         cut = max(text.rfind("\n"), text.rfind(" "))
         return text[:cut] if len(text) == chars and cut > 0 else text
 
-    def files(self, trainer: AnyTrainer) -> dict[str, str]:
+    def files(self, trainer: AnyTrainer | UnigramTrainer) -> dict[str, str]:
         """The model as trained so far: what ``save`` writes, by file name."""
         if isinstance(trainer, ClassicTrainer):
             return trainer.model().files()
+        if isinstance(trainer, UnigramTrainer):
+            from engine.encode.unigram import UnigramTokenizer
+
+            return UnigramTokenizer.from_trainer(trainer).files()
         if isinstance(trainer, WordPieceTrainer):
             from engine.encode.wordpiece import WordPieceTokenizer
 
             return WordPieceTokenizer.from_trainer(trainer).files()
         return Tokenizer.from_trainer(trainer).files()
 
-    def save(self, trainer: AnyTrainer, directory: str | Path) -> list[Path]:
+    def save(self, trainer: AnyTrainer | UnigramTrainer, directory: str | Path) -> list[Path]:
         """Write the model as trained so far to ``directory``, each file atomically."""
         if isinstance(trainer, ClassicTrainer):
             return [trainer.model().save(directory)]
+        if isinstance(trainer, UnigramTrainer):
+            from engine.encode.unigram import UnigramTokenizer
+
+            return UnigramTokenizer.from_trainer(trainer).save_dir(directory)
         if isinstance(trainer, WordPieceTrainer):
             from engine.encode.wordpiece import WordPieceTokenizer
 
@@ -277,7 +321,7 @@ class TrainOptions:
         are found to match these; ``ResumeError`` if they do not."""
         saved = Tokenizer.load(resume)
         if not isinstance(saved, Tokenizer):
-            raise ResumeError(f"{resume}: a WordPiece model: --resume continues byte-level BPE")
+            raise ResumeError(f"{resume}: a {model_kind(saved)} model: --resume continues byte-level BPE")
         if saved.pattern != self.pattern:
             raise ResumeError(f"{resume}: trained with --pattern {saved.pattern}, not {self.pattern}: resume with the same settings")
         special_tokens = list(self.special_tokens)

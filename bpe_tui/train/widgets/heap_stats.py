@@ -10,9 +10,10 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 
-from bpe_tui.common.tokens import parts_text
+from bpe_tui.common.tokens import chars_label, parts_text
 from bpe_tui.train.snapshot import TrainSnapshot
 from bpe_tui.train.widgets.panel import SnapshotPanel
+from engine import MergeStep
 
 
 class HeapStats(SnapshotPanel):
@@ -36,16 +37,23 @@ class HeapStats(SnapshotPanel):
         if step is None:
             text.append("no merge yet: the heap holds one entry per pair", dim)
         else:
-            repushed = sum(1 for s in step.stale if s.actual)
-            text.append("last merge ", label)
-            text.append("pushed ", dim)
-            text.append(f"{len(step.pushes):,}")
-            text.append(" · popped ", dim)
-            text.append(f"{len(step.stale):,} stale")
-            text.append(f": {repushed:,} re-pushed, {len(step.stale) - repushed:,} dropped", dim)
-            for stale in step.stale[: max(0, self.content_size.height - 2)]:
-                text.append("\n  stale ", dim)
-                text.append_text(parts_text(snapshot.pair(stale.pair), escape_style=dim, raw=self.raw))
-                text.append(f"  heap said {stale.heap_count:,}, pair_counter says {stale.actual:,}", dim)
-                text.append(" → re-pushed" if stale.actual else " → dropped", dim)
+            self._last_merge(text, snapshot, step)
         return text
+
+    def _last_merge(self, text: Text, snapshot: TrainSnapshot, step: MergeStep) -> None:
+        """What the last merge did to the heap: its pushes, and each stale entry it popped."""
+        dim, label = self.style_of("panel--dim"), self.style_of("panel--label")
+        repushed = sum(1 for s in step.stale if s.actual)
+        text.append("last merge ", label)
+        text.append("pushed ", dim)
+        text.append(f"{len(step.pushes):,}")
+        text.append(" · popped ", dim)
+        text.append(f"{len(step.stale):,} stale")
+        text.append(f": {repushed:,} re-pushed, {len(step.stale) - repushed:,} dropped", dim)
+        for stale in step.stale[: max(0, self.content_size.height - 2)]:
+            text.append("\n  stale ", dim)
+            text.append_text(parts_text(snapshot.pair(stale.pair), escape_style=dim, raw=self.raw))
+            named = "" if self.raw else chars_label(snapshot.pair_chars(stale.pair))  # \x80|\x82 ←们个: whose bytes
+            text.append(f" {named}" if named else "", dim)
+            text.append(f"  heap said {stale.heap_count:,}, pair_counter says {stale.actual:,}", dim)
+            text.append(" → re-pushed" if stale.actual else " → dropped", dim)

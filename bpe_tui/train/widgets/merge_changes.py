@@ -12,7 +12,7 @@ from rich.style import Style
 from rich.text import Text
 
 from bpe_tui.common.columns import columns
-from bpe_tui.common.tokens import chars_sentence, parts_text, show_token, token_text
+from bpe_tui.common.tokens import chars_label, chars_sentence, parts_text, show_token, token_text
 from bpe_tui.train.snapshot import TrainSnapshot
 from bpe_tui.train.widgets.pair_table import change_text
 from bpe_tui.train.widgets.panel import SnapshotPanel
@@ -62,7 +62,9 @@ class MergeChanges(SnapshotPanel):
             lines.append(Text("no neighbours: every occurrence was a whole word, no pair count changed", dim))
         return Text("\n").join(lines)
 
-    def _changes_table(self, snapshot: TrainSnapshot, rows_left: int) -> Text:
+    def _changes_table(
+        self, snapshot: TrainSnapshot, rows_left: int, header: tuple[str, str, str] = ("prev/next token", "pair lost", "pair gained")
+    ) -> Text:
         """One row per neighbour token: the pair it lost and the pair it gained, the
         biggest changes first."""
         dim, up, down = self.style_of("panel--dim"), self.style_of("panel--up"), self.style_of("panel--down")
@@ -72,7 +74,8 @@ class MergeChanges(SnapshotPanel):
         for change in step.changes:
             neighbour = change.pair[0] if change.side == "prev" else change.pair[1]
             groups.setdefault((change.side, neighbour), []).append(change)
-        rows: list[list[Text | str]] = [["prev/next token", "pair lost", "pair gained"]]
+        rows: list[list[Text | str]] = [list(header)]
+        named_chars = 2 if self.content_size.width < 60 else 5  # the characters a neighbour holds part of
         # The neighbours that moved the most count first: prev before next on a draw.
         shown = sorted(groups.items(), key=lambda g: (-max(abs(c.after - c.before) for c in g[1]), g[0][0] == "next"))
         if len(shown) > rows_left - 1:
@@ -81,7 +84,10 @@ class MergeChanges(SnapshotPanel):
             lost = [c for c in changes if c.after < c.before]
             gained = [c for c in changes if c.after > c.before]
             name = Text("prev " if side == "prev" else "next ", dim)
-            name.append_text(token_text(snapshot.token(neighbour), escape_style=dim))
+            token = snapshot.token(neighbour)
+            name.append_text(token_text(token, escape_style=dim))
+            named = "" if self.raw else chars_label(snapshot.chars(token), named_chars)  # prev \x99 ←这么: whose bytes
+            name.append(f" {named}" if named else "", dim)
             rows.append([name, self._cell(snapshot, lost, down, self.raw), self._cell(snapshot, gained, up, self.raw)])
         table = columns(rows, styles=[dim])
         if len(shown) < len(groups):
