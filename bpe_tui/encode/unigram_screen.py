@@ -10,18 +10,16 @@ the final tokens.
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
-from bpe_tui.common.navigation import OpenCompare, over_another
 from bpe_tui.common.screen_help import ScreenHelp
 from bpe_tui.common.token_spans import TokenSpans
 from bpe_tui.common.tokens import token_text
 from bpe_tui.encode.lattice import LatticeWalk, step_spans
+from bpe_tui.encode.stepping import SteppedEncodeScreen
 from bpe_tui.encode.widgets.best_scores import BestScores
 from bpe_tui.encode.widgets.lattice_pieces import LatticePieces
 from bpe_tui.encode.widgets.text_words import TextWords
@@ -38,11 +36,10 @@ def pieces_text(pieces: list[str]) -> Text:
     return Text("|", style="dim").join(token_text(piece.encode(), "bold") for piece in pieces)
 
 
-class UnigramEncodeScreen(Screen[None]):
+class UnigramEncodeScreen(SteppedEncodeScreen[LatticeWalk]):
     """Encode a text with a Unigram ``tokenizer`` and walk through every word's lattice."""
 
     CSS_PATH = ["unigram_screen.tcss", "../common/tokens.tcss"]
-    AUTO_FOCUS = "#tokens"
 
     BINDINGS = [
         Binding("n", "next_position", "Next", tooltip="Fill the next position: its best score and back-pointer", id="encode.next"),
@@ -127,7 +124,7 @@ class UnigramEncodeScreen(Screen[None]):
     def __init__(self, tokenizer: UnigramTokenizer, text: str | None = None) -> None:
         super().__init__()
         self.tokenizer = tokenizer
-        self.walk = LatticeWalk(tokenizer, SAMPLE_TEXT if text is None else text)
+        self.walk = self.new_walk(SAMPLE_TEXT if text is None else text)
         self.at = 0
         """Moves made so far."""
 
@@ -145,35 +142,31 @@ class UnigramEncodeScreen(Screen[None]):
             yield BestScores(id="best")
         yield Footer(compact=True)
 
-    def on_mount(self) -> None:
-        self.show_step()
-
     # -- showing a step --------------------------------------------------------------------
 
-    def show_step(self) -> None:
+    def new_walk(self, text: str) -> LatticeWalk:
+        return LatticeWalk(self.tokenizer, text)
+
+    def last(self) -> int:
+        return self.walk.total
+
+    def spans(self) -> UnigramSpans:
+        return UnigramSpans(self.tokenizer, "this tokenizer")
+
+    def show_details(self) -> None:
         walk, at = self.walk, self.at
         words = self.query_one(TextWords)
         words.show(walk, at)
-        words.border_title = self._text_title()
+        words.border_title = self.text_title("text as Unigram reads it (▁ = space)", "")
         tokens = self.query_one(TokenSpans)
         spans, first = step_spans(walk, at, tokens.styles_for_spans())
         tokens.show(spans, first)
-        if first is not None:  # again once laid out: a jump of many rows scrolls past the old end
-            self.call_after_refresh(tokens.scroll_to_span, first)
+        self.scroll_tokens_to(first)
         focus = walk.focus(at)
         self.query_one(LatticePieces).show(focus)
         self.query_one(BestScores).show(focus)
-        self.query_one("#status", Static).update(self._status())
-        self.refresh_bindings()
 
-    def _text_title(self) -> str:
-        walk = self.walk
-        title = f"text as Unigram reads it (▁ = space): {walk.words:,} word{'s' * (walk.words != 1)}"
-        if walk.specials:
-            title += f", {walk.specials:,} added token{'s' * (walk.specials != 1)}"
-        return title + "  (/ to edit)"
-
-    def _status(self) -> Text:
+    def status(self) -> Text:
         walk, at = self.walk, self.at
         head = f"step {min(at, walk.total)}/{walk.total}"
         focus = walk.focus(at)
@@ -200,62 +193,13 @@ class UnigramEncodeScreen(Screen[None]):
             f" from {node.start} ({tried} tried)",
         )
 
-    def _go(self, at: int) -> None:
-        at = max(0, min(at, self.walk.total))
-        if at != self.at:
-            self.at = at
-            self.show_step()
-
     # -- actions -----------------------------------------------------------------------------
 
     def action_next_position(self) -> None:
-        self._go(self.at + 1)
+        self.go(self.at + 1)
 
     def action_previous_position(self) -> None:
-        self._go(self.at - 1)
+        self.go(self.at - 1)
 
     def action_next_word(self) -> None:
-        self._go(self.walk.next_word(self.at))
-
-    def action_to_end(self) -> None:
-        self._go(self.walk.total)
-
-    def action_to_start(self) -> None:
-        self._go(0)
-
-    def action_edit_text(self) -> None:
-        self.add_class("-editing")
-        self.query_one("#text", TextArea).focus()
-
-    def action_leave_text(self) -> None:
-        self.remove_class("-editing")
-        self.query_one(TokenSpans).focus()
-
-    def action_compare(self) -> None:
-        self.post_message(OpenCompare(self.walk.text, UnigramSpans(self.tokenizer, "this tokenizer")))
-
-    def action_back(self) -> None:
-        self.dismiss()
-
-    def action_quit_app(self) -> None:
-        self.app.exit()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # Keys that cannot move the walk any further show dimmed.
-        if action in ("previous_position", "to_start"):
-            return self.at > 0 or None
-        if action in ("next_position", "next_word", "to_end"):
-            return self.at < self.walk.total or None
-        if action in ("edit_text", "leave_text"):
-            editing = self.focused is not None and self.focused.id == "text"
-            return editing == (action == "leave_text")
-        # `q` goes back when this view was opened over another screen, and quits otherwise.
-        if action in ("back", "quit_app"):
-            return over_another(self) == (action == "back")
-        return True
-
-    @on(TextArea.Changed, "#text")
-    def _text_edited(self, event: TextArea.Changed) -> None:
-        self.walk = LatticeWalk(self.tokenizer, event.text_area.text)
-        self.at = self.walk.total
-        self.show_step()
+        self.go(self.walk.next_word(self.at))

@@ -10,17 +10,15 @@ final tokens.
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
-from bpe_tui.common.navigation import OpenCompare, over_another
 from bpe_tui.common.screen_help import ScreenHelp
 from bpe_tui.common.token_spans import TokenSpans
 from bpe_tui.encode.longest_match import LongestMatchWalk, step_spans
+from bpe_tui.encode.stepping import SteppedEncodeScreen
 from bpe_tui.encode.widgets.lookups import Lookups
 from bpe_tui.encode.widgets.match_result import MatchResult
 from bpe_tui.encode.widgets.word_spans import WordSpans
@@ -32,11 +30,10 @@ SAMPLE_TEXT = "[CLS] Unaffable Sherlock Holmes, naïve 日本! [SEP]"
 accent and characters a small vocabulary lacks, between added tokens."""
 
 
-class WordPieceEncodeScreen(Screen[None]):
+class WordPieceEncodeScreen(SteppedEncodeScreen[LongestMatchWalk]):
     """Encode a text with a WordPiece ``tokenizer`` and walk through every lookup."""
 
     CSS_PATH = ["wordpiece_screen.tcss", "../common/tokens.tcss"]
-    AUTO_FOCUS = "#tokens"
 
     BINDINGS = [
         Binding("n", "next_match", "Next", tooltip="Look up candidates, longest first, until one is found", id="encode.next"),
@@ -125,7 +122,7 @@ class WordPieceEncodeScreen(Screen[None]):
     def __init__(self, tokenizer: WordPieceTokenizer, text: str | None = None) -> None:
         super().__init__()
         self.tokenizer = tokenizer
-        self.walk = LongestMatchWalk(tokenizer, SAMPLE_TEXT if text is None else text)
+        self.walk = self.new_walk(SAMPLE_TEXT if text is None else text)
         self.at = 0
         """Lookups made so far."""
 
@@ -147,34 +144,30 @@ class WordPieceEncodeScreen(Screen[None]):
             yield result
         yield Footer(compact=True)
 
-    def on_mount(self) -> None:
-        self.show_step()
-
     # -- showing a step --------------------------------------------------------------------
 
-    def show_step(self) -> None:
+    def new_walk(self, text: str) -> LongestMatchWalk:
+        return LongestMatchWalk(self.tokenizer, text)
+
+    def last(self) -> int:
+        return self.walk.lookups
+
+    def spans(self) -> WordPieceSpans:
+        return WordPieceSpans(self.tokenizer, "this tokenizer")
+
+    def show_details(self) -> None:
         walk, at = self.walk, self.at
         words = self.query_one(WordSpans)
         words.show(walk, at)
-        words.border_title = self._text_title()
+        words.border_title = self.text_title("text", " cut out first")
         tokens = self.query_one(TokenSpans)
         spans, first = step_spans(walk, at, tokens.styles_for_spans())
         tokens.show(spans, first)
-        if first is not None:  # again once laid out: a jump of many rows scrolls past the old end
-            self.call_after_refresh(tokens.scroll_to_span, first)
+        self.scroll_tokens_to(first)
         self.query_one(Lookups).show(walk.focus(at))
         self.query_one(MatchResult).show_step(walk, at)
-        self.query_one("#status", Static).update(self._status())
-        self.refresh_bindings()
 
-    def _text_title(self) -> str:
-        walk = self.walk
-        title = f"text: {walk.words:,} word{'s' * (walk.words != 1)}"
-        if walk.specials:
-            title += f", {walk.specials:,} added token{'s' * (walk.specials != 1)} cut out first"
-        return title + "  (/ to edit)"
-
-    def _status(self) -> Text:
+    def status(self) -> Text:
         walk, at = self.walk, self.at
         head = f"step {walk.moves_done(at)}/{walk.total}"
         focus = walk.focus(at)
@@ -201,62 +194,13 @@ class WordPieceEncodeScreen(Screen[None]):
         )
         return Text.assemble(f"{head} · took ", (match.token, "bold"), f" (id {match.id}) in “{word}”", after)
 
-    def _go(self, at: int) -> None:
-        at = max(0, min(at, self.walk.lookups))
-        if at != self.at:
-            self.at = at
-            self.show_step()
-
     # -- actions -----------------------------------------------------------------------------
 
     def action_next_match(self) -> None:
-        self._go(self.walk.next_stop(self.at))
+        self.go(self.walk.next_stop(self.at))
 
     def action_next_lookup(self) -> None:
-        self._go(self.at + 1)
+        self.go(self.at + 1)
 
     def action_previous_match(self) -> None:
-        self._go(self.walk.previous_stop(self.at))
-
-    def action_to_end(self) -> None:
-        self._go(self.walk.lookups)
-
-    def action_to_start(self) -> None:
-        self._go(0)
-
-    def action_edit_text(self) -> None:
-        self.add_class("-editing")
-        self.query_one("#text", TextArea).focus()
-
-    def action_leave_text(self) -> None:
-        self.remove_class("-editing")
-        self.query_one(TokenSpans).focus()
-
-    def action_compare(self) -> None:
-        self.post_message(OpenCompare(self.walk.text, WordPieceSpans(self.tokenizer, "this tokenizer")))
-
-    def action_back(self) -> None:
-        self.dismiss()
-
-    def action_quit_app(self) -> None:
-        self.app.exit()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # Keys that cannot move the walk any further show dimmed.
-        if action in ("previous_match", "to_start"):
-            return self.at > 0 or None
-        if action in ("next_match", "next_lookup", "to_end"):
-            return self.at < self.walk.lookups or None
-        if action in ("edit_text", "leave_text"):
-            editing = self.focused is not None and self.focused.id == "text"
-            return editing == (action == "leave_text")
-        # `q` goes back when this view was opened over another screen, and quits otherwise.
-        if action in ("back", "quit_app"):
-            return over_another(self) == (action == "back")
-        return True
-
-    @on(TextArea.Changed, "#text")
-    def _text_edited(self, event: TextArea.Changed) -> None:
-        self.walk = LongestMatchWalk(self.tokenizer, event.text_area.text)
-        self.at = self.walk.lookups
-        self.show_step()
+        self.go(self.walk.previous_stop(self.at))
