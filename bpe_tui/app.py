@@ -35,6 +35,7 @@ from bpe_tui.train.screen import WORDPIECE_HELP, TrainScreen, wordpiece_offers
 from bpe_tui.train.unigram.screen import UnigramTrainScreen
 from engine import BpeError, SettingsError, Tokenizer
 from engine.corpus.sources import TEXT, Source, expand_inputs
+from engine.encode.sentencepiece_steps import SentencePieceLattices, SentencePieceMerges
 from engine.encode.unigram import UnigramTokenizer
 from engine.encode.wordpiece import WordPieceTokenizer
 from engine.formats.atomic import atomic_write
@@ -64,13 +65,14 @@ def training_help(algorithm: str) -> tuple[ScreenHelp, list[BindingType], Shown]
 
 
 def encode_screen(
-    tokenizer: Tokenizer | WordPieceTokenizer | UnigramTokenizer, text: str | None
+    tokenizer: Tokenizer | WordPieceTokenizer | UnigramTokenizer | SentencePieceLattices | SentencePieceMerges, text: str | None
 ) -> EncodeScreen | WordPieceEncodeScreen | UnigramEncodeScreen:
-    """The encode view for ``tokenizer``: BPE's merge by merge, WordPiece's lookup by lookup,
-    Unigram's position by position through each word's lattice."""
+    """The encode view for ``tokenizer``: BPE's merge by merge (a SentencePiece BPE model's
+    too), WordPiece's lookup by lookup, Unigram's position by position through each word's
+    lattice (a SentencePiece Unigram model's too)."""
     if isinstance(tokenizer, WordPieceTokenizer):
         return WordPieceEncodeScreen(tokenizer, text)
-    if isinstance(tokenizer, UnigramTokenizer):
+    if isinstance(tokenizer, UnigramTokenizer | SentencePieceLattices):
         return UnigramEncodeScreen(tokenizer, text)
     return EncodeScreen(tokenizer, text)
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from engine import ModelFileError, Tokenizer
 from engine.compare.comparison import load_span_tokenizer
 from engine.encode.sentencepiece_model import BYTE, CONTROL, UNKNOWN, USER_DEFINED, SentencePieceModel
+from engine.encode.sentencepiece_steps import SentencePieceLattices, SentencePieceMerges
 from tests.conftest import CLI_ENV, ROOT, fixture_file, refused, run_cli
 
 spm = pytest.importorskip("sentencepiece")
@@ -86,6 +87,33 @@ def test_ids_and_text_are_sentencepieces(models, processors, name, text):
     for span in spans:  # in order, inside the text, never overlapping
         assert at <= span.start <= span.end <= len(text.encode("utf-8"))
         at = span.end
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXTS)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_the_steps_the_views_walk_give_sentencepieces_ids(models, processors, name, text):
+    """A Unigram model's lattices (their best paths) and a BPE model's merge rounds, word by
+    word, end on sentencepiece's ids; each round merges the lowest rank, leftmost."""
+    model = Tokenizer.load(models[name])
+    assert isinstance(model, SentencePieceModel)
+    normalized = model.normalize(text)
+    if name.startswith("unigram"):
+        lattices = SentencePieceLattices(model).encode_steps(text)
+        assert "".join(lattice.word for lattice in lattices) == normalized
+        for lattice in lattices:
+            assert "".join(lattice.nodes[k].piece for k in lattice.best) == lattice.word
+        assert [i for lattice in lattices for i in lattice.ids] == processors[name].encode(text)
+        return
+    traces = SentencePieceMerges(model).encode_steps(text)
+    assert "".join(trace.text for trace in traces) == normalized
+    for trace in traces:
+        for step in trace.steps:
+            ranked = [r for r in step.ranks if r is not None]
+            assert (step.chosen is None) == (not ranked)
+            if step.chosen is not None:
+                assert step.ranks[step.chosen] == min(ranked) and step.ranks.index(min(ranked)) == step.chosen
+    assert [i for trace in traces for i in trace.ids] == processors[name].encode(text)
 
 
 @pytest.mark.parametrize("name", list(MODELS))
@@ -160,11 +188,10 @@ def test_the_compare_row_marks_unknown_pieces(models):
     assert [t.unknown for t in tokens].count(True) == 1 and row.kind == "Unigram"
 
 
-def test_encode_out_and_the_encode_view_say_what_they_take(models, tmp_path):
+def test_encode_out_says_what_it_takes(models, tmp_path):
     (tmp_path / "x.txt").write_text("the cat\n")
     model = str(models["bpe"])
     refused(run_cli("encode", "--model", model, "--file", "x.txt", "--out", "ids.bin", cwd=tmp_path), "is a SentencePiece BPE model")
-    refused(run_cli("encode", "--model", model, "--text", "x", cwd=tmp_path), "SentencePiece BPE model has no encode view yet")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.txt"]
 
 

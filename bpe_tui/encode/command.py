@@ -24,10 +24,10 @@ from bpe_tui.common.text_input import read_text
 from bpe_tui.common.token_spans import HEADLESS_STYLES, Span, final_spans, named_spans, row_lines, span_rows
 from bpe_tui.encode.widgets.encode_stats import compression
 from engine import SettingsError, Tokenizer
-from engine.encode.tokenizer import model_kind
 
 if TYPE_CHECKING:
     from engine.encode.sentencepiece_model import SentencePieceModel
+    from engine.encode.sentencepiece_steps import SentencePieceLattices, SentencePieceMerges
     from engine.encode.tokenizer import AnyTokenizer
     from engine.encode.unigram import UnigramTokenizer
     from engine.encode.wordpiece import WordPieceTokenizer
@@ -87,15 +87,17 @@ def _model(args: argparse.Namespace) -> AnyTokenizer:
     return Tokenizer.load(args.model, args.pattern)
 
 
-def prepare(args: argparse.Namespace) -> tuple[Tokenizer | WordPieceTokenizer | UnigramTokenizer, str | None]:
-    """The tokenizer and the text, or the one line saying why not, before a screen opens."""
+def prepare(
+    args: argparse.Namespace,
+) -> tuple[Tokenizer | WordPieceTokenizer | UnigramTokenizer | SentencePieceLattices | SentencePieceMerges, str | None]:
+    """The tokenizer and the text, or the one line saying why not, before a screen opens: a
+    SentencePiece model as the steps of its kind."""
     from engine.encode.sentencepiece_model import SentencePieceModel
+    from engine.encode.sentencepiece_steps import sentencepiece_steps
 
     tokenizer = _model(args)
     if isinstance(tokenizer, SentencePieceModel):
-        raise SettingsError(
-            f"{args.model}: a {model_kind(tokenizer)} model has no encode view yet: print its tokens with --headless (or --json)"
-        )
+        return sentencepiece_steps(tokenizer), read_text(args)
     return tokenizer, read_text(args)
 
 

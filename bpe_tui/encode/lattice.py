@@ -20,7 +20,11 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from bpe_tui.common.token_spans import Span, SpanStyles
+from engine.encode.sentencepiece_steps import SentencePieceLattices
 from engine.encode.unigram import LatticeNode, UnigramTokenizer, WordLattice
+
+LatticeModel = UnigramTokenizer | SentencePieceLattices
+"""What the walk steps through: a Unigram ``tokenizer.json``, or a SentencePiece Unigram ``.model``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +98,7 @@ class Focus:
 class LatticeWalk:
     """The lattices of one Unigram encode and their positions across the whole text."""
 
-    def __init__(self, tokenizer: UnigramTokenizer, text: str) -> None:
+    def __init__(self, tokenizer: LatticeModel, text: str) -> None:
         self.tokenizer = tokenizer
         self.text = text
         self.lattices = tokenizer.encode_steps(text)
@@ -109,7 +113,7 @@ class LatticeWalk:
         self.total = len(self.moves)
         self._word_ends = [k + 1 for k, move in enumerate(self.moves) if move.end > len(self.lattices[move.word].word)]
         self.ids = [i for lattice in self.lattices for i in lattice.ids]
-        """The final token ids (what ``UnigramTokenizer.encode`` returns)."""
+        """The final token ids (what the model's ``encode`` returns)."""
         self.words = sum(not lattice.special for lattice in self.lattices)
         self.specials = len(self.lattices) - self.words
 
@@ -168,7 +172,7 @@ def step_spans(walk: LatticeWalk, at: int, styles: SpanStyles) -> tuple[list[Spa
     focus = walk.focus(at)
     word = focus.word if focus is not None and at < walk.total else -1
     tokens = walk.tokens(at)
-    vocab, unk = walk.tokenizer.vocab, walk.tokenizer.unk_id
+    token, unk = walk.tokenizer.token, walk.tokenizer.unk_id
     spans: list[Span] = []
     first = None
     for n, (i, wi) in enumerate(tokens):
@@ -179,7 +183,7 @@ def step_spans(walk: LatticeWalk, at: int, styles: SpanStyles) -> tuple[list[Spa
             first = n if first is None else first
         else:
             style = styles.odd if n % 2 else styles.even
-        spans.append(Span(vocab[i][0].encode("utf-8"), i, style))
+        spans.append(Span(token(i).encode("utf-8"), i, style))
     return spans, first
 
 

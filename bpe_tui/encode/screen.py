@@ -19,11 +19,11 @@ from bpe_tui.common.navigation import OpenCompare, over_another
 from bpe_tui.common.screen_help import ScreenHelp
 from bpe_tui.common.token_spans import TokenSpans
 from bpe_tui.common.tokens import show_token
-from bpe_tui.encode.walk import EncodeWalk, step_spans
+from bpe_tui.encode.walk import EncodeWalk, MergeModel, step_spans
 from bpe_tui.encode.widgets.encode_stats import EncodeStats
 from bpe_tui.encode.widgets.pair_ranks import PairRanks
-from engine import Tokenizer
-from engine.compare.comparison import BpeSpans
+from engine.compare.comparison import model_row
+from engine.encode.sentencepiece_steps import SentencePieceMerges
 
 SAMPLE_TEXT = "Hello world! A tech talk on tokenizers: 你好, BPE."
 """Shown when the view is opened without a text."""
@@ -56,7 +56,11 @@ class EncodeScreen(Screen[None]):
             "pre-tokens, each pre-token into bytes; then, inside each pre-token, the adjacent pair "
             "with the lowest merge rank (its 0-based line in merges.txt, the order training "
             "learned it) merges first, until no pair is in the merge list. step K/TOTAL counts "
-            "merges over the whole text."
+            "merges over the whole text. A SentencePiece BPE model (.model) steps the same way "
+            "through its own rules: the text as its normalizer makes it (▁ for each space), cut "
+            "into words before each ▁, each word into characters (a user-defined symbol whole); "
+            "the pair that makes the piece of highest score merges first, so a pair's rank is "
+            "its score's place among the model's scores, highest first."
         ),
         panels=(
             (
@@ -90,7 +94,7 @@ class EncodeScreen(Screen[None]):
     )
     """What ``?`` and ``bpe-tui explain encode`` say of this screen."""
 
-    def __init__(self, tokenizer: Tokenizer, text: str | None = None, at: int | None = None, note: str = "") -> None:
+    def __init__(self, tokenizer: MergeModel, text: str | None = None, at: int | None = None, note: str = "") -> None:
         """``at``: open just before the merges of that pre-token (an index into the text's
         ``encode_steps``), with ``note`` before the step (``bpe-tui check``)."""
         super().__init__()
@@ -182,7 +186,8 @@ class EncodeScreen(Screen[None]):
         self.query_one(TokenSpans).focus()
 
     def action_compare(self) -> None:
-        self.post_message(OpenCompare(self.walk.text, BpeSpans(self.tokenizer, "this tokenizer")))
+        model = self.tokenizer.model if isinstance(self.tokenizer, SentencePieceMerges) else self.tokenizer
+        self.post_message(OpenCompare(self.walk.text, model_row(model, "this tokenizer")))
 
     def action_back(self) -> None:
         self.dismiss()

@@ -18,13 +18,14 @@ from textual.widgets import Footer, Static, TextArea
 from bpe_tui.common.screen_help import ScreenHelp
 from bpe_tui.common.token_spans import TokenSpans
 from bpe_tui.common.tokens import token_text
-from bpe_tui.encode.lattice import LatticeWalk, step_spans
+from bpe_tui.encode.lattice import LatticeModel, LatticeWalk, step_spans
 from bpe_tui.encode.stepping import SteppedEncodeScreen
 from bpe_tui.encode.widgets.best_scores import BestScores
 from bpe_tui.encode.widgets.lattice_pieces import LatticePieces
 from bpe_tui.encode.widgets.text_words import TextWords
-from engine.compare.comparison import UnigramSpans
-from engine.encode.unigram import UnigramTokenizer
+from engine.compare.baselines import SpanTokenizer
+from engine.compare.comparison import model_row
+from engine.encode.sentencepiece_steps import SentencePieceLattices
 
 SAMPLE_TEXT = "Tokenization of unaffable words: 孙悟空 and naïve."
 """Shown when the view is opened without a text: a long word, a rare one, Chinese and an
@@ -75,7 +76,11 @@ class UnigramEncodeScreen(SteppedEncodeScreen[LatticeWalk]):
             "A word has more segmentations than can be listed, but the best is found in one pass, "
             "left to right (the Viterbi algorithm): the best way to read the first j characters "
             "ends with some piece, and before that piece comes the best way to read up to where it "
-            "starts. step K/TOTAL counts positions, and each word's path, over the whole text."
+            "starts. step K/TOTAL counts positions, and each word's path, over the whole text. A "
+            "SentencePiece Unigram model (.model) reads the text through its own normalizer first "
+            "(NFKC unless it was trained without); its user-defined symbols score just below 0, so "
+            "the path always takes them, and with byte_fallback an unknown character becomes its "
+            "UTF-8 bytes (<0xE5>...) instead of <unk>."
         ),
         panels=(
             (
@@ -121,7 +126,7 @@ class UnigramEncodeScreen(SteppedEncodeScreen[LatticeWalk]):
     )
     """What ``?`` says of this screen (``bpe-tui explain encode --algorithm unigram``)."""
 
-    def __init__(self, tokenizer: UnigramTokenizer, text: str | None = None) -> None:
+    def __init__(self, tokenizer: LatticeModel, text: str | None = None) -> None:
         super().__init__()
         self.tokenizer = tokenizer
         self.walk = self.new_walk(SAMPLE_TEXT if text is None else text)
@@ -150,8 +155,9 @@ class UnigramEncodeScreen(SteppedEncodeScreen[LatticeWalk]):
     def last(self) -> int:
         return self.walk.total
 
-    def spans(self) -> UnigramSpans:
-        return UnigramSpans(self.tokenizer, "this tokenizer")
+    def spans(self) -> SpanTokenizer:
+        model = self.tokenizer.model if isinstance(self.tokenizer, SentencePieceLattices) else self.tokenizer
+        return model_row(model, "this tokenizer")
 
     def show_details(self) -> None:
         walk, at = self.walk, self.at

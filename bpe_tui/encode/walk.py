@@ -12,6 +12,10 @@ from dataclasses import dataclass
 
 from bpe_tui.common.token_spans import Span, SpanStyles
 from engine import EncodeStep, PreTokenTrace, Tokenizer
+from engine.encode.sentencepiece_steps import SentencePieceMerges
+
+MergeModel = Tokenizer | SentencePieceMerges
+"""What the walk steps through: a byte-level BPE tokenizer, or a SentencePiece BPE ``.model``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,14 +31,14 @@ class Focus:
 class EncodeWalk:
     """The traces of one encode and the global merge order across them."""
 
-    def __init__(self, tokenizer: Tokenizer, text: str) -> None:
+    def __init__(self, tokenizer: MergeModel, text: str) -> None:
         self.text = text
         self.traces = tokenizer.encode_steps(text)
         self._merges = [(ti, si) for ti, trace in enumerate(self.traces) for si, step in enumerate(trace.steps) if step.chosen is not None]
         self.total = len(self._merges)
         """Merges the whole text needs."""
         self.ids = [i for trace in self.traces for i in trace.ids]
-        """The final token ids (what ``Tokenizer.encode`` returns)."""
+        """The final token ids (what the model's ``encode`` returns)."""
 
     def start_of(self, pretoken: int) -> int:
         """The step just before the first merge of pre-token ``pretoken`` (or of the next one
@@ -76,7 +80,7 @@ class EncodeWalk:
         return Focus(ti, trace, trace.steps[si])
 
 
-def step_spans(tokenizer: Tokenizer, walk: EncodeWalk, k: int, styles: SpanStyles) -> tuple[list[Span], int | None]:
+def step_spans(tokenizer: MergeModel, walk: EncodeWalk, k: int, styles: SpanStyles) -> tuple[list[Span], int | None]:
     """Spans after the first ``k`` merges, and the index of the first span of the pre-token
     that merges next (None at the end)."""
     focus = walk.focus(k)

@@ -264,6 +264,12 @@ class SentencePieceModel:
             k = end
         return out
 
+    def normalize(self, text: str) -> str:
+        """``text`` as the model reads it: its normalizer's rules, ``▁`` for each space, and
+        one before the text where the model adds it."""
+        normalized: str = self._processor.normalize(text)
+        return normalized
+
     def decode(self, ids: Sequence[int]) -> str:
         """The text of ``ids``: ``sentencepiece``'s ``decode(ids)`` (control pieces give
         nothing). ValueError names an id that is no token."""

@@ -80,6 +80,30 @@ class WordLattice:
     special: bool = False
 
 
+def best_path(length: int, nodes: Sequence[LatticeNode]) -> tuple[list[int], float]:
+    """The best path through the lattice ``nodes`` of a word of ``length`` characters
+    (indices into ``nodes``), and its score: each end keeps the first candidate with the
+    highest score, candidates taken by start, then length, as HF and SentencePiece do."""
+    score: list[float | None] = [0.0] + [None] * length
+    via = [-1] * (length + 1)
+    for k, node in enumerate(nodes):
+        base = score[node.start]
+        assert base is not None  # every character has a node, so every start is reached
+        s = node.log_prob + base
+        best = score[node.end]
+        if best is None or s > best:
+            score[node.end] = s
+            via[node.end] = k
+    path = []
+    at = length
+    while at > 0:
+        path.append(via[at])
+        at = nodes[via[at]].start
+    path.reverse()
+    total = score[length]
+    return path, total if total is not None else 0.0
+
+
 class UnigramTokenizer:
     """A Unigram tokenizer: ``vocab`` (id -> ``(piece, log-probability)``), the unknown
     piece's id, and the added tokens (strings at their ids in ``vocab``, or ``AddedToken``s).
@@ -187,28 +211,6 @@ class UnigramTokenizer:
                 nodes.append(LatticeNode(start, start + 1, word[start], self.unk_id, self._unk_score, unknown=True))
         return nodes
 
-    def _best(self, word: str, nodes: Sequence[LatticeNode]) -> tuple[list[int], float]:
-        """The best path through ``nodes`` (indices), and its score: each end keeps the first
-        candidate with the highest score, candidates taken by start, then length."""
-        score: list[float | None] = [0.0] + [None] * len(word)
-        via = [-1] * (len(word) + 1)
-        for k, node in enumerate(nodes):
-            base = score[node.start]
-            assert base is not None  # every character has a node, so every start is reached
-            s = node.log_prob + base
-            best = score[node.end]
-            if best is None or s > best:
-                score[node.end] = s
-                via[node.end] = k
-        path = []
-        at = len(word)
-        while at > 0:
-            path.append(via[at])
-            at = nodes[via[at]].start
-        path.reverse()
-        total = score[len(word)]
-        return path, total if total is not None else 0.0
-
     def _ids_of(self, nodes: Sequence[LatticeNode], path: Sequence[int]) -> tuple[int, ...]:
         """The ids of a path: unknown characters next to each other are one string, the id
         of that string if it is a piece (HF looks it up), else the unknown id."""
@@ -229,7 +231,7 @@ class UnigramTokenizer:
 
     def _word_ids(self, word: str) -> tuple[int, ...]:
         nodes = self.lattice(word)
-        path, _ = self._best(word, nodes)
+        path, _ = best_path(len(word), nodes)
         return self._ids_of(nodes, path)
 
     def nbest(self, word: str, k: int) -> list[tuple[tuple[str, ...], float]]:
@@ -301,7 +303,7 @@ class UnigramTokenizer:
                 out.append(WordLattice(word, (), (), 0.0, (token.id,), special=True))
                 continue
             nodes = self.lattice(word)
-            path, score = self._best(word, nodes)
+            path, score = best_path(len(word), nodes)
             out.append(WordLattice(word, tuple(nodes), tuple(path), score, self._ids_of(nodes, path)))
         return out
 

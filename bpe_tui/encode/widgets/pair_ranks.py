@@ -20,8 +20,7 @@ from textual.geometry import Region
 from textual.widgets import Static
 
 from bpe_tui.common.tokens import pieces_text, raw_bytes, text_pieces, token_text
-from bpe_tui.encode.walk import Focus
-from engine import Tokenizer
+from bpe_tui.encode.walk import Focus, MergeModel
 
 
 class PairRanks(Vertical):
@@ -34,7 +33,7 @@ class PairRanks(Vertical):
         "pair-ranks--unranked",
     }
 
-    def __init__(self, tokenizer: Tokenizer, *, id: str | None = None) -> None:
+    def __init__(self, tokenizer: MergeModel, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.tokenizer = tokenizer
 
