@@ -226,6 +226,17 @@ def prepare(args: argparse.Namespace) -> None:
         prepare_encode(args)
 
 
+def warm(args: argparse.Namespace) -> None:
+    """What every browser tab of ``bpe-tui serve`` would do alike, done once in the warm
+    parent the tabs fork from: the app imported, a served ``train``'s corpus counted."""
+    import bpe_tui.app  # noqa: F401  (imported here, each tab's app forks with it)
+
+    if args.command == "train":
+        from bpe_tui.train.command import count_ahead
+
+        count_ahead(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
@@ -235,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve":
             from bpe_tui.serve.command import run_serve
 
-            return run_serve(args, rest, parser, prepare)
+            return run_serve(args, rest, parser, prepare, main, warm)
         if args.command == "check":
             from bpe_tui.check.command import run_check_command
 

@@ -139,7 +139,7 @@ async def until(condition: Callable[[], bool], limit: float) -> bool:
 
 
 def group_members(pgid: int) -> list[int]:
-    """The processes in group ``pgid``: a served tab's shell, app, fork server and trainers
+    """The processes in group ``pgid``: the warm parent and every served tab's app and trainer
     stay in the server's group, and one orphaned by an app that died is found there still."""
     import psutil
 
@@ -151,6 +151,13 @@ def group_members(pgid: int) -> list[int]:
         except ProcessLookupError:  # ended since listed
             pass
     return members
+
+
+async def serving_alone(server: int) -> set[int]:
+    """The server's process group with no tab open: the server, its warm parent (the fork
+    server every tab's processes fork from) and multiprocessing's resource tracker."""
+    assert await until(lambda: len(group_members(server)) == 3, limit=30.0), "no warm parent beside the server"
+    return set(group_members(server))
 
 
 def _group_alive(pgid: int) -> bool:

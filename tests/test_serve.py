@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import re
 import shlex
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -46,6 +48,8 @@ def test_the_banner_says_who_can_connect() -> None:
     wide = banner("bpe-tui train", "0.0.0.0", "http://10.1.2.3:8000", 40).splitlines()[1]
     assert wide == "  listening on every network interface: anyone who can reach http://10.1.2.3:8000 can open it"
     assert banner("t", "10.1.2.3", "http://10.1.2.3:8000", 40).splitlines()[1] == "  listening on 10.1.2.3 only"
+    cold = banner("t", "127.0.0.1", "http://127.0.0.1:8000", 40, "fork is unsafe on macOS").splitlines()
+    assert cold[3] == "  each tab starts a new Python, slower than forking a warm one: fork is unsafe on macOS"
 
 
 def test_missing_textual_serve_names_the_extra(monkeypatch, capsys) -> None:
@@ -171,32 +175,66 @@ def test_class_full_says_how_many() -> None:
 @needs_textual_serve
 async def test_the_class_is_full_and_a_closed_tab_ends_its_processes(tmp_path: Path) -> None:
     """``--max-sessions 1``: with one tab open, a new browser gets the page saying the class is
-    full, and its websocket starts no app. The tab closed while training, its app and trainer
-    end (the server's group holds only the server again) and the page is the app's again."""
+    full, and its websocket starts no app. The open tab is two processes, its app and its
+    trainer; closed while training, both end (the server's group holds the server, its warm
+    parent and resource tracker again) and the page is the app's again."""
     import aiohttp
 
-    from tests.served import group_members, serving, until
+    from tests.served import group_members, serving, serving_alone, until
 
     async with aiohttp.ClientSession() as session:
         async with serving("train", "--max-sessions", "1", log=tmp_path / "serve.log") as (url, server):
+            alone = await serving_alone(server)
             ws_url = url.replace("http:", "ws:") + "ws?width=100&height=30"
             ws = await session.ws_connect(ws_url)
             await _read_until(ws, "next merge: pair_counter top")
             await ws.send_json(["stdin", " "])  # play
             await _read_until(ws, "playing")
-            tab = set(group_members(server)) - {server}
-            assert len(tab) >= 3  # its shell, app and trainer at least
+            tab = set(group_members(server)) - alone
+            assert len(tab) == 2, "a tab is its app and its trainer"
             async with session.get(url) as page:
                 assert page.status == 503
                 assert "<p>The class is full: 1 session is open. Try again when someone leaves.</p>" in await page.text()
             with pytest.raises(aiohttp.WSServerHandshakeError) as refused_tab:
                 await session.ws_connect(ws_url)
             assert refused_tab.value.status == 503
-            assert set(group_members(server)) - {server} == tab  # no app started for it
+            assert set(group_members(server)) - alone == tab  # no app started for it
             await ws.close()
-            assert await until(lambda: group_members(server) == [server], limit=30.0), "the closed tab left processes"
+            assert await until(lambda: set(group_members(server)) == alone, limit=30.0), "the closed tab left processes"
             async with session.get(url) as page:
                 assert page.status == 200 and "data-session-websocket-url" in await page.text()
+
+
+@needs_textual_serve
+async def test_a_tab_killed_leaves_the_others_working(tmp_path: Path) -> None:
+    """Three tabs, each its app and trainer forked from the warm parent; one tab's app sent
+    SIGKILL: its trainer ends with it, the two other tabs step on, and once every tab closes
+    the server's group is as it was before the first opened."""
+    import aiohttp
+
+    from tests.served import group_members, serving, serving_alone, until
+
+    async with aiohttp.ClientSession() as session:
+        async with serving("train", "--vocab-size", "300", log=tmp_path / "serve.log") as (url, server):
+            alone = await serving_alone(server)
+            ws_url = url.replace("http:", "ws:") + "ws?width=100&height=30"
+            tabs, processes = [], []
+            for _ in range(3):
+                known = set(group_members(server))
+                tabs.append(await session.ws_connect(ws_url))
+                await _read_until(tabs[-1], "⏸ paused")  # the corpus's counts in, the trainer waiting
+                processes.append(set(group_members(server)) - known)
+            assert [len(p) for p in processes] == [2, 2, 2], "each tab is its app and its trainer"
+            killed = processes[0]
+            app = next(pid for pid in killed if os.readlink(f"/proc/{pid}/fd/0").startswith("pipe:"))  # the tab's stdin
+            os.kill(app, signal.SIGKILL)
+            assert await until(lambda: not killed & set(group_members(server)), limit=30.0), "the killed tab's trainer lived on"
+            for ws in tabs[1:]:
+                await ws.send_json(["stdin", "n"])
+                await _read_until(ws, "merge 1/43")
+            for ws in tabs:
+                await ws.close()
+            assert await until(lambda: set(group_members(server)) == alone, limit=30.0), "the closed tabs left processes"
 
 
 def test_one_file_downloads_as_it_is_several_as_one_zip() -> None:
@@ -226,3 +264,27 @@ def test_one_file_downloads_as_it_is_several_as_one_zip() -> None:
     assert (name, mime) == ("bpe-tokenizer-merge-3.zip", "application/zip")
     with zipfile.ZipFile(io.BytesIO(data)) as zipped:
         assert {n: zipped.read(n).decode("utf-8") for n in zipped.namelist()} == {f"bpe-tokenizer-merge-3/{n}": t for n, t in files.items()}
+
+
+def test_a_corpus_counted_ahead_is_not_counted_again(monkeypatch, tmp_path: Path) -> None:
+    """What the warm parent does for a served ``train``: the counts made once, every trainer
+    loaded later (in a tab's process, forked from it) starts from them."""
+    import engine.train.settings
+    import engine.train.trainer
+    from engine.train.settings import TrainOptions
+
+    monkeypatch.setattr(engine.train.settings, "_COUNTED_AHEAD", {})
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat; the hat " * 50, encoding="utf-8")
+    options = TrainOptions.checked([str(corpus)], 300, ["<|endoftext|>"])
+    options.count_ahead([str(corpus)])
+
+    def count_again(*args: object, **kwargs: object) -> None:
+        raise AssertionError("counted again")
+
+    monkeypatch.setattr(engine.train.trainer, "count_corpus", count_again)
+    same = TrainOptions.checked([str(corpus)], 300, ["<|endoftext|>"])  # built again, as each tab does
+    trainer = same.load([str(corpus)])
+    trainer.run()
+    assert trainer.merges[0] == (b"a", b"t")
+    assert trainer.summary is not None and trainer.summary.bytes_read == corpus.stat().st_size

@@ -3,7 +3,8 @@
 The training screen's trainer and the race's two trainers each run in one, so the interface
 never shares the interpreter lock with their work. Processes come from a fork server: once
 an app runs, stderr is captured and has no file descriptor to hand to a forked child, so the
-server is started before (``ensure_running``).
+server is started before (``ensure_running``). A served browser tab's app was itself started
+by a fork server, the class's warm parent (``bpe_tui.serve``), and asks that one.
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-ensure_running = multiprocessing.forkserver.ensure_running
+
+def ensure_running() -> None:
+    """Start this app's fork server, unless a fork server started the app: then its
+    processes come from that one."""
+    if multiprocessing.forkserver.get_inherited_fds() is None:
+        multiprocessing.forkserver.ensure_running()
+
 
 Report = tuple[Any, ...]
 """What a child sends back up its pipe: a tuple whose first item names the report."""

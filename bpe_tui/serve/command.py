@@ -3,9 +3,11 @@
 ``bpe-tui serve train corpus.txt --vocab-size 500`` serves ``bpe-tui train corpus.txt
 --vocab-size 500``: whatever follows ``serve`` (other than its own ``--host``, ``--port``,
 ``--public-url`` and ``--max-sessions``) is the served command, checked by the same parser
-as on the command line. Every browser tab that opens the page starts that command in a
-process of its own, with the Python running this one, up to ``--max-sessions`` at once: past
-that a new browser is told the class is full, and no process starts. Served, nothing a
+as on the command line. Every browser tab that opens the page runs that command in a
+process of its own, forked from a warm parent that imported the app and did once what every
+tab would (``warm``), up to ``--max-sessions`` at once: past that a new browser is told the
+class is full, and no process starts. Where fork is missing or unsafe, each tab starts a new
+interpreter, and the server says so. Served, nothing a
 browser sends writes on this machine (a save downloads to the browser), and options that
 would are refused, and so is ``check``, which runs a Python file. The server listens on
 127.0.0.1 unless told otherwise, so only this machine can connect.
@@ -20,9 +22,10 @@ import logging
 import shlex
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from bpe_tui.serve.warm import WarmClass, cold
 from engine import BpeError, SettingsError
 
 DEFAULT_SERVED = ["train"]
@@ -41,15 +44,20 @@ NOT_SERVED = "serve check: check runs a Python file with this machine's rights; 
 
 
 def served_command(served: list[str]) -> str:
-    """The shell command textual-serve runs per tab: this interpreter, the same CLI."""
+    """The shell command textual-serve runs per tab where tabs start cold: this interpreter,
+    the same CLI."""
     return shlex.join([sys.executable, "-m", "bpe_tui.cli", *served])
 
 
 Prepare = Callable[[argparse.Namespace], object]
 """Checks what a command names (the corpus, the model), as the command itself does first."""
+Main = Callable[[Sequence[str]], int]
+"""The CLI, which each tab's process runs on the served command."""
+Warm = Callable[[argparse.Namespace], None]
+"""What every tab of a served command does alike, done once in the warm parent."""
 
 
-def check_served(served: list[str], parser: argparse.ArgumentParser, prepare: Prepare) -> None:
+def check_served(served: list[str], parser: argparse.ArgumentParser, prepare: Prepare) -> argparse.Namespace:
     """Refuse, before serving, a command the CLI would refuse or that opens no screen; what it
     names is checked now by ``prepare``, rather than in each browser tab. ``check`` is refused
     whatever follows it: it runs a Python file with this machine's rights."""
@@ -62,6 +70,7 @@ def check_served(served: list[str], parser: argparse.ArgumentParser, prepare: Pr
         if getattr(args, option.lstrip("-").replace("-", "_"), None) is not None:
             raise SettingsError(f"serve: {option} would write on this machine from every browser tab; {why}")
     prepare(args)
+    return args
 
 
 def public_url(host: str, port: int) -> str:
@@ -97,16 +106,18 @@ def _check_port_free(host: str, port: int) -> None:
             raise SettingsError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
 
 
-def banner(title: str, host: str, url: str, max_sessions: int) -> str:
-    """What the server says when it starts: where it listens, who can connect, and how many."""
+def banner(title: str, host: str, url: str, max_sessions: int, cold: str | None = None) -> str:
+    """What the server says when it starts: where it listens, who can connect, how many, and
+    why tabs start cold where they do."""
     if host in WILDCARD_HOSTS:
         where = f"on every network interface: anyone who can reach {url} can open it"
     else:
         where = f"on {host} only" + (": no other machine can connect" if _loopback(host) else "")
-    return (
+    lines = (
         f"bpe-tui: serving `{title}` at {url}\n  listening {where}\n"
         f"  each browser tab runs its own app process, at most {max_sessions} at once; Ctrl+C stops the server"
     )
+    return lines if cold is None else f"{lines}\n  each tab starts a new Python, slower than forking a warm one: {cold}"
 
 
 def class_full(max_sessions: int) -> str:
@@ -123,14 +134,16 @@ def full_page(title: str, max_sessions: int) -> str:
     )
 
 
-def run_serve(args: argparse.Namespace, served: list[str], parser: argparse.ArgumentParser, prepare: Prepare) -> int:
+def run_serve(
+    args: argparse.Namespace, served: list[str], parser: argparse.ArgumentParser, prepare: Prepare, main: Main, warm: Warm
+) -> int:
     try:
         from aiohttp import web
         from textual_serve.server import Server
     except ImportError:
         raise BpeError("serve needs textual-serve: pip install 'bpe-tui[web]'") from None
     served = served or DEFAULT_SERVED
-    check_served(served, parser, prepare)
+    served_args = check_served(served, parser, prepare)
     if not 1 <= args.port <= 65535:
         raise SettingsError(f"--port {args.port}: not a port number (1-65535)")
     if args.max_sessions < 1:
@@ -139,14 +152,18 @@ def run_serve(args: argparse.Namespace, served: list[str], parser: argparse.Argu
     _check_port_free(args.host, args.port)
     url = args.public_url or public_url(args.host, args.port)
     title = shlex.join(["bpe-tui", *served])
-    lines = banner(title, args.host, url, cap)
+    reason = cold()
+    lines = banner(title, args.host, url, cap, reason)
     full = full_page(title, cap)
+    warm_class = None if reason is not None else WarmClass(main, warm, served_args, served, _tab_environment(title))
 
     class BpeServer(Server):  # here, as textual-serve is imported only to serve
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.tabs: set[asyncio.Task[Any]] = set()
             """The handlers of the open tabs: stopping the server ends their apps at once."""
+            self.door: asyncio.Task[None] | None = None
+            """Letting in the tabs' launchers, when tabs fork warm."""
 
         async def handle_index(self, request: Any) -> Any:
             if len(self.tabs) >= cap:
@@ -173,6 +190,8 @@ def run_serve(args: argparse.Namespace, served: list[str], parser: argparse.Argu
             for tab in tabs:
                 tab.cancel()
             await asyncio.gather(*tabs, return_exceptions=True)
+            if self.door is not None:
+                self.door.cancel()
 
         def initialize_logging(self) -> None:
             super().initialize_logging()
@@ -180,9 +199,29 @@ def run_serve(args: argparse.Namespace, served: list[str], parser: argparse.Argu
 
         async def on_startup(self, app: object) -> None:  # instead of textual-serve's banner
             print(lines, flush=True)
+            if warm_class is not None:
+                self.door = asyncio.create_task(warm_class.let_in())
 
-    BpeServer(served_command(served), host=args.host, port=args.port, title=title, public_url=url).serve()
+    command = served_command(served) if warm_class is None else warm_class.command()
+    try:
+        BpeServer(command, host=args.host, port=args.port, title=title, public_url=url).serve()
+    finally:
+        if warm_class is not None:
+            warm_class.close()
     return 0
+
+
+def _tab_environment(title: str) -> dict[str, str]:
+    """The environment textual-serve gives each tab's app: the warm parent imports Textual
+    in it, as Textual reads its driver, colours and frame rate when imported."""
+    from textual_serve.app_service import AppService
+    from textual_serve.download_manager import DownloadManager
+
+    async def unused(*_: object) -> None:
+        """A tab's output goes nowhere: this service only describes the environment."""
+
+    service = AppService(title, write_bytes=unused, write_str=unused, close=unused, download_manager=DownloadManager())
+    return service._build_environment()
 
 
 def _loopback(host: str) -> bool:

@@ -77,6 +77,14 @@ def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
     return options, resume
 
 
+def count_ahead(args: argparse.Namespace) -> None:
+    """Count a served ``train``'s corpus once, in the warm parent every browser tab forks
+    from: each tab's trainer starts from these counts."""
+    options, _ = prepare(args)
+    with chosen_corpus(args.inputs, options) as (inputs, _):
+        options.count_ahead(inputs)
+
+
 def _interactive(args: argparse.Namespace, options: TrainOptions, inputs: list[str], label: str, resume: Merges | None) -> int:
     from bpe_tui.app import BpeApp
     from bpe_tui.train.screen import TrainScreen

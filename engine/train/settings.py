@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.corpus.counting import Progress
+from engine.corpus.counting import CountSummary, Progress
 from engine.corpus.dask_count import check_target
 from engine.corpus.shards import CountSettings, first_text, plan_shards
 from engine.corpus.sources import STDIN, TEXT, expand_inputs
+from engine.corpus.word_table import WordTable
 from engine.encode.tokenizer import Tokenizer, model_kind
 from engine.errors import ResumeError, SettingsError
 from engine.formats.atomic import check_writable_dir, check_writable_file
@@ -52,6 +53,10 @@ WORD_CUTS = {
 
 AnyTrainer = Trainer | ClassicTrainer | WordPieceTrainer
 """The trainers that merge (``load``); Unigram prunes, a round at a time (``load_unigram``)."""
+
+_COUNTED_AHEAD: dict[tuple[TrainOptions, tuple[str, ...]], tuple[WordTable, CountSummary]] = {}
+"""Counts made by ``count_ahead``, by options and inputs: what ``load`` in this process, or
+in a process forked from it, starts from instead of counting again."""
 
 
 @dataclass(frozen=True)
@@ -252,6 +257,9 @@ class TrainOptions:
             return WordPieceTrainer.from_file(inputs[0], self.vocab_size, self.special_tokens, self.lowercase, progress, self.errors)
         if self.counts is not None:
             return Trainer.from_counts_file(self.counts, self.vocab_size, self.special_tokens, self.pattern, progress)
+        ahead = _COUNTED_AHEAD.get((self, tuple(map(str, inputs))))
+        if ahead is not None:
+            return Trainer(ahead[0], self.vocab_size, self.special_tokens, progress, self.pattern, ahead[1])
         return Trainer.from_files(
             inputs,
             self.vocab_size,
@@ -267,6 +275,14 @@ class TrainOptions:
             skip_bad_inputs=self.skip_bad_inputs,
             stdin_format=self.stdin_format,
         )
+
+    def count_ahead(self, inputs: Inputs) -> None:
+        """Count byte-level ``inputs`` now, once, for every ``load`` of them later in this
+        process or a process forked from it (a served class's tabs fork from one warm parent,
+        which counts the corpus they all train on). Not on a Dask cluster: its client's
+        threads would be forked too."""
+        if self.byte_level and self.counts is None and self.save_counts is None and self.dask is None:
+            _COUNTED_AHEAD[self, tuple(map(str, inputs))] = count_corpus(inputs, self.count_settings, self.workers)
 
     def load_unigram(self, inputs: Inputs, progress: Progress | None = None) -> UnigramTrainer:
         """Count the words of ``inputs[0]`` into a Unigram trainer at round 0, its seeds

@@ -1,0 +1,34 @@
+"""A browser tab's app, forked from the warm parent (``bpe_tui.serve.warm``).
+
+The warm parent is multiprocessing's fork server: the tab's process starts there with
+Textual, Rich, the engine and the app already imported, and, copy-on-write, shares their
+memory with every other tab until it writes to it. Forking reseeds ``random`` (its at-fork
+hook), and the fork server hands the process only the file descriptors it was sent: the
+tab's three pipes, none of the server's sockets. It is a process of its own: a crash, ``q``
+or a SIGKILL ends this tab alone.
+"""
+
+from __future__ import annotations
+
+import multiprocessing.forkserver
+import multiprocessing.resource_tracker
+import os
+import sys
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection
+
+
+def run_session(main: Callable[[Sequence[str]], int], served: list[str], environ: dict[str, str], streams: Sequence[Connection]) -> None:
+    """Run ``main(served)`` (the CLI) on the tab's standard streams, in its environment (as
+    textual-serve made it: the web driver, the tab's size)."""
+    for fd, stream in enumerate(streams):
+        os.dup2(stream.fileno(), fd)
+        stream.close()
+    # The fork server closed its standard input; Textual's web driver reads sys.__stdin__.
+    sys.stdin = sys.__stdin__ = open(0, encoding="utf-8", closefd=False)  # type: ignore[misc]
+    os.environ.clear()
+    os.environ.update(environ)
+    # The app's own processes (the trainer) fork from the warm parent too, which was running
+    # before this process and outlives it: there is no fork server to start, only to ask.
+    multiprocessing.forkserver._forkserver.ensure_running = multiprocessing.resource_tracker.ensure_running  # type: ignore[method-assign]
+    sys.exit(main(served))

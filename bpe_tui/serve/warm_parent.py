@@ -1,0 +1,36 @@
+"""The warm parent's preload: multiprocessing's fork server imports this module once, when
+``bpe-tui serve`` starts, and every tab's app and trainer then fork from it.
+
+Importing it imports what a tab runs (Textual's web driver, the app, the engine) and does
+what every tab would do alike (the served command's ``warm``: a served ``train`` counts its
+corpus), then freezes the garbage collector's objects so that collections in the tabs leave
+these pages shared.
+"""
+
+from __future__ import annotations
+
+import base64
+import gc
+import os
+import pickle
+from multiprocessing import spawn
+
+import textual.drivers.web_driver  # noqa: F401  (the driver every tab's app runs)
+
+from bpe_tui.serve import session  # noqa: F401  (what every tab's process runs)
+from bpe_tui.serve.warm import WARM
+from engine import BpeError
+
+
+def _warm_up() -> None:
+    preparation, call = pickle.loads(base64.b64decode(os.environ.pop(WARM)))
+    spawn.prepare(preparation)  # the server's __main__, sys.path and directory: ``call`` unpickles
+    warm, args = pickle.loads(call)
+    try:
+        warm(args)
+    except BpeError:
+        pass  # checked before the server started; should the corpus change since, each tab says so on its screen
+    gc.freeze()
+
+
+_warm_up()
