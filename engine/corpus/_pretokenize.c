@@ -42,34 +42,42 @@ static int parse(PyObject *args, PyObject **text, int *pattern) {
 static PyObject *pretokens(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *text;
     int pattern, owned;
-    ptrdiff_t len;
+    ptrdiff_t len, ends[256], got;
     if (parse(args, &text, &pattern)) return NULL;
     const uint8_t *s = utf8_of(text, &len, &owned);
     if (!s) return NULL;
     PyObject *out = PyList_New(0);
     Py_ssize_t at = 0; /* the code point where the pre-token starts */
-    for (ptrdiff_t i = 0, j; out && i < len; i = j) {
-        j = pretoken_end(s, len, i, pattern);
-        Py_ssize_t chars = 0;
-        for (ptrdiff_t k = i; k < j; k++) chars += (s[k] & 0xC0) != 0x80;
-        PyObject *piece = PyUnicode_Substring(text, at, at + chars);
-        if (!piece || PyList_Append(out, piece)) Py_CLEAR(out);
-        Py_XDECREF(piece);
-        at += chars;
+    for (ptrdiff_t i = 0; out && (got = pretoken_ends(s, len, i, pattern, ends, 256)) > 0;) {
+        for (ptrdiff_t k = 0; out && k < got; i = ends[k++]) {
+            Py_ssize_t chars = 0;
+            for (ptrdiff_t b = i; b < ends[k]; b++) chars += (s[b] & 0xC0) != 0x80;
+            PyObject *piece = PyUnicode_Substring(text, at, at + chars);
+            if (!piece || PyList_Append(out, piece)) Py_CLEAR(out);
+            Py_XDECREF(piece);
+            at += chars;
+        }
     }
     if (owned) PyMem_Free((void *)s);
     return out;
 }
 
-/* pretoken_count(text: str, pattern: int) -> int: how many pre-tokens, no str made (to time
- * the scan alone; the GIL is released). */
+/* pretoken_count(text: str | bytes, pattern: int) -> int: how many pre-tokens, no str made
+ * (to time the scan alone: bytes are taken as UTF-8 as they are; the GIL is released). */
 static PyObject *pretoken_count(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *text;
-    int pattern, owned;
+    int pattern, owned = 0;
     ptrdiff_t len, n = 0, ends[256], got;
-    if (parse(args, &text, &pattern)) return NULL;
-    const uint8_t *s = utf8_of(text, &len, &owned);
-    if (!s) return NULL;
+    const uint8_t *s;
+    if (PyTuple_GET_SIZE(args) == 2 && PyBytes_Check(PyTuple_GET_ITEM(args, 0))) {
+        if (!PyArg_ParseTuple(args, "Si", &text, &pattern)) return NULL;
+        if (pattern < 0 || pattern >= PATTERN_COUNT) return PyErr_Format(PyExc_ValueError, "pattern must be a family number, 0-%d", PATTERN_COUNT - 1);
+        s = (const uint8_t *)PyBytes_AS_STRING(text);
+        len = PyBytes_GET_SIZE(text);
+    } else {
+        if (parse(args, &text, &pattern)) return NULL;
+        if (!(s = utf8_of(text, &len, &owned))) return NULL;
+    }
     Py_BEGIN_ALLOW_THREADS
     for (ptrdiff_t i = 0; (got = pretoken_ends(s, len, i, pattern, ends, 256)) > 0; i = ends[got - 1]) n += got;
     Py_END_ALLOW_THREADS
@@ -77,9 +85,41 @@ static PyObject *pretoken_count(PyObject *Py_UNUSED(module), PyObject *args) {
     return PyLong_FromSsize_t(n);
 }
 
+/* simd_levels() -> list[str]: the instruction sets this build can run here, scalar first. */
+static PyObject *simd_levels(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(args)) {
+    PyObject *out = PyList_New(0);
+    for (int level = 0; out && level < PT_SIMD_COUNT; level++) {
+        if (!pt_simd_supported(level)) continue;
+        PyObject *name = PyUnicode_FromString(pt_simd_names[level]);
+        if (!name || PyList_Append(out, name)) Py_CLEAR(out);
+        Py_XDECREF(name);
+    }
+    return out;
+}
+
+/* simd_level() -> str: the one this module's scanner runs on. */
+static PyObject *simd_level(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(args)) {
+    return PyUnicode_FromString(pt_simd_names[pt_simd_level()]);
+}
+
+/* set_simd_level(name: str) -> None: for tests and benchmarks, this module's scanner only. */
+static PyObject *set_simd_level(PyObject *Py_UNUSED(module), PyObject *args) {
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    for (int level = 0; level < PT_SIMD_COUNT; level++)
+        if (!strcmp(name, pt_simd_names[level])) {
+            if (pt_set_simd_level(level)) return PyErr_Format(PyExc_ValueError, "%s is not available on this machine", name);
+            Py_RETURN_NONE;
+        }
+    return PyErr_Format(PyExc_ValueError, "no instruction set is called %s", name);
+}
+
 static PyMethodDef functions[] = {
     {"pretokens", pretokens, METH_VARARGS, "The pre-tokens of a text under a family of patterns (a PATTERN_ number)."},
     {"pretoken_count", pretoken_count, METH_VARARGS, "How many pre-tokens pretokens() would give, without making them."},
+    {"simd_levels", simd_levels, METH_NOARGS, "The instruction sets the scanner can run on here."},
+    {"simd_level", simd_level, METH_NOARGS, "The instruction set the scanner runs on."},
+    {"set_simd_level", set_simd_level, METH_VARARGS, "Run the scanner on an instruction set (for tests and benchmarks)."},
     {NULL, NULL, 0, NULL},
 };
 

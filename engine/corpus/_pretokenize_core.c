@@ -37,13 +37,55 @@
  */
 #define UNICODE_CLASS_TABLES
 #include "_pretokenize_core.h"
+#include "_pretokenize_simd.h"
+
+#include <stdlib.h>
 
 #define NRANGES (sizeof CLASS_RANGES / sizeof CLASS_RANGES[0])
 
 uint8_t pt_flat_classes[PT_FLAT_LIMIT];
 uint8_t pt_base_of[256];
 
+const char *const pt_simd_names[PT_SIMD_COUNT] = {"scalar", "sse2", "avx2", "neon"};
+
+static int simd_level = PT_SIMD_SCALAR;
+
+int pt_simd_supported(int level) {
+    switch (level) {
+    case PT_SIMD_SCALAR: return 1;
+#ifdef PT_X86
+    case PT_SIMD_SSE2: return 1;
+#endif
+#ifdef PT_HAVE_AVX2
+    case PT_SIMD_AVX2: return pt_cpu_has_avx2();
+#endif
+#ifdef PT_NEON
+    case PT_SIMD_NEON: return 1;
+#endif
+    default: return 0;
+    }
+}
+
+int pt_simd_level(void) { return simd_level; }
+
+int pt_set_simd_level(int level) {
+    if (level < 0 || level >= PT_SIMD_COUNT || !pt_simd_supported(level)) return -1;
+    simd_level = level;
+    return 0;
+}
+
+/* The widest instruction set the machine has, or the one BPE_TUI_PRETOKENIZE_SIMD names (the
+ * tests run each through every module). */
+static void choose_simd_level(void) {
+    for (int level = PT_SIMD_COUNT - 1; level > PT_SIMD_SCALAR; level--)
+        if (!pt_set_simd_level(level)) break;
+    const char *asked = getenv("BPE_TUI_PRETOKENIZE_SIMD");
+    for (int level = 0; asked && level < PT_SIMD_COUNT; level++)
+        if (!strcmp(asked, pt_simd_names[level])) pt_set_simd_level(level);
+}
+
 void pretokenize_tables_init(void) {
+    choose_simd_level();
     for (size_t r = 0; r < NRANGES && CLASS_RANGES[r].first < PT_FLAT_LIMIT; r++)
         for (uint32_t c = CLASS_RANGES[r].first; c <= CLASS_RANGES[r].last && c < PT_FLAT_LIMIT; c++)
             pt_flat_classes[c] = CLASS_RANGES[r].bits;
@@ -83,7 +125,30 @@ ptrdiff_t pretoken_end(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, int pattern
         ends[n] = i;                        \
     }
 
+static ptrdiff_t pt_scalar_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, int family, ptrdiff_t *ends, ptrdiff_t n, ptrdiff_t max) {
+    switch (family) {
+    case PATTERN_GPT4: PT_SCALAR_LOOP(pt_gpt4_end(s, len, i, 3, 0)); break;
+    case PATTERN_CL100K: PT_SCALAR_LOOP(pt_gpt4_end(s, len, i, 3, 1)); break;
+    case PATTERN_QWEN2: PT_SCALAR_LOOP(pt_gpt4_end(s, len, i, 1, 0)); break;
+    case PATTERN_O200K: PT_SCALAR_LOOP(pt_o200k_end(s, len, i)); break;
+    default: PT_SCALAR_LOOP(pt_gpt2_end(s, len, i)); break;
+    }
+    return n;
+}
+
 ptrdiff_t pretoken_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, int pattern, ptrdiff_t *ends, ptrdiff_t max) {
+    switch (simd_level) {
+#ifdef PT_X86
+    case PT_SIMD_SSE2: return pt_ends_sse2(s, len, i, pattern, ends, max);
+#endif
+#ifdef PT_HAVE_AVX2
+    case PT_SIMD_AVX2: return pt_ends_avx2(s, len, i, pattern, ends, max);
+#endif
+#ifdef PT_NEON
+    case PT_SIMD_NEON: return pt_ends_neon(s, len, i, pattern, ends, max);
+#endif
+    default: break;
+    }
     ptrdiff_t n = 0;
     switch (pattern) {
     case PATTERN_GPT4: ENDS_LOOP(pt_gpt4_end(s, len, i, 3, 0)) break;

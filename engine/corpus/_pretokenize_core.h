@@ -68,7 +68,17 @@ enum {
 extern uint8_t pt_flat_classes[PT_FLAT_LIMIT]; /* the classes of each code point below the limit */
 extern uint8_t pt_base_of[256];                /* the base class of each ASCII byte; WIDE for the others */
 
-/* Fill the tables; call once before anything below. */
+/* The instruction sets pretoken_ends may run on (engine/corpus/_pretokenize_simd.h). */
+enum { PT_SIMD_SCALAR = 0, PT_SIMD_SSE2 = 1, PT_SIMD_AVX2 = 2, PT_SIMD_NEON = 3, PT_SIMD_COUNT = 4 };
+extern const char *const pt_simd_names[PT_SIMD_COUNT];
+
+/* Whether this build and this machine can run level; the level pretoken_ends runs on; and
+ * setting it (-1 for one it cannot run). */
+int pt_simd_supported(int level);
+int pt_simd_level(void);
+int pt_set_simd_level(int level);
+
+/* Fill the tables and choose the widest instruction set; call once before anything below. */
 void pretokenize_tables_init(void);
 
 /* The classes of a code point at or above PT_FLAT_LIMIT. */
@@ -83,7 +93,8 @@ char pt_folded(uint32_t c);
 ptrdiff_t pretoken_end(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, int pattern);
 
 /* The ends of the pre-tokens from byte i on (i at a pre-token's start), at most max of them,
- * into ends: how many were written (0 only when i == len). */
+ * into ends: how many were written (0 only when i == len). 64 bytes at a time where the
+ * machine can (pt_simd_level), the same ends as pretoken_end's one at a time. */
 ptrdiff_t pretoken_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, int pattern, ptrdiff_t *ends, ptrdiff_t max);
 
 /* The bytes utf8_encode may write for n code units of kind bytes each (1, 2 or 4). */

@@ -1,0 +1,331 @@
+/* The pre-tokenizer 64 bytes at a time: the bytes classified by SSE2, AVX2 or NEON into one
+ * 64-bit mask a class (bit k: byte k), the pre-token starts found from those masks with a few
+ * shifts, ANDs and one addition, and read off the mask a set bit at a time. Included by
+ * engine/corpus/_pretokenize_core.c only: pretoken_ends runs it, pretoken_end and the inline
+ * scanners of _pretokenize_core.h stay the scalar reference it falls back to.
+ *
+ * A block starts at a pre-token's start (bit 0) and holds the ASCII bytes up to the first
+ * other (valid of them). Within it each family's rules reduce to masks, for byte k with
+ * class c(k) (L letter, N digit, S \s, else O):
+ *
+ *   every family  a start where the class changes; the last S of a run before a non-S is a
+ *                 start of its own, and a space (GPT-2: any S) there joins what follows
+ *                 rather than end before it
+ *   GPT-2         a space joins L, N or O; a ' at a start followed by s d m t ll ve re is a
+ *                 pre-token of its own
+ *   GPT-4 kin     as GPT-2 with (?i) contractions, but: \r and \n after an O run belong to
+ *                 it; a run of S ends after its last \r or \n; an S (not \r \n) joins L, a
+ *                 space joins O; an O that starts a pre-token joins the L after it; digits
+ *                 go by threes (Qwen2: ones)
+ *   o200k         as GPT-4, with / among the newlines an O run takes, a start at each capital
+ *                 after a small letter, and the contraction a suffix of the word before it
+ *
+ * A start is known once the two bytes after it are, so only the starts below valid - 2 are
+ * kept; the next block begins at the last of them. A block that finds none (a pre-token
+ * longer than the block, or a wide character among its first eight bytes) leaves one
+ * pre-token to the scalar scanner. The rest of a text shorter than a block is copied into a zeroed one.
+ */
+#ifndef PRETOKENIZE_SIMD_H
+#define PRETOKENIZE_SIMD_H
+
+#include "_pretokenize_core.h"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+#define PT_X86 1
+#if defined(__GNUC__) && !defined(__clang__)
+#include <cpuid.h>
+#define PT_HAVE_AVX2 1 /* through GCC's target pragma; clang and MSVC build SSE2 only */
+#endif
+#elif defined(__aarch64__) || defined(_M_ARM64)
+#include <arm_neon.h>
+#define PT_NEON 1
+#endif
+
+#define PT_BLOCK 64
+
+typedef struct {
+    uint64_t letter, upper, digit, space, newline, blank, quote, slash, wide;
+} PtMasks;
+
+/* What a family needs classified beyond letters, digits, spaces, quotes and wide bytes. */
+enum { PT_NEED_NEWLINES = 1, PT_NEED_O200K = 2 };
+
+static inline int pt_needs(int family) {
+    return family == PATTERN_GPT2 ? 0 : family == PATTERN_O200K ? PT_NEED_NEWLINES | PT_NEED_O200K : PT_NEED_NEWLINES;
+}
+
+/* The index of the lowest set bit of x (x != 0): a de Bruijn multiply, portable C. */
+static inline int pt_lowest(uint64_t x) {
+    static const uint8_t index[64] = {
+        0,  1,  2,  53, 3,  7,  54, 27, 4,  38, 41, 8,  34, 55, 48, 28, 62, 5,  39, 46, 44, 42,
+        22, 9,  24, 35, 59, 56, 49, 18, 29, 11, 63, 52, 6,  26, 37, 40, 33, 47, 61, 45, 43, 21,
+        23, 58, 17, 10, 51, 25, 36, 32, 60, 20, 57, 16, 50, 31, 19, 15, 30, 14, 13, 12,
+    };
+    return index[((x & (0 - x)) * 0x022FDD63CC95386DULL) >> 58];
+}
+
+/* Bits 0 to n-1 (none when n <= 0). */
+static inline uint64_t pt_below(int n) { return n <= 0 ? 0 : n >= 64 ? ~0ULL : (1ULL << n) - 1; }
+
+/* How long the contraction after a ' is, given its next two bytes: 2, 3, or 0 for none. */
+static inline int pt_contraction_bytes(uint8_t a, uint8_t b, int fold) {
+    if (fold) a |= 0x20, b |= 0x20; /* only A-Z become the letters asked for */
+    if (a == 's' || a == 'd' || a == 'm' || a == 't') return 2;
+    return (a == 'l' && b == 'l') || ((a == 'v' || a == 'r') && b == 'e') ? 3 : 0;
+}
+
+/* The starts after the contractions at quotes (bits of ', in order): none inside one, one
+ * after it; as a suffix (o200k) its ' is no start, nor a ' right after another contraction. */
+static inline uint64_t pt_block_contractions(uint64_t start, uint64_t quotes, const uint8_t *p, int valid, int fold, int suffix) {
+    int after = -1; /* where the last contraction ended */
+    for (; quotes; quotes &= quotes - 1) {
+        int q = pt_lowest(quotes);
+        if (q + 2 >= valid) break;
+        if (suffix && q == after) continue;
+        int k = pt_contraction_bytes(p[q + 1], p[q + 2], fold);
+        if (!k) continue;
+        start &= ~(pt_below(k) << q) | (suffix ? 0 : 1ULL << q);
+        if (q + k < 64) start |= 1ULL << (q + k);
+        after = q + k;
+    }
+    return start;
+}
+
+/* The starts among digits: every one (Qwen2), or every third from the first of a run. */
+static inline uint64_t pt_block_digits(uint64_t digits, int per) {
+    if (per == 1) return digits;
+    uint64_t starts = 0, t = digits & ~(digits << 1);
+    for (; t; starts |= t) {
+        t = t << 1 & digits;
+        t = t << 1 & digits;
+        t = t << 1 & digits;
+    }
+    return starts;
+}
+
+/* GPT-4 and o200k: the \r or \n after an O run (o200k: and / among them), which the run's
+ * pre-token takes; the carry of the addition runs from the first after an O to the end of
+ * their run (o200k: a later one after an O, after a /, stops the carry and is taken too). */
+static inline uint64_t pt_block_absorbed(const PtMasks *m, uint64_t other, int o200k) {
+    uint64_t taken = o200k ? m->newline | m->slash : m->newline;
+    uint64_t seeds = other << 1 & m->newline;
+    return (taken & ~(taken + seeds)) | seeds;
+}
+
+/* GPT-4 and o200k: a run of S that holds a \r or \n ends after the last one; each run of S
+ * without them after a newline starts a pre-token where it reaches a non-S (not one more
+ * newline): found a candidate at a time, as few as lines that go on with spaces. */
+static inline uint64_t pt_block_after_newlines(uint64_t spaces, uint64_t newlines, int valid) {
+    uint64_t run = spaces & ~newlines, candidates = run & newlines << 1, starts = 0;
+    for (; candidates; candidates &= candidates - 1) {
+        int c = pt_lowest(candidates);
+        uint64_t beyond = ~run >> c;
+        if (!beyond) break;
+        int land = c + pt_lowest(beyond);
+        if (land < valid && !(newlines >> land & 1)) starts |= 1ULL << c;
+    }
+    return starts;
+}
+
+/* The pre-token starts in a block (bit 0 among them) that are right below valid - 2. */
+static inline uint64_t pt_block_starts(const PtMasks *m, const uint8_t *p, int valid, int family) {
+    const uint64_t letter = m->letter, digit = m->digit, space = m->space;
+    const uint64_t other = ~(letter | digit | space);
+    uint64_t start = (letter ^ letter << 1) | (digit ^ digit << 1);
+    if (family == PATTERN_GPT2) {
+        uint64_t last = space & ~(space >> 1);
+        start = (start | (space ^ space << 1) | last) & ~((last & m->blank) << 1);
+        return pt_block_contractions(start | 1, (start | 1) & m->quote, p, valid, 0, 0);
+    }
+    const int o200k = family == PATTERN_O200K;
+    const uint64_t absorbed = pt_block_absorbed(m, other, o200k);
+    const uint64_t spaces = space & ~absorbed, rest = other & ~absorbed;
+    start = (start | (spaces ^ spaces << 1) | (absorbed ^ absorbed << 1)) & ~absorbed;
+    if (o200k) start |= m->upper & (letter & ~m->upper) << 1;
+    uint64_t last = spaces & ~m->newline & ~(space >> 1);
+    uint64_t join = (last << 1 & letter) | ((last & m->blank) << 1 & rest);
+    start = (start | last | pt_block_after_newlines(spaces, m->newline, valid)) & ~join;
+    uint64_t prefix = rest & ~(rest << 1) & letter >> 1 & ~join; /* an O that starts a pre-token before L */
+    start = (start & ~(prefix << 1)) | pt_block_digits(digit, family == PATTERN_QWEN2 ? 1 : 3) | 1;
+    if (o200k) return pt_block_contractions(start, m->quote & letter << 1, p, valid, 1, 1);
+    return pt_block_contractions(start, start & m->quote, p, valid, 1, 0);
+}
+
+/* Whether a block at p may find a start: not when a wide character is among its first eight
+ * bytes (Chinese text, or a newline before it), which leaves the scalar scanner less to redo. */
+static inline int pt_block_worth(const uint8_t *p, ptrdiff_t left) {
+    uint64_t w;
+    if (left < 8) return p[0] < 0x80;
+    memcpy(&w, p, 8);
+    return !(w & 0x8080808080808080ULL);
+}
+
+/* The scalar scanner from byte i, a pre-token at least, into ends from n on, until a block is
+ * worth trying again: one loop a family, each with its scanner inlined. */
+#define PT_SCALAR_LOOP(call)                                                  \
+    do {                                                                      \
+        i = (call);                                                           \
+        ends[n++] = i;                                                        \
+    } while (n < max && i < len && !pt_block_worth(s + i, len - i))
+
+static ptrdiff_t pt_scalar_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, int family, ptrdiff_t *ends, ptrdiff_t n, ptrdiff_t max);
+
+/* One loop an instruction set (classify: theirs), pre-tokens through the blocks, else the
+ * scalar scanner; as pretoken_ends. */
+#define PT_BLOCK_ENDS(name, classify)                                                                                     \
+    static ptrdiff_t name(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, int family, ptrdiff_t *ends, ptrdiff_t max) {       \
+        uint8_t tail[PT_BLOCK];                                                                                           \
+        ptrdiff_t n = 0;                                                                                                  \
+        while (n < max && i < len) {                                                                                      \
+            const uint8_t *p = s + i;                                                                                     \
+            ptrdiff_t left = len - i;                                                                                     \
+            uint64_t starts = 0;                                                                                          \
+            if (pt_block_worth(p, left)) {                                                                                \
+                if (left < PT_BLOCK) {                                                                                    \
+                    memcpy(tail, p, (size_t)left);                                                                        \
+                    memset(tail + left, 0, (size_t)(PT_BLOCK - left));                                                    \
+                    p = tail;                                                                                             \
+                }                                                                                                         \
+                PtMasks m;                                                                                                \
+                classify(p, pt_needs(family), &m);                                                                        \
+                int valid = left < PT_BLOCK ? (int)left : PT_BLOCK;                                                       \
+                if (m.wide && pt_lowest(m.wide) < valid) valid = pt_lowest(m.wide);                                       \
+                starts = pt_block_starts(&m, p, valid, family) & pt_below(valid - 2) & ~1ULL;                              \
+            }                                                                                                             \
+            if (!starts) {                                                                                                \
+                n = pt_scalar_ends(s, len, i, family, ends, n, max);                                                      \
+                i = ends[n - 1];                                                                                          \
+                continue;                                                                                                 \
+            }                                                                                                             \
+            for (; starts && n < max; starts &= starts - 1) ends[n++] = i + pt_lowest(starts);                           \
+            i = ends[n - 1];                                                                                              \
+        }                                                                                                                 \
+        return n;                                                                                                         \
+    }
+
+#ifdef PT_X86
+/* x in [lo, lo + n), as signed bytes shifted so that the range starts at -128. */
+#define PT_SSE2_IN(x, lo, n) _mm_cmplt_epi8(_mm_add_epi8((x), _mm_set1_epi8((char)(0x80 - (lo)))), _mm_set1_epi8((char)(-128 + (n))))
+#define PT_SSE2_EQ(x, c) _mm_cmpeq_epi8((x), _mm_set1_epi8(c))
+#define PT_SSE2_BITS(v, test)                                                                                             \
+    ((uint64_t)(uint16_t)_mm_movemask_epi8(test(v[0])) | (uint64_t)(uint16_t)_mm_movemask_epi8(test(v[1])) << 16 |      \
+     (uint64_t)(uint16_t)_mm_movemask_epi8(test(v[2])) << 32 | (uint64_t)(uint16_t)_mm_movemask_epi8(test(v[3])) << 48)
+#define PT_SSE2_LETTER(x) PT_SSE2_IN(_mm_or_si128((x), _mm_set1_epi8(0x20)), 'a', 26)
+#define PT_SSE2_UPPER(x) PT_SSE2_IN((x), 'A', 26)
+#define PT_SSE2_DIGIT(x) PT_SSE2_IN((x), '0', 10)
+#define PT_SSE2_SPACE(x) _mm_or_si128(PT_SSE2_IN((x), '\t', 5), PT_SSE2_EQ((x), ' '))
+#define PT_SSE2_NEWLINE(x) _mm_or_si128(PT_SSE2_EQ((x), '\n'), PT_SSE2_EQ((x), '\r'))
+#define PT_SSE2_BLANK(x) PT_SSE2_EQ((x), ' ')
+#define PT_SSE2_QUOTE(x) PT_SSE2_EQ((x), '\'')
+#define PT_SSE2_SLASH(x) PT_SSE2_EQ((x), '/')
+#define PT_SSE2_WIDE(x) (x)
+
+static inline void pt_classify_sse2(const uint8_t *p, int needs, PtMasks *m) {
+    __m128i v[4];
+    for (int k = 0; k < 4; k++) v[k] = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+    m->letter = PT_SSE2_BITS(v, PT_SSE2_LETTER);
+    m->digit = PT_SSE2_BITS(v, PT_SSE2_DIGIT);
+    m->space = PT_SSE2_BITS(v, PT_SSE2_SPACE);
+    m->blank = PT_SSE2_BITS(v, PT_SSE2_BLANK);
+    m->quote = PT_SSE2_BITS(v, PT_SSE2_QUOTE);
+    m->wide = PT_SSE2_BITS(v, PT_SSE2_WIDE);
+    m->newline = needs & PT_NEED_NEWLINES ? PT_SSE2_BITS(v, PT_SSE2_NEWLINE) : 0;
+    m->upper = needs & PT_NEED_O200K ? PT_SSE2_BITS(v, PT_SSE2_UPPER) : 0;
+    m->slash = needs & PT_NEED_O200K ? PT_SSE2_BITS(v, PT_SSE2_SLASH) : 0;
+}
+
+PT_BLOCK_ENDS(pt_ends_sse2, pt_classify_sse2)
+#endif
+
+#ifdef PT_HAVE_AVX2
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#define PT_AVX2_IN(x, lo, n) _mm256_cmpgt_epi8(_mm256_set1_epi8((char)(-128 + (n))), _mm256_add_epi8((x), _mm256_set1_epi8((char)(0x80 - (lo)))))
+#define PT_AVX2_EQ(x, c) _mm256_cmpeq_epi8((x), _mm256_set1_epi8(c))
+#define PT_AVX2_BITS(v, test) ((uint64_t)(uint32_t)_mm256_movemask_epi8(test(v[0])) | (uint64_t)(uint32_t)_mm256_movemask_epi8(test(v[1])) << 32)
+#define PT_AVX2_LETTER(x) PT_AVX2_IN(_mm256_or_si256((x), _mm256_set1_epi8(0x20)), 'a', 26)
+#define PT_AVX2_UPPER(x) PT_AVX2_IN((x), 'A', 26)
+#define PT_AVX2_DIGIT(x) PT_AVX2_IN((x), '0', 10)
+#define PT_AVX2_SPACE(x) _mm256_or_si256(PT_AVX2_IN((x), '\t', 5), PT_AVX2_EQ((x), ' '))
+#define PT_AVX2_NEWLINE(x) _mm256_or_si256(PT_AVX2_EQ((x), '\n'), PT_AVX2_EQ((x), '\r'))
+#define PT_AVX2_BLANK(x) PT_AVX2_EQ((x), ' ')
+#define PT_AVX2_QUOTE(x) PT_AVX2_EQ((x), '\'')
+#define PT_AVX2_SLASH(x) PT_AVX2_EQ((x), '/')
+#define PT_AVX2_WIDE(x) (x)
+
+static inline void pt_classify_avx2(const uint8_t *p, int needs, PtMasks *m) {
+    __m256i v[2];
+    for (int k = 0; k < 2; k++) v[k] = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * k));
+    m->letter = PT_AVX2_BITS(v, PT_AVX2_LETTER);
+    m->digit = PT_AVX2_BITS(v, PT_AVX2_DIGIT);
+    m->space = PT_AVX2_BITS(v, PT_AVX2_SPACE);
+    m->blank = PT_AVX2_BITS(v, PT_AVX2_BLANK);
+    m->quote = PT_AVX2_BITS(v, PT_AVX2_QUOTE);
+    m->wide = PT_AVX2_BITS(v, PT_AVX2_WIDE);
+    m->newline = needs & PT_NEED_NEWLINES ? PT_AVX2_BITS(v, PT_AVX2_NEWLINE) : 0;
+    m->upper = needs & PT_NEED_O200K ? PT_AVX2_BITS(v, PT_AVX2_UPPER) : 0;
+    m->slash = needs & PT_NEED_O200K ? PT_AVX2_BITS(v, PT_AVX2_SLASH) : 0;
+}
+
+PT_BLOCK_ENDS(pt_ends_avx2, pt_classify_avx2)
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("xsave")
+static unsigned long long pt_xcr0(void) { return _xgetbv(0); }
+#pragma GCC pop_options
+
+/* Whether the CPU has AVX2 and the system saves its registers (OSXSAVE, and the SSE and AVX
+ * state bits of XCR0). */
+static int pt_cpu_has_avx2(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & 1u << 27) || !(c & 1u << 28)) return 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & 1u << 5)) return 0;
+    return (pt_xcr0() & 6) == 6;
+}
+#endif
+
+#ifdef PT_NEON
+/* x in [lo, lo + n), unsigned. */
+#define PT_NEON_IN(x, lo, n) vcltq_u8(vsubq_u8((x), vdupq_n_u8(lo)), vdupq_n_u8(n))
+#define PT_NEON_EQ(x, c) vceqq_u8((x), vdupq_n_u8(c))
+#define PT_NEON_BITS(v, test) pt_neon_bits(test(v[0]), test(v[1]), test(v[2]), test(v[3]))
+#define PT_NEON_LETTER(x) PT_NEON_IN(vorrq_u8((x), vdupq_n_u8(0x20)), 'a', 26)
+#define PT_NEON_UPPER(x) PT_NEON_IN((x), 'A', 26)
+#define PT_NEON_DIGIT(x) PT_NEON_IN((x), '0', 10)
+#define PT_NEON_SPACE(x) vorrq_u8(PT_NEON_IN((x), '\t', 5), PT_NEON_EQ((x), ' '))
+#define PT_NEON_NEWLINE(x) vorrq_u8(PT_NEON_EQ((x), '\n'), PT_NEON_EQ((x), '\r'))
+#define PT_NEON_BLANK(x) PT_NEON_EQ((x), ' ')
+#define PT_NEON_QUOTE(x) PT_NEON_EQ((x), '\'')
+#define PT_NEON_SLASH(x) PT_NEON_EQ((x), '/')
+#define PT_NEON_WIDE(x) vcgeq_u8((x), vdupq_n_u8(0x80))
+
+/* Four 16-byte masks (0xFF or 0 a byte) as 64 bits: each byte keeps its own bit, and three
+ * rounds of pairwise adds pack them. */
+static inline uint64_t pt_neon_bits(uint8x16_t a, uint8x16_t b, uint8x16_t c, uint8x16_t d) {
+    static const uint8_t weights[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+    const uint8x16_t w = vld1q_u8(weights);
+    uint8x16_t ab = vpaddq_u8(vandq_u8(a, w), vandq_u8(b, w)), cd = vpaddq_u8(vandq_u8(c, w), vandq_u8(d, w));
+    uint8x16_t all = vpaddq_u8(ab, cd);
+    return vgetq_lane_u64(vreinterpretq_u64_u8(vpaddq_u8(all, all)), 0);
+}
+
+static inline void pt_classify_neon(const uint8_t *p, int needs, PtMasks *m) {
+    uint8x16_t v[4];
+    for (int k = 0; k < 4; k++) v[k] = vld1q_u8(p + 16 * k);
+    m->letter = PT_NEON_BITS(v, PT_NEON_LETTER);
+    m->digit = PT_NEON_BITS(v, PT_NEON_DIGIT);
+    m->space = PT_NEON_BITS(v, PT_NEON_SPACE);
+    m->blank = PT_NEON_BITS(v, PT_NEON_BLANK);
+    m->quote = PT_NEON_BITS(v, PT_NEON_QUOTE);
+    m->wide = PT_NEON_BITS(v, PT_NEON_WIDE);
+    m->newline = needs & PT_NEED_NEWLINES ? PT_NEON_BITS(v, PT_NEON_NEWLINE) : 0;
+    m->upper = needs & PT_NEED_O200K ? PT_NEON_BITS(v, PT_NEON_UPPER) : 0;
+    m->slash = needs & PT_NEED_O200K ? PT_NEON_BITS(v, PT_NEON_SLASH) : 0;
+}
+
+PT_BLOCK_ENDS(pt_ends_neon, pt_classify_neon)
+#endif
+
+#endif
