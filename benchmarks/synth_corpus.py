@@ -1,0 +1,304 @@
+"""A corpus for scale runs: as much text as asked, with a web corpus's statistics, the same
+bytes for the same seed, written as zstd JSONL shards or streamed to standard output.
+
+    python benchmarks/synth_corpus.py --gb 1 --out /data/synth           # 1 GB as shards
+    python benchmarks/synth_corpus.py --gb 1 --stdout | bpe-tui train - --headless --out tok
+    python benchmarks/synth_corpus.py --calibrate                        # the fit, measured
+
+Made from the real corpora (``../shared/corpora``): ``en-mix-6m.txt`` and ``zh-xiyouji.txt``.
+
+- **Pre-tokens drawn by rank.** Each document is a run of GPT-2 pre-tokens whose ranks are
+  drawn from a Zipf-Mandelbrot law, ``p(r) ∝ (r + Q)^-A``. Rank ``r`` is the real corpus's
+  ``r``-th most frequent pre-token (`` the``, ``,``, ``\\n``...; its words, numbers,
+  punctuation and spaces) while it has one; past its last, a pre-token made of real subword
+  pieces: two or three tokens of a BPE trained on that corpus (`` over`` + ``bear`` +
+  ``ing``), capitalized now and then, or one in twenty a number. So merges find the pieces a
+  real corpus has, and new distinct pre-tokens keep arriving as the corpus grows.
+- **Heaps' law, calibrated.** The number of distinct pre-tokens in ``n`` bytes of text grows
+  as ``K n^β``. Measured (``--calibrate``, bpe-tui's GPT-2 pre-tokenizer) on the real
+  corpora from 0.1 MB to their whole size: en-mix-6m β = 0.64 (52,376 distinct in 6.6 MB),
+  zh-xiyouji β = 0.93 (38,986 in 2.0 MB: its pre-tokens are whole runs of Chinese, nearly
+  all new). A Zipf-Mandelbrot law gives β = 1/A; A = 1.6 for English, and Q = 12 sets the
+  head (how much of the text `` the`` and ``,`` take). Pre-tokens drawn side by side also
+  join into new ones (``it`` + ``The``), so the generated corpus grows a little faster than
+  1/A, as web text (more authors, more names) does than one book collection: measured, 86,917
+  distinct in 10 MB, 450,145 in 100 MB, 2,418,497 in 1 GB, β = 0.72; that law extrapolated
+  gives about 13 million at 10 GB and 67 million at 100 GB.
+- **A mix of documents.** 94% English, 3% Chinese (zh-xiyouji's pre-tokens by the same law,
+  A = 1.2 and Q = 2; past its last, two or three of its runs joined) and 3% code: lines of
+  Python with identifiers from the English words, numbers and operators. A document is 40 to
+  2,000 pre-tokens (about 180 bytes to 9 KB; a Chinese one a quarter as many, as long).
+
+Deterministic: shard ``i`` of seed ``s`` is drawn from ``numpy``'s generator seeded with
+``(s, i)``, so shards can be made in parallel (``--workers``) and any one made again alone;
+the stream is the shards in order. The real corpora are counted and the BPEs trained once per
+process, by bpe-tui itself (about 1 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import regex
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CORPORA = ROOT.parent / "shared" / "corpora"
+ENGLISH, CHINESE = CORPORA / "en-mix-6m.txt", CORPORA / "zh-xiyouji.txt"
+SHARD_BYTES = 256 << 20
+"""Text in one shard (before compression)."""
+CACHED = 1 << 20
+"""Ranks whose pre-token is made once and kept; rarer ones are made as they are drawn."""
+LAW = {"en": (1.6, 12.0), "zh": (1.2, 2.0)}
+"""``(A, Q)`` of each language's Zipf-Mandelbrot law."""
+MIX = (("en", 0.94), ("zh", 0.03), ("code", 0.03))
+"""Each kind of document, and its share of the documents."""
+_HAN = regex.compile(r"\p{Han}+")
+CODE_WORDS = ("def", "return", "if", "for", "in", "import", "class", "self", "None", "else", "while", "print")
+CODE_SYMBOLS = (" = ", "(", ")", ", ", ": ", " + ", " - ", " * ", " == ", "[", "]", ".", " < ", " += ")
+
+
+def _mix64(x: int) -> int:
+    """splitmix64's finalizer: a well-spread 64-bit hash of ``x``."""
+    x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return x ^ (x >> 31)
+
+
+class Language:
+    """One language's pre-tokens by rank: the real ones by frequency, then made ones."""
+
+    def __init__(self, name: str, path: Path) -> None:
+        from engine.corpus.counting import count_inputs
+        from engine.corpus.shards import CountSettings
+        from engine.train.trainer import train_bpe
+
+        counts, _ = count_inputs([str(path)], CountSettings("gpt2", ()), workers=1)
+        self.name = name
+        self.real = [word.decode("utf-8") for word, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+        vocab, _ = train_bpe(str(path), 4096 if name == "en" else 3000, workers=1)
+        text = [token.decode("utf-8", "ignore") for token in vocab.values() if len(token) > 1]
+        if name == "en":  # letter pieces: word starts (with their space) and the rest
+            self.starts = sorted(t for t in text if t[:1] == " " and t[1:].isalpha())
+            self.rest = sorted(t for t in text if t.isalpha() and t.islower())
+        else:  # runs of Chinese characters
+            self.starts = self.rest = sorted({w for w in self.real if len(w) > 1 and _HAN.fullmatch(w)})
+        words = [self.word(r) for r in range(CACHED)]
+        self.raw = np.array([w.encode("utf-8") for w in words], dtype=object)
+        self.escaped = np.array([_escaped(w) for w in words], dtype=object)
+        self.sizes = np.array([len(w) for w in self.raw], dtype=np.int64)
+
+    def word(self, rank: int) -> str:
+        """The pre-token of ``rank`` (0 the most frequent)."""
+        if rank < len(self.real):
+            return self.real[rank]
+        h = _mix64(rank)
+        if self.name == "en" and h % 20 == 0:
+            return " " + str((h >> 8) % 10 ** (1 + (h >> 40) % 7))
+        parts = [self.starts[(h >> 8) % len(self.starts)]]
+        for k in range(1 + (h >> 4) % 2):
+            parts.append(self.rest[(h >> (20 + 11 * k)) % len(self.rest)])
+        made = "".join(parts)
+        if self.name == "en" and (h >> 60) % 8 == 0:
+            made = made[0] + made[1:].capitalize()
+        return made
+
+    def draw(self, rng: np.random.Generator, n: int, escaped: bool) -> tuple[list[bytes], np.ndarray]:
+        """``n`` pre-tokens drawn by the language's law, as UTF-8 (``escaped``: as inside a
+        JSON string), and their sizes in UTF-8 bytes."""
+        a, q = LAW[self.name]
+        x = (q + 1) * (1 - rng.random(n)) ** (-1 / (a - 1)) - q
+        ranks = np.minimum(x, 2.0**53).astype(np.int64) - 1  # past 2^53 a float skips integers
+        cached = np.minimum(ranks, CACHED - 1)
+        words = (self.escaped if escaped else self.raw)[cached]
+        sizes = self.sizes[cached]
+        for k in np.flatnonzero(ranks >= CACHED).tolist():
+            word = self.word(int(ranks[k]))
+            words[k] = _escaped(word) if escaped else word.encode("utf-8")
+            sizes[k] = len(word.encode("utf-8"))
+        return words.tolist(), sizes
+
+
+def _escaped(text: str) -> bytes:
+    """``text`` as the inside of a JSON string, UTF-8."""
+    return json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8")
+
+
+class Drawn:
+    """A language's pre-tokens drawn a block at a time (one call into ``numpy`` for many
+    documents), handed out ``n`` at a time with their size."""
+
+    BLOCK = 1 << 18
+
+    def __init__(self, language: Language, rng: np.random.Generator, escaped: bool) -> None:
+        self.language, self.rng, self.escaped = language, rng, escaped
+        self.words: list[bytes] = []
+        self.ends = np.zeros(1, dtype=np.int64)
+        self.at = 0
+
+    def take(self, n: int) -> tuple[list[bytes], int]:
+        if self.at + n > len(self.words):
+            words, sizes = self.language.draw(self.rng, max(n, self.BLOCK), self.escaped)
+            left = np.diff(self.ends[self.at :])
+            self.words = self.words[self.at :] + words
+            self.ends = np.concatenate(([0], np.cumsum(np.concatenate((left, sizes)))))
+            self.at = 0
+        self.at += n
+        return self.words[self.at - n : self.at], int(self.ends[self.at] - self.ends[self.at - n])
+
+
+@cache
+def languages(sources: tuple[Path, Path] = (ENGLISH, CHINESE)) -> dict[str, Language]:
+    """The two languages, from an English and a Chinese text."""
+    return {"en": Language("en", sources[0]), "zh": Language("zh", sources[1])}
+
+
+def code(rng: np.random.Generator, words: Language, n: int) -> str:
+    """About ``n`` pre-tokens of Python-like lines."""
+    lines = []
+    for indent, first, second, word, symbol, number, last in rng.integers(0, 1000, (max(1, n // 8), 7)).tolist():
+        name = words.real[first].strip() or "x"
+        other = words.real[second].strip() or "y"
+        lines.append(
+            f"{'    ' * (indent % 3)}{CODE_WORDS[word % len(CODE_WORDS)]} {name}{CODE_SYMBOLS[symbol % len(CODE_SYMBOLS)]}"
+            f"{other}_{number}{CODE_SYMBOLS[last % len(CODE_SYMBOLS)]}{last}"
+        )
+    return "\n".join(lines)
+
+
+def documents(
+    seed: int, shard: int, size: int, escaped: bool = False, sources: tuple[Path, Path] = (ENGLISH, CHINESE)
+) -> Iterator[tuple[list[bytes], int]]:
+    """The documents of shard ``shard`` of ``seed``, about ``size`` bytes of text: each as
+    its pieces in UTF-8 (``escaped``: as inside a JSON string) and its size in bytes."""
+    rng = np.random.default_rng([seed, shard])
+    langs = languages(sources)
+    drawn = {name: Drawn(language, rng, escaped) for name, language in langs.items()}
+    made = 0
+    while made < size:
+        kinds = rng.choice(len(MIX), 4096, p=[share for _, share in MIX]).tolist()
+        lengths = rng.integers(40, 2001, 4096).tolist()
+        for kind, n in zip(kinds, lengths, strict=True):
+            name = MIX[kind][0]
+            if name == "code":
+                text = code(rng, langs["en"], n)
+                pieces, bytes_ = [_escaped(text) if escaped else text.encode("utf-8")], len(text.encode("utf-8"))
+            else:  # a Chinese pre-token is a whole run of characters: fewer of them for as many bytes
+                pieces, bytes_ = drawn[name].take(n if name == "en" else n // 4 + 1)
+            made += bytes_
+            yield pieces, bytes_
+            if made >= size:
+                return
+
+
+def write_shard(folder: str, seed: int, shard: int, size: int, sources: tuple[Path, Path] = (ENGLISH, CHINESE)) -> int:
+    """Write shard ``shard`` as ``shard-NNNNN.jsonl.zst``; the text's bytes."""
+    from backports import zstd  # Python 3.14 has it as compression.zstd
+
+    path = Path(folder) / f"shard-{shard:05d}.jsonl.zst"
+    part = path.with_suffix(".zst.part")
+    written = 0
+    with zstd.open(part, "wb", level=1) as out:
+        for pieces, bytes_ in documents(seed, shard, size, True, sources):
+            out.write(b"".join([b'{"text": "', *pieces, b'"}\n']))
+            written += bytes_
+    os.replace(part, path)
+    return written
+
+
+def sizes(total: int, shard_bytes: int = SHARD_BYTES) -> list[int]:
+    """Each shard's size in text bytes."""
+    full, last = divmod(total, shard_bytes)
+    return [shard_bytes] * full + ([last] if last else [])
+
+
+def stream(total: int, seed: int, sources: tuple[Path, Path], shard_bytes: int = SHARD_BYTES) -> None:
+    """Write the documents, a blank line after each, to standard output; a
+    reader that stops early (``| head``) ends it quietly."""
+    out = sys.stdout.buffer
+    try:
+        for shard, size in enumerate(sizes(total, shard_bytes)):
+            for pieces, _ in documents(seed, shard, size, False, sources):
+                out.write(b"".join([*pieces, b"\n\n"]))
+        out.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        sys.exit(1)
+
+
+def calibrate() -> None:
+    """Heaps' law on the real corpora and on the generated one: distinct pre-tokens at sizes,
+    counted by bpe-tui's compiled GPT-2 pre-tokenizer."""
+    from engine.corpus.pretokenize import PreTokenizer
+
+    pretok = PreTokenizer("gpt2")
+
+    def heaps(label: str, texts: Iterator[str], marks: list[int]) -> None:
+        tally = pretok.new_tally()
+        size = 0
+        rows = []
+        marks = sorted(marks)
+        for text in texts:
+            pretok.tally(text, tally)
+            size += len(text.encode("utf-8"))
+            if marks and size >= marks[0]:
+                rows.append((size, len(tally)))
+                marks = [m for m in marks if m > size]
+        if not rows or rows[-1][0] != size:
+            rows.append((size, len(tally)))
+        (n1, v1), (n2, v2) = rows[0], rows[-1]
+        beta = math.log(v2 / v1) / math.log(n2 / n1)
+        print(f"{label}: " + ", ".join(f"{n / 1e6:,.1f} MB {v:,}" for n, v in rows) + f"; β = {beta:.2f}", flush=True)
+
+    for path in (ENGLISH, CHINESE):
+        text = path.read_text(encoding="utf-8")
+        heaps(path.name, (text[i : i + 100_000] for i in range(0, len(text), 100_000)), [100_000 * 2**k for k in range(7)])
+    made = (b"".join(pieces).decode("utf-8") for shard, size in enumerate(sizes(10**9)) for pieces, _ in documents(0, shard, size))
+    heaps("generated", made, [10**7, 10**8])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gb", type=float, default=1.0, help="text to make, in GB (10^9 bytes)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, help="a folder for the zstd JSONL shards")
+    parser.add_argument("--stdout", action="store_true", help="stream plain text, a blank line after each document")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes making shards")
+    parser.add_argument("--calibrate", action="store_true", help="print Heaps' law, real and generated")
+    parser.add_argument("--shard-mb", type=float, default=SHARD_BYTES / 2**20, help="text in one shard, in MiB")
+    parser.add_argument("--sources", type=Path, nargs=2, default=(ENGLISH, CHINESE), metavar=("ENGLISH", "CHINESE"), help="the real texts")
+    args = parser.parse_args()
+    if args.calibrate:
+        calibrate()
+        return
+    total = int(args.gb * 1e9)
+    shard_bytes = int(args.shard_mb * 2**20)
+    if args.stdout:
+        stream(total, args.seed, tuple(args.sources), shard_bytes)
+        return
+    if args.out is None:
+        parser.error("give --out DIR for shards, or --stdout")
+    args.out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    with ProcessPoolExecutor(args.workers) as pool:
+        shards = sizes(total, shard_bytes)
+        jobs = [pool.submit(write_shard, str(args.out), args.seed, i, size, tuple(args.sources)) for i, size in enumerate(shards)]
+        written = sum(job.result() for job in jobs)
+    took = time.perf_counter() - started
+    print(f"{written / 1e9:.2f} GB of text in {len(jobs)} shards, {took:.1f} s ({written / took / 1e6:.0f} MB/s)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
