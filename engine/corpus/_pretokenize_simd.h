@@ -167,7 +167,7 @@ static inline int pt_block_worth(const uint8_t *p, ptrdiff_t left) {
     do {                                                                      \
         i = (call);                                                           \
         ends[n++] = i;                                                        \
-    } while (n < max && i < len && !pt_block_worth(s + i, len - i))
+    } while (n < max && i < len && (s[i] >= 0x80 || !pt_block_worth(s + i, len - i)))
 
 static ptrdiff_t pt_scalar_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, int family, ptrdiff_t *ends, ptrdiff_t n, ptrdiff_t max);
 
