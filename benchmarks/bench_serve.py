@@ -8,14 +8,19 @@ training screen, then steps ``--steps`` merges with ``n``, each once the last ha
 - first frame: from asking for the websocket to the first bytes of the app's screen;
 - ready: until the panels show the corpus read (``⏸ paused``), when keys start to step;
 - step: from sending ``n`` until the screen shows the new merge;
-- memory per session: with every tab open and stepped, the RSS of each tab's processes
-  summed (the shell textual-serve starts, the app, its fork server, resource tracker and
-  trainer); PSS beside it shares each page out among the processes mapping it;
-- CPU per session: the CPU seconds those processes used to start, read the corpus and step,
-  which is what makes a class connecting at once wait on a machine with few cores.
+- memory, with every tab open and stepped: a tab is its app and its trainer, both forked
+  from the warm parent (``bpe_tui/serve/warm.py``), which with multiprocessing's resource
+  tracker serves the whole class. RSS and PSS of each app and each trainer; PSS shares each
+  page out among the processes mapping it, so the pages a tab still shares with the warm
+  parent count once across the class. A tab's share: the PSS of every process of the class
+  (apps, trainers, warm parent, tracker) over the tabs;
+- CPU: the seconds the apps and trainers used to start and step, and the server's own while
+  the class connected (it relays every tab's screen), which is what makes a class connecting
+  at once wait on a machine with few cores.
 
-Only loopback; every wait is bounded; the server is stopped (Ctrl+C, as a teacher would)
-and its process group checked empty before the table is printed.
+Only loopback; every wait is bounded. Once every tab has closed, the warm parent must have
+no process left; then the server is stopped (Ctrl+C, as a teacher would) and its process
+group checked empty before the table is printed.
 
     python benchmarks/bench_serve.py [--sessions 30] [--steps 3] [--memory-gb 8]
 """
@@ -41,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
 LIMIT = 180.0
 """Seconds any one wait may take before the run gives up (2 shared cores, 30 apps starting)."""
-MB = 1024 * 1024
+MIB = 1024 * 1024
 
 
 class Tab:
@@ -98,25 +103,28 @@ async def session(http: aiohttp.ClientSession, ws_url: str, steps: int, room: Cl
     return {"first": first, "ready": ready, "steps": step_times}
 
 
-def session_costs(server: int) -> list[tuple[int, int, int, float]]:
-    """Per tab (a direct child of the server): its processes, their summed RSS and PSS in
-    bytes, and the CPU seconds they have used (user and system)."""
-    sessions = []
-    for top in psutil.Process(server).children():
-        processes = [top, *top.children(recursive=True)]
-        rss = pss = 0
-        cpu = 0.0
-        for process in processes:
-            try:
-                with process.oneshot():
-                    info, times = process.memory_full_info(), process.cpu_times()
-            except psutil.NoSuchProcess:
-                continue
-            rss += info.rss
-            pss += getattr(info, "pss", info.rss)  # PSS is Linux's; elsewhere RSS stands in
-            cpu += times.user + times.system
-        sessions.append((len(processes), rss, pss, cpu))
-    return sessions
+class Cost:
+    """One process's RSS and PSS (bytes) and the CPU seconds it has used."""
+
+    def __init__(self, process: psutil.Process) -> None:
+        with process.oneshot():
+            info, times = process.memory_full_info(), process.cpu_times()
+        self.rss, self.pss = info.rss, getattr(info, "pss", info.rss)  # PSS is Linux's; elsewhere RSS stands in
+        self.cpu = times.user + times.system
+
+
+def warm_parent(server: int) -> psutil.Process:
+    """The server's child that forks the tabs (the other is the resource tracker)."""
+    return next(p for p in psutil.Process(server).children() if "forkserver" in " ".join(p.cmdline()))
+
+
+def class_costs(server: int) -> tuple[list[Cost], list[Cost], list[Cost]]:
+    """The apps, the trainers, and what serves the whole class (the warm parent, the resource
+    tracker). An app reads its tab on standard input, a pipe; a trainer's is /dev/null."""
+    apps, trainers = [], []
+    for process in warm_parent(server).children():
+        (apps if os.readlink(f"/proc/{process.pid}/fd/0").startswith("pipe:") else trainers).append(Cost(process))
+    return apps, trainers, [Cost(p) for p in psutil.Process(server).children()]
 
 
 def group_members(pgid: int) -> list[int]:
@@ -170,7 +178,24 @@ def spread(values: list[float], scale: float = 1.0, digits: int = 2) -> str:
     return "  ".join(f"{v:>8.{digits}f}" for v in cells)
 
 
+async def warm(server: int) -> None:
+    """Until the warm parent has loaded the app and counted the corpus (its CPU time stands
+    still): a class arriving after the teacher starts the server finds it so."""
+    end, spent = time.monotonic() + LIMIT, -1.0
+    while time.monotonic() < end:
+        try:
+            now = Cost(warm_parent(server)).cpu
+        except StopIteration:  # not started yet
+            now = -1.0
+        if now >= 0 and now == spent:
+            return
+        spent = now
+        await asyncio.sleep(0.5)
+    raise RuntimeError("the warm parent never settled")
+
+
 async def run(sessions: int, steps: int, memory_gb: float) -> None:
+    load = os.getloadavg()
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "bpe_tui.cli", "serve", "train", "--port", str(port), "--max-sessions", str(sessions)]
@@ -178,6 +203,8 @@ async def run(sessions: int, steps: int, memory_gb: float) -> None:
     try:
         await wait_listening(port, server)
         idle = psutil.Process(server.pid).memory_info().rss
+        await warm(server.pid)
+        server_cpu = Cost(psutil.Process(server.pid)).cpu
         room = Class(sessions)
         ws_url = f"ws://127.0.0.1:{port}/ws?width=100&height=30"
         async with aiohttp.ClientSession() as http:
@@ -192,35 +219,51 @@ async def run(sessions: int, steps: int, memory_gb: float) -> None:
             if not everyone.done():
                 raise RuntimeError(f"only {room.stepped} of {sessions} tabs stepped in {LIMIT * 2:.0f} s")
             all_in = time.perf_counter() - started
-            costs = session_costs(server.pid)
-            serving = psutil.Process(server.pid).memory_info().rss
+            apps, trainers, shared = class_costs(server.pid)
+            serving = Cost(psutil.Process(server.pid))
             room.leave.set()
             results = await asyncio.wait_for(asyncio.gather(*tabs), timeout=LIMIT)
+            closed = time.perf_counter()
+            parent = warm_parent(server.pid)
+            while parent.children() and time.perf_counter() - closed < LIMIT:
+                await asyncio.sleep(0.1)
+            left = len(parent.children())
+            emptied = time.perf_counter() - closed
     finally:
         clean = stop(server)
 
     first = [float(r["first"]) for r in results]  # type: ignore[arg-type]
     ready = [float(r["ready"]) for r in results]  # type: ignore[arg-type]
     step_times = [s for r in results for s in r["steps"]]  # type: ignore[attr-defined]
-    rss = [c[1] for c in costs]
-    pss = [c[2] for c in costs]
-    cpu = [c[3] for c in costs]
+    everything = apps + trainers + shared
+    share = sum(c.pss for c in everything) / len(apps)
     print(f"bpe-tui serve train (bundled sample): {sessions} tabs at once, {steps} merges each; {os.cpu_count()} cores")
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in load)}")
     print(f"{'':<26}{'min':>8}  {'median':>8}  {'p90':>8}  {'max':>8}")
     print(f"{'first frame (s)':<26}{spread(first)}")
     print(f"{'ready to step (s)':<26}{spread(ready)}")
     print(f"{'step n -> merge shown (s)':<26}{spread(step_times)}")
-    print(f"{'RSS per session (MB)':<26}{spread(rss, 1 / MB, 1)}")
-    print(f"{'PSS per session (MB)':<26}{spread(pss, 1 / MB, 1)}")
-    print(f"{'CPU per session (s)':<26}{spread(cpu)}")
-    print(f"processes per session: {sorted({c[0] for c in costs})}; sessions measured: {len(costs)}")
-    print(f"server RSS: {idle / MB:.0f} MB idle, {serving / MB:.0f} MB with {sessions} tabs; all tabs stepped after {all_in:.1f} s")
+    for name, costs in (("app", apps), ("trainer", trainers)):
+        print(f"{f'RSS of an {name} (MiB)':<26}{spread([c.rss for c in costs], 1 / MIB, 1)}")
+        print(f"{f'PSS of an {name} (MiB)':<26}{spread([c.pss for c in costs], 1 / MIB, 1)}")
+        print(f"{f'CPU of an {name} (s)':<26}{spread([c.cpu for c in costs])}")
+    print(f"processes: {len(apps)} apps, {len(trainers)} trainers; the warm parent and resource tracker: {len(shared)}")
+    print(
+        f"a tab's share of the class's PSS: {share / MIB:.1f} MiB (warm parent and tracker "
+        f"{sum(c.pss for c in shared) / MIB:.0f} MiB in all, {sum(c.rss for c in shared) / MIB:.0f} MiB RSS)"
+    )
+    relayed = serving.cpu - server_cpu
+    print(f"server: RSS {idle / MIB:.0f} MiB idle, {serving.rss / MIB:.0f} MiB with {sessions} tabs; {relayed:.1f} CPU seconds for them")
+    print(f"all tabs stepped after {all_in:.1f} s; once closed, {left} processes left under the warm parent after {emptied:.1f} s")
     reserve = 1.0  # GB for the system, the server and a desktop
-    fits = int((memory_gb - reserve) * 1024 / (max(rss) / MB))
-    print(f"{memory_gb:g} GB machine, {reserve:g} GB kept back: {fits} sessions at the largest RSS ({max(rss) / MB:.0f} MB)")
+    fits = int((memory_gb - reserve) * 1024 / (share / MIB))
+    print(f"{memory_gb:g} GB machine, {reserve:g} GB kept back: {fits} tabs at {share / MIB:.1f} MiB of PSS each")
     cores = os.cpu_count() or 1
-    print(f"{sessions} tabs opening at once: {sum(cpu):.0f} CPU seconds over {cores} cores, at least {sum(cpu) / cores:.0f} s")
-    print("server stopped on Ctrl+C with no app process left" if clean else "the server left processes: killed")
+    cpu = sum(c.cpu for c in apps + trainers) + serving.cpu - server_cpu
+    print(
+        f"{sessions} tabs opening at once: {cpu:.0f} CPU seconds (apps, trainers, server) over {cores} cores, at least {cpu / cores:.1f} s"
+    )
+    print("server stopped on Ctrl+C with no process left" if clean else "the server left processes: killed")
 
 
 def main() -> None:

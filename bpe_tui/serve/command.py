@@ -190,8 +190,9 @@ def run_serve(
             for tab in tabs:
                 tab.cancel()
             await asyncio.gather(*tabs, return_exceptions=True)
-            if self.door is not None:
+            if warm_class is not None and self.door is not None:
                 self.door.cancel()
+                await warm_class.ended()
 
         def initialize_logging(self) -> None:
             super().initialize_logging()

@@ -122,6 +122,14 @@ class WarmClass:
         tab.close()
         self.tabs.discard(tab)
 
+    async def ended(self, limit: float = 10.0) -> None:
+        """Until every tab's app has ended (at most ``limit`` seconds), and a moment more for
+        textual-serve to see their pipes close: the server may then stop."""
+        end = asyncio.get_running_loop().time() + limit
+        while self.tabs and asyncio.get_running_loop().time() < end:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)
+
     def close(self) -> None:
         self._socket.close()
         shutil.rmtree(self._folder, ignore_errors=True)

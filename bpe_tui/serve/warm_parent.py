@@ -15,14 +15,28 @@ import os
 import pickle
 from multiprocessing import spawn
 
-import textual.drivers.web_driver  # noqa: F401  (the driver every tab's app runs)
-
 from bpe_tui.serve import session  # noqa: F401  (what every tab's process runs)
 from bpe_tui.serve.warm import WARM
 from engine import BpeError
 
 
 def _warm_up() -> None:
+    # Loading collects nothing: a collection would leave holes in pages the tabs share,
+    # which their new objects would fill, copying each page. Each process forked from here
+    # collects again.
+    gc.disable()
+    os.register_at_fork(after_in_child=gc.enable)
+    # What each tab's app loads as it starts, besides the app: its driver, and what Textual
+    # and Rich load lazily on a first frame.
+    import textual.drivers.headless_driver  # noqa: F401
+    import textual.drivers.web_driver  # noqa: F401
+    import textual.layouts.horizontal  # noqa: F401
+    import textual.layouts.stream  # noqa: F401
+    import textual.pilot  # noqa: F401
+    import textual.scrollbar  # noqa: F401
+    from rich.cells import cell_len
+
+    cell_len("字")  # Rich's table of cell widths, read on the first wide character
     preparation, call = pickle.loads(base64.b64decode(os.environ.pop(WARM)))
     spawn.prepare(preparation)  # the server's __main__, sys.path and directory: ``call`` unpickles
     warm, args = pickle.loads(call)
