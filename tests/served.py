@@ -98,16 +98,26 @@ async def serve(*served: str, log: Path) -> AsyncIterator[str]:
         yield url
 
 
+COLD = (
+    "import sys, bpe_tui.serve.command as c; c.cold = lambda: 'fork is unsafe on macOS'; "
+    "from bpe_tui.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+"""``python -c COLD serve ...``: the server as it runs where tabs cannot fork warm."""
+
+
 @asynccontextmanager
-async def serving(*served: str, log: Path, cwd: Path = ROOT, home: Path | None = None) -> AsyncIterator[tuple[str, int]]:
-    """``bpe-tui serve SERVED --port P`` on loopback, in ``cwd`` with ``HOME`` at ``home``;
-    its URL and its process group, which every app process it starts is in. On leaving, the
-    server is stopped as Ctrl+C stops it, and it must take every app process it started with
-    it. Async, so that a tab still open in this event loop can answer while the server stops."""
+async def serving(
+    *served: str, log: Path, cwd: Path = ROOT, home: Path | None = None, cold: bool = False
+) -> AsyncIterator[tuple[str, int]]:
+    """``bpe-tui serve SERVED --port P`` on loopback, in ``cwd`` with ``HOME`` at ``home``
+    (``cold``: as where fork is missing or unsafe); its URL and its process group, which
+    every app process it starts is in. On leaving, the server is stopped as Ctrl+C stops it,
+    and it must take every app process it started with it. Async, so that a tab still open
+    in this event loop can answer while the server stops."""
     port = free_port()
     with open(log, "w", encoding="utf-8") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "bpe_tui.cli", "serve", *served, "--port", str(port)],
+            [sys.executable, *(["-c", COLD] if cold else ["-m", "bpe_tui.cli"]), "serve", *served, "--port", str(port)],
             cwd=cwd,
             env=CLI_ENV if home is None else {**CLI_ENV, "HOME": str(home)},
             stdout=out,

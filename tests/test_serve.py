@@ -167,6 +167,36 @@ async def test_the_served_text_reaches_the_app_as_typed(tmp_path: Path) -> None:
                 await _read_until(ws, text)
 
 
+def test_tabs_start_cold_where_fork_is_missing_or_unsafe(monkeypatch) -> None:
+    from bpe_tui.serve.warm import cold
+
+    if sys.platform == "linux":
+        assert cold() is None
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert cold() == "fork is unsafe on macOS"
+    monkeypatch.delattr(os, "fork")
+    assert cold() == "this system has no fork"
+
+
+@needs_textual_serve
+async def test_a_cold_tab_runs_the_app_as_before(tmp_path: Path) -> None:
+    """Where tabs cannot fork warm, the server says so once, and each tab starts the served
+    command in a new interpreter."""
+    import aiohttp
+
+    from tests.served import serving
+
+    log = tmp_path / "serve.log"
+    async with aiohttp.ClientSession() as session:
+        async with serving("train", "--vocab-size", "300", log=log, cold=True) as (url, _):
+            async with session.ws_connect(url.replace("http:", "ws:") + "ws?width=100&height=30") as ws:
+                await _read_until(ws, "next merge: pair_counter top")
+                await ws.send_json(["stdin", "n"])
+                await _read_until(ws, "merge 1/43")
+    said = log.read_text(encoding="utf-8").splitlines()
+    assert said[3] == "  each tab starts a new Python, slower than forking a warm one: fork is unsafe on macOS"
+
+
 def test_class_full_says_how_many() -> None:
     assert class_full(40) == "The class is full: 40 sessions are open. Try again when someone leaves."
     assert class_full(1) == "The class is full: 1 session is open. Try again when someone leaves."
