@@ -40,6 +40,35 @@ def test_sorted_tables_merge_into_their_sum_in_order(first, second):
     assert merged.by_word() is merged
 
 
+@settings(max_examples=150, deadline=None)
+@given(tables=st.lists(st.dictionaries(st.binary(max_size=4), st.integers(0, 2**40), max_size=20), max_size=12))
+def test_many_sorted_tables_merge_at_once(tables):
+    """A k-way merge (as counting's runs on disk are joined) sums them all; empty tables and
+    words that are prefixes of others (b"", b"a", b"ab") keep their order."""
+    merged = WordTable.merge([WordTable.sorted(t) for t in tables])
+    total: dict[bytes, int] = {}
+    for table in tables:
+        for word, count in table.items():
+            total[word] = total.get(word, 0) + count
+    assert list(merged.items()) == sorted(total.items())
+
+
+@pytest.mark.parametrize(
+    ("words", "ends", "counts"),
+    [
+        (b"ba", [1, 2], [1, 1]),  # b before a: not sorted
+        (b"aa", [1, 2], [1, 1]),  # a twice
+        (b"ab", [1, 3], [1, 1]),  # ends past the words
+        (b"ab", [2, 1], [1, 1]),  # ends going back
+        (b"ab", [1, 2], [1]),  # a count short
+    ],
+)
+def test_merge_refuses_a_table_that_is_not_sorted_or_whole(words, ends, counts):
+    table = WordTable(words, array("q", ends), array("q", counts))
+    with pytest.raises(ValueError):
+        WordTable.merge([WordTable.sorted({b"a": 1}), table])
+
+
 @settings(max_examples=100, deadline=None)
 @given(counts=st.dictionaries(words, st.one_of(small, huge), min_size=1, max_size=12), extra=st.integers(0, 30))
 def test_counts_past_int32_train_like_the_reference(counts, extra):

@@ -264,6 +264,167 @@ static PyObject *Tally_counts(Tally *t, PyObject *Py_UNUSED(ignored)) {
 
 static Py_ssize_t Tally_len(Tally *t) { return (Py_ssize_t)t->n; }
 
+/* nbytes: the memory the tally holds (its words, ends, counts and index), as it grows. */
+static PyObject *Tally_nbytes(Tally *t, void *Py_UNUSED(closure)) {
+    return PyLong_FromSize_t(t->words_cap + 16 * t->cap + 8 * (t->mask + 1));
+}
+
+/* -- merging sorted tables ---------------------------------------------------------------
+ * merge_tables(tables): the sum of tables sorted by bytes, each (words, ends, counts) as
+ * table(True) gives them, or read back from a file (any buffer; the int64 arrays need not be
+ * aligned). A k-way merge over a heap of the tables' next words: one pass to size the result,
+ * one to write it, with the GIL released; a table that is not sorted, or whose ends run past
+ * its words, is a ValueError. */
+
+typedef struct {
+    const uint8_t *words;
+    const char *ends, *counts;
+    size_t n, at, words_len;
+    int64_t start; /* where word `at` starts */
+} Run;
+
+static inline int64_t read64(const char *p, size_t k) {
+    int64_t v;
+    memcpy(&v, p + 8 * k, 8);
+    return v;
+}
+
+static inline int64_t run_len(const Run *r) { return read64(r->ends, r->at) - r->start; }
+
+static inline int run_cmp(const Run *a, const Run *b) {
+    int64_t la = run_len(a), lb = run_len(b);
+    int c = memcmp(a->words + a->start, b->words + b->start, (size_t)(la < lb ? la : lb));
+    return c ? c : (la > lb) - (la < lb);
+}
+
+static void sift_down(Run **heap, size_t size, size_t k) {
+    for (;;) {
+        size_t least = k, l = 2 * k + 1, r = l + 1;
+        if (l < size && run_cmp(heap[l], heap[least]) < 0) least = l;
+        if (r < size && run_cmp(heap[r], heap[least]) < 0) least = r;
+        if (least == k) return;
+        Run *tmp = heap[k];
+        heap[k] = heap[least];
+        heap[least] = tmp;
+        k = least;
+    }
+}
+
+/* Move run r to its next word: 1 when it has one, 0 at its end, -1 when it is broken. */
+static int run_next(Run *r) {
+    int64_t end = read64(r->ends, r->at);
+    const uint8_t *word = r->words + r->start;
+    int64_t len = end - r->start;
+    r->at++;
+    r->start = end;
+    if (r->at == r->n) return 0;
+    int64_t next_end = read64(r->ends, r->at);
+    if (next_end < end || (uint64_t)next_end > r->words_len) return -1;
+    int64_t next_len = next_end - end;
+    int c = memcmp(word, r->words + end, (size_t)(len < next_len ? len : next_len));
+    return (c < 0 || (c == 0 && len < next_len)) ? 1 : -1; /* strictly ascending */
+}
+
+/* One merge over runs: with out NULL it only counts the distinct words and their bytes. */
+static int merge_pass(Run *runs, size_t k, Run **heap, uint8_t *words, char *ends, char *counts, size_t *n_out, size_t *len_out) {
+    size_t size = 0, n = 0, len = 0;
+    for (size_t j = 0; j < k; j++) {
+        runs[j].at = 0;
+        runs[j].start = 0;
+        if (!runs[j].n) continue;
+        int64_t first = read64(runs[j].ends, 0);
+        if (first < 0 || (uint64_t)first > runs[j].words_len) return -1;
+        heap[size++] = &runs[j];
+    }
+    for (size_t j = size; j-- > 0;) sift_down(heap, size, j);
+    while (size) {
+        Run *top = heap[0];
+        const uint8_t *word = top->words + top->start;
+        int64_t word_len = run_len(top), count = 0;
+        Run probe = *top; /* the word being summed, kept while its runs move on */
+        do {
+            count += read64(heap[0]->counts, heap[0]->at);
+            int more = run_next(heap[0]);
+            if (more < 0) return -1;
+            if (!more) heap[0] = heap[--size];
+            if (size) sift_down(heap, size, 0);
+        } while (size && run_cmp(heap[0], &probe) == 0);
+        if (words) {
+            memcpy(words + len, word, (size_t)word_len);
+            int64_t end = (int64_t)(len + (size_t)word_len);
+            memcpy(ends + 8 * n, &end, 8);
+            memcpy(counts + 8 * n, &count, 8);
+        }
+        len += (size_t)word_len;
+        n++;
+    }
+    *n_out = n;
+    *len_out = len;
+    return 0;
+}
+
+static PyObject *merge_tables(PyObject *Py_UNUSED(module), PyObject *arg) {
+    PyObject *seq = PySequence_Fast(arg, "merge_tables takes a sequence of (words, ends, counts)");
+    if (!seq) return NULL;
+    size_t k = (size_t)PySequence_Fast_GET_SIZE(seq);
+    Py_buffer *views = PyMem_Calloc(3 * (k ? k : 1), sizeof *views);
+    Run *runs = PyMem_Calloc(k ? k : 1, sizeof *runs);
+    Run **heap = PyMem_Calloc(k ? k : 1, sizeof *heap);
+    PyObject *words = NULL, *ends = NULL, *counts = NULL, *out = NULL;
+    size_t held = 0;
+    if (!views || !runs || !heap) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t j = 0; j < k; j++) {
+        PyObject *table = PySequence_Fast_GET_ITEM(seq, j);
+        if (!PyTuple_Check(table) || PyTuple_GET_SIZE(table) != 3) {
+            PyErr_Format(PyExc_TypeError, "table %zu is not a (words, ends, counts) tuple", j);
+            goto done;
+        }
+        for (int part = 0; part < 3; part++) {
+            if (PyObject_GetBuffer(PyTuple_GET_ITEM(table, part), &views[held], PyBUF_SIMPLE) < 0) goto done;
+            held++;
+        }
+        Py_buffer *v = &views[3 * j];
+        if (v[1].len != v[2].len || v[1].len % 8) {
+            PyErr_Format(PyExc_ValueError, "table %zu: ends and counts must be int64 arrays of one length", j);
+            goto done;
+        }
+        runs[j] = (Run){v[0].buf, v[1].buf, v[2].buf, (size_t)v[1].len / 8, 0, (size_t)v[0].len, 0};
+    }
+    size_t n = 0, len = 0;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = merge_pass(runs, k, heap, NULL, NULL, NULL, &n, &len);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        PyErr_SetString(PyExc_ValueError, "a table is not sorted by bytes, or its ends run past its words");
+        goto done;
+    }
+    words = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
+    ends = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * n));
+    counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * n));
+    if (!words || !ends || !counts) goto done;
+    uint8_t *w = (uint8_t *)PyBytes_AS_STRING(words);
+    char *e = PyBytes_AS_STRING(ends), *c = PyBytes_AS_STRING(counts);
+    Py_BEGIN_ALLOW_THREADS
+    rc = merge_pass(runs, k, heap, w, e, c, &n, &len);
+    Py_END_ALLOW_THREADS
+    out = PyTuple_Pack(3, words, ends, counts);
+done:
+    for (size_t j = 0; j < held; j++) PyBuffer_Release(&views[j]);
+    PyMem_Free(views);
+    PyMem_Free(runs);
+    PyMem_Free(heap);
+    Py_XDECREF(words);
+    Py_XDECREF(ends);
+    Py_XDECREF(counts);
+    Py_DECREF(seq);
+    return out;
+}
+
+
 static PyObject *Tally_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"family", NULL};
     int family;
@@ -303,6 +464,11 @@ static PyMethodDef Tally_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyGetSetDef Tally_getset[] = {
+    {"nbytes", (getter)Tally_nbytes, NULL, "The memory the tally holds: its words, ends, counts and index.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 static PySequenceMethods Tally_sequence = {.sq_length = (lenfunc)Tally_len};
 
 static PyTypeObject TallyType = {
@@ -313,11 +479,18 @@ static PyTypeObject TallyType = {
     .tp_new = Tally_new,
     .tp_dealloc = (destructor)Tally_dealloc,
     .tp_methods = Tally_methods,
+    .tp_getset = Tally_getset,
     .tp_as_sequence = &Tally_sequence,
 };
 
+static PyMethodDef module_methods[] = {
+    {"merge_tables", merge_tables, METH_O,
+     "merge_tables(tables)\n--\n\nThe sum of tables sorted by bytes, each (words, ends, counts), as one sorted table."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "engine.corpus._tally", "Pre-token counts, kept in C.", -1, NULL, NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "engine.corpus._tally", "Pre-token counts, kept in C.", -1, module_methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__tally(void) {

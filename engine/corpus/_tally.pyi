@@ -1,6 +1,9 @@
 """Types of the compiled pre-token tally (engine/corpus/_tally.c)."""
 
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Sequence
+
+Buffer = bytes | bytearray | memoryview | array[int]
 
 class Tally:
     """Pre-token counts under a family of patterns (its index in
@@ -18,3 +21,11 @@ class Tally:
     def counts(self) -> dict[bytes, int]:
         """The counts, in the order first seen."""
     def __len__(self) -> int: ...
+    @property
+    def nbytes(self) -> int:
+        """The memory the tally holds: its words, ends, counts and index."""
+
+def merge_tables(tables: Sequence[tuple[Buffer, Buffer, Buffer]], /) -> tuple[bytes, bytes, bytes]:
+    """The sum of tables sorted by bytes, each ``(words, ends, counts)`` as ``table(True)``
+    gives them (ends and counts native int64, in any buffer), as one sorted table;
+    ValueError for a table not sorted or whose ends run past its words."""

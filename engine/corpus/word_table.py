@@ -4,7 +4,7 @@ where each word ends, and each word's count.
 A dict of 150,000 pre-tokens to their counts takes ~100 bytes per word in Python objects;
 this takes the word's bytes plus 16. Counting for training ends in one of these, sorted by
 word, and never builds that dict: workers (local processes and Dask) send back sorted tables
-and they are merged as they arrive (``merged``), and the trainer's core is built from the
+and they are merged in C as they arrive (``merged``, ``merge``), and the trainer's core is built from the
 buffers (and gives them back, to be rebuilt when going back).
 """
 
@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
+
+from engine.corpus._tally import merge_tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,33 +51,14 @@ class WordTable:
         return cls(b"".join(words), array("q", accumulate(map(len, words))), array("q", map(counts.__getitem__, words)))
 
     def merged(self, other: WordTable) -> WordTable:
-        """The sum of two tables sorted by word, sorted by word: one pass over both, written
-        straight into the new buffers (no dict, no list of words)."""
-        words, ends, counts = bytearray(), array("q"), array("q")
+        """The sum of two tables sorted by word, sorted by word."""
+        return WordTable.merge([self, other])
 
-        def add(word: bytes, count: int) -> None:
-            words.extend(word)
-            ends.append(len(words))
-            counts.append(count)
-
-        mine, theirs = self.items(), other.items()
-        a, b = next(mine, None), next(theirs, None)
-        while a is not None and b is not None:
-            if a[0] == b[0]:
-                add(a[0], a[1] + b[1])
-                a, b = next(mine, None), next(theirs, None)
-            elif a[0] < b[0]:
-                add(*a)
-                a = next(mine, None)
-            else:
-                add(*b)
-                b = next(theirs, None)
-        for first, rest in ((a, mine), (b, theirs)):
-            if first is not None:
-                add(*first)
-                for item in rest:
-                    add(*item)
-        return WordTable(bytes(words), ends, counts)
+    @classmethod
+    def merge(cls, tables: Sequence[WordTable]) -> WordTable:
+        """The sum of tables sorted by word, sorted by word: one pass over them all in C
+        (``merge_tables``), written straight into the new buffers (no dict, no list of words)."""
+        return cls.packed(*merge_tables([(t.words, t.ends, t.counts) for t in tables]))
 
     def by_word(self) -> WordTable:
         """This table sorted by word (itself, if it is)."""
