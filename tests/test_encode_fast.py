@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 from array import array
@@ -198,6 +199,37 @@ def test_packed_ids_become_the_same_ints(tok):
         tok._table.ids(b"\x01\x00\x00")
     with pytest.raises(ValueError, match=f"token id {max(tok.vocab) + 1} is not in the vocabulary"):
         tok._table.ids(packed([max(tok.vocab) + 1], "I"))
+    half = len(ids) // 2
+    into = tok._table.ids(packed(ids[:half], "I"))
+    assert tok._table.ids(packed(ids[half:], "I"), into) is into
+    assert into == ids
+    with pytest.raises(ValueError, match="is not in the vocabulary"):
+        tok._table.ids(packed([ids[0], max(tok.vocab) + 1], "I"), into)
+    assert into == ids  # nothing of a refused array is appended
+
+
+def test_lists_of_ids_are_left_to_reference_counting(tok):
+    """A list of ints is in no cycle: the cycle collector does not walk the lists encode makes."""
+    assert not gc.is_tracked(tok.encode(SAMPLE))
+    assert not any(map(gc.is_tracked, tok.encode_batch(SAMPLE.splitlines(), workers=2)))
+
+
+def test_the_cache_lasts_across_calls_and_threads(tok):
+    """One cache for the tokenizer: what one call merges, the next finds, in any thread; the
+    threads' encoders are kept for the next call, and the ids never change."""
+    fresh_tok = fresh(tok, tok.direct)
+    ids = fresh_tok.encode(SAMPLE)
+    cache = fresh_tok._shared
+    assert cache is not None and len(cache) > 0
+    lines = SAMPLE.splitlines()
+    expected = [ids] + [fresh_tok.encode(line) for line in lines]
+    assert fresh_tok.encode_batch([SAMPLE, *lines], workers=2) == expected
+    encoders = set(map(id, fresh_tok._idle))
+    assert fresh_tok._shared is cache and 1 <= len(encoders) <= 2
+    assert fresh_tok.encode_batch([SAMPLE, *lines], workers=2) == expected
+    assert set(map(id, fresh_tok._idle)) == encoders  # the same encoders, their hot tables warm
+    fresh_tok.direct = not tok.direct
+    assert fresh_tok._shared is None and not fresh_tok._idle
 
 
 def test_turning_direct_off_empties_the_cache():

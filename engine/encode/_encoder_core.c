@@ -13,13 +13,15 @@
  *
  * Encoder runs a whole text without the GIL: special tokens are cut out (leftmost, longest
  * first); the rest is cut into pre-tokens by the GPT-2 or GPT-4 pattern
- * (engine/corpus/_pretokenize_core.c); each pre-token's ids are found in a cache (a SharedCache
- * that the Encoders of several threads fill together, then the Encoder's own), else are its
- * vocabulary entry (when every entry encodes to itself, Tokenizer.direct) or come from the
- * merge loop, and are cached. A full shared cache takes no more, a full own cache is
- * emptied, so memory stays bounded. Only building the list of ids takes the GIL again (or
- * a copy of them packed as 2- or 4-byte integers, for files of ids), so threads with an
- * Encoder each encode in parallel.
+ * (engine/corpus/_pretokenize_core.c), a batch at a time, the memory each will be looked up
+ * in fetched ahead; each pre-token's ids are found in the hot table of recent short ones,
+ * else in a cache (the tokenizer's SharedCache, which the Encoders of all its threads fill
+ * and read together across calls, then the Encoder's own), else are its vocabulary entry
+ * (when every entry encodes to itself, Tokenizer.direct) or come from the merge loop, and
+ * are cached. A full shared cache takes no more, a full own cache is emptied, so memory
+ * stays bounded. Only building the list of ids takes the GIL again (or a copy of them
+ * packed as 2- or 4-byte integers, for files of ids), so threads with an Encoder each
+ * encode in parallel.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -520,31 +522,47 @@ static PyObject *Vocab_decode(Vocab *v, PyObject *ids) {
     return out;
 }
 
-/* ids(packed) -> list[int]: the ids of a little-endian array of 4-byte unsigned ints, as
- * the threads of a long text hand them over: made ints once, from the ints made for each
- * id up front. ValueError for an id that is no entry. */
-static PyObject *Vocab_ids(Vocab *v, PyObject *packed) {
+/* ids(packed, into=None) -> list[int]: the ids of a little-endian array of 4-byte unsigned
+ * ints, as the threads of a long text hand them over, appended to into (a new list when
+ * None) and returned: made ints once, from the ints made for each id up front. A long
+ * text's pieces are appended as they come, while the threads encode the next ones.
+ * ValueError for an id that is no entry, into then unchanged. */
+static PyObject *Vocab_ids(Vocab *v, PyObject *args) {
+    PyObject *packed, *into = Py_None, *out = NULL;
+    if (!PyArg_ParseTuple(args, "O|O", &packed, &into)) return NULL;
+    if (into != Py_None && !PyList_Check(into)) {
+        PyErr_SetString(PyExc_TypeError, "into must be a list or None");
+        return NULL;
+    }
     Py_buffer view;
     if (PyObject_GetBuffer(packed, &view, PyBUF_SIMPLE)) return NULL;
-    PyObject *out = NULL;
+    Py_ssize_t count = view.len / 4;
+    const uint8_t *p = view.buf;
     if (view.len % 4) {
         PyErr_SetString(PyExc_ValueError, "packed ids are 4 bytes each");
         goto done;
     }
-    Py_ssize_t count = view.len / 4;
-    if (!(out = PyList_New(count))) goto done;
-    const uint8_t *p = view.buf;
-    for (Py_ssize_t k = 0; k < count; k++, p += 4) {
-        uint32_t id = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-        PyObject *object = id < v->nids ? v->id_objects[id] : NULL;
-        if (!object) {
+    for (Py_ssize_t k = 0; k < count; k++) {
+        uint32_t id = (uint32_t)p[4 * k] | (uint32_t)p[4 * k + 1] << 8 | (uint32_t)p[4 * k + 2] << 16 | (uint32_t)p[4 * k + 3] << 24;
+        if (id >= v->nids || !v->id_objects[id]) {
             PyErr_Format(PyExc_ValueError, "token id %lu is not in the vocabulary", (unsigned long)id);
-            Py_CLEAR(out);
             goto done;
         }
-        Py_INCREF(object);
-        PyList_SET_ITEM(out, k, object);
     }
+    if (into != Py_None) {
+        for (Py_ssize_t k = 0; k < count; k++) {
+            uint32_t id = (uint32_t)p[4 * k] | (uint32_t)p[4 * k + 1] << 8 | (uint32_t)p[4 * k + 2] << 16 | (uint32_t)p[4 * k + 3] << 24;
+            if (PyList_Append(into, v->id_objects[id])) goto done; /* MemoryError: the ids before stay */
+        }
+        out = Py_NewRef(into);
+        goto done;
+    }
+    if (!(out = PyList_New(count))) goto done;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        uint32_t id = (uint32_t)p[4 * k] | (uint32_t)p[4 * k + 1] << 8 | (uint32_t)p[4 * k + 2] << 16 | (uint32_t)p[4 * k + 3] << 24;
+        PyList_SET_ITEM(out, k, Py_NewRef(v->id_objects[id]));
+    }
+    PyObject_GC_UnTrack(out); /* see ids_list */
 done:
     PyBuffer_Release(&view);
     return out;
@@ -572,7 +590,7 @@ static PyObject *Vocab_canonical(Vocab *v, PyObject *Py_UNUSED(arg)) {
 
 static PyMethodDef Vocab_methods[] = {
     {"canonical", (PyCFunction)Vocab_canonical, METH_NOARGS, "Each id's entry length, then the entries in id order."},
-    {"ids", (PyCFunction)Vocab_ids, METH_O, "The ids of a little-endian array of 4-byte unsigned ints, as a list."},
+    {"ids", (PyCFunction)Vocab_ids, METH_VARARGS, "The ids of a little-endian array of 4-byte unsigned ints, appended to a list."},
     {"decode_bytes", (PyCFunction)Vocab_decode_bytes, METH_O, "The bytes of a sequence of ids, joined."},
     {"decode", (PyCFunction)Vocab_decode, METH_O, "The text of a sequence of ids; invalid UTF-8 becomes U+FFFD."},
     {NULL, NULL, 0, NULL},
@@ -896,100 +914,117 @@ static inline size_t hot_set(uint64_t a, uint64_t b) {
     return (size_t)(((a ^ b * 0xC2B2AE3D27D4EB4FULL) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT_BITS)) * 2;
 }
 
-/* The ids of the n bytes at s (a pre-token, n > 1) into out (room for n ids): its
- * vocabulary entry (with direct; such pre-tokens are never cached, the vocabulary is one
- * already), else from the caches, else from the merge loop, and then cached. How many, or
- * -1 (no memory). */
-static ptrdiff_t pretoken_ids(Encoder *e, const uint8_t *s, size_t n, uint32_t *out) {
-    uint64_t h = bytes_hash(s, n);
-    uint32_t id = e->direct ? vocab_find(e->vocab, s, n, h) : NO_ID;
-    if (id != NO_ID) {
-        *out = id;
-        return 1;
-    }
+/* The ids of the n bytes at s (a pre-token, n > 1; h: their hash) into out (room for n
+ * ids): from the caches, else its vocabulary entry (with direct), else from the merge loop,
+ * and then cached. A vocabulary entry is cached too: a hit then costs one probe of the
+ * cache's small slots, not a probe of the vocabulary's table too, which is many times larger
+ * and misses the processor's caches. How many ids, or -1 (no memory). */
+static ptrdiff_t pretoken_ids(Encoder *e, const uint8_t *s, size_t n, uint64_t h, uint32_t *out) {
     uint16_t nids;
     const uint32_t *ids = n <= MAX_CACHED ? encoder_find(e, s, n, h, &nids) : NULL;
     if (ids) {
         memcpy(out, ids, nids * sizeof(uint32_t));
         return nids;
     }
-    if (reserve((void **)&e->work, &e->work_cap, WORK_PER_BYTE * n, sizeof(uint32_t))) return -1;
-    size_t k = (size_t)merge_bytes(e->ranks, s, (Py_ssize_t)n, e->work);
-    memcpy(out, e->work, k * sizeof(uint32_t));
+    uint32_t id = e->direct ? vocab_find(e->vocab, s, n, h) : NO_ID;
+    size_t k = 1;
+    if (id != NO_ID) {
+        *out = id;
+    } else {
+        if (reserve((void **)&e->work, &e->work_cap, WORK_PER_BYTE * n, sizeof(uint32_t))) return -1;
+        k = (size_t)merge_bytes(e->ranks, s, (Py_ssize_t)n, e->work);
+        memcpy(out, e->work, k * sizeof(uint32_t));
+    }
     if (n <= MAX_CACHED) encoder_put(e, s, n, h, out, k);
     return (ptrdiff_t)k;
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+#define BATCH 128 /* pre-tokens found at once, their slots fetched before the first is looked up */
+
+/* The hot table's key of the n <= HOT_BYTES bytes at s. */
+static inline void hot_key(const uint8_t *s, size_t n, uint64_t *a, uint64_t *b) {
+    *a = load64(s) & key_lo[n];
+    *b = load64(s + 8) & key_hi[n];
+}
+
 /* The ids of the UTF-8 text[0..len) (in e->utf8) without special tokens, appended to
- * e->out: each pre-token is one byte (its id), in the hot table, or found by pretoken_ids.
- * One function a family (ENCODE_PIECE), so each loop has its scanner inlined. 0 or -1 (no
- * memory). */
-#define ENCODE_PIECE(name, scan)                                                                                            \
-    static int name(Encoder *e, const uint8_t *text, ptrdiff_t len) {                                                        \
-        /* A pre-token has at most one id a byte; a hot slot's ids are copied whole. */                                      \
-        if (reserve((void **)&e->out, &e->out_cap, e->out_len + (size_t)len + HOT_IDS, sizeof(uint32_t))) return -1;         \
-        const uint32_t *byte_ids = e->ranks->byte_ids;                                                                       \
-        HotSlot *hot = e->hot;                                                                                               \
-        uint32_t *out = e->out + e->out_len;                                                                                 \
-        for (ptrdiff_t i = 0; i < len;) {                                                                                    \
-            const uint8_t *s = text + i;                                                                                     \
-            ptrdiff_t j = scan;                                                                                              \
-            size_t n = (size_t)(j - i);                                                                                      \
-            i = j;                                                                                                           \
-            if (n == 1) {                                                                                                    \
-                *out++ = byte_ids[s[0]];                                                                                     \
-                continue;                                                                                                    \
-            }                                                                                                                \
-            HotSlot *slot = NULL;                                                                                            \
-            uint64_t a = 0, b = 0;                                                                                           \
-            if (n <= HOT_BYTES) {                                                                                            \
-                a = load64(s) & key_lo[n];                                                                                   \
-                b = load64(s + 8) & key_hi[n];                                                                               \
-                slot = &hot[hot_set(a, b)];                                                                                  \
-                if (slot[0].a == a && slot[0].b == b && slot[0].length == n) {                                               \
-                    memcpy(out, slot[0].ids, sizeof slot[0].ids);                                                            \
-                    out += slot[0].nids;                                                                                     \
-                    continue;                                                                                                \
-                }                                                                                                            \
-                if (slot[1].a == a && slot[1].b == b && slot[1].length == n) {                                               \
-                    memcpy(out, slot[1].ids, sizeof slot[1].ids);                                                            \
-                    out += slot[1].nids;                                                                                     \
-                    HotSlot used = slot[1]; /* now the more recent of the two */                                             \
-                    slot[1] = slot[0];                                                                                       \
-                    slot[0] = used;                                                                                          \
-                    continue;                                                                                                \
-                }                                                                                                            \
-            }                                                                                                                \
-            ptrdiff_t k = pretoken_ids(e, s, n, out);                                                                        \
-            if (k < 0) return -1;                                                                                            \
-            if (slot && k <= HOT_IDS) {                                                                                      \
-                slot[1] = slot[0];                                                                                           \
-                slot[0].a = a;                                                                                               \
-                slot[0].b = b;                                                                                               \
-                slot[0].length = (uint8_t)n;                                                                                 \
-                slot[0].nids = (uint8_t)k;                                                                                   \
-                memcpy(slot[0].ids, out, (size_t)k * sizeof(uint32_t));                                                      \
-            }                                                                                                                \
-            out += k;                                                                                                        \
-        }                                                                                                                    \
-        e->out_len = (size_t)(out - e->out);                                                                                 \
-        return 0;                                                                                                            \
-    }
-
-ENCODE_PIECE(encode_gpt2, pt_gpt2_end(text, len, i))
-ENCODE_PIECE(encode_gpt4, pt_gpt4_end(text, len, i, 3, 0))
-ENCODE_PIECE(encode_cl100k, pt_gpt4_end(text, len, i, 3, 1))
-ENCODE_PIECE(encode_o200k, pt_o200k_end(text, len, i))
-ENCODE_PIECE(encode_qwen2, pt_gpt4_end(text, len, i, 1, 0))
-
+ * e->out. The pre-tokens are found BATCH at a time (pretoken_ends), and the memory each
+ * will be looked up in (its hot pair of slots, or a longer one's cache slot) is asked for
+ * before any is looked up, so the processor fetches them all at once rather than waiting
+ * on each in turn. Then each pre-token is one byte (its id), in the hot table, or found by
+ * pretoken_ids. 0 or -1 (no memory). */
 static int encode_piece(Encoder *e, const uint8_t *text, ptrdiff_t len) {
-    switch (e->pattern) {
-    case PATTERN_GPT4: return encode_gpt4(e, text, len);
-    case PATTERN_CL100K: return encode_cl100k(e, text, len);
-    case PATTERN_O200K: return encode_o200k(e, text, len);
-    case PATTERN_QWEN2: return encode_qwen2(e, text, len);
-    default: return encode_gpt2(e, text, len);
+    /* A pre-token has at most one id a byte; a hot slot's ids are copied whole. */
+    if (reserve((void **)&e->out, &e->out_cap, e->out_len + (size_t)len + HOT_IDS, sizeof(uint32_t))) return -1;
+    const uint32_t *byte_ids = e->ranks->byte_ids;
+    const Cache *cache = e->shared ? &e->shared->cache : &e->own;
+    HotSlot *hot = e->hot;
+    uint32_t *out = e->out + e->out_len;
+    ptrdiff_t ends[BATCH + 1];
+    uint64_t keys[BATCH]; /* a short pre-token's hot pair, a longer one's hash */
+    for (ends[0] = 0; ends[0] < len;) {
+        ptrdiff_t count = pretoken_ends(text, len, ends[0], e->pattern, ends + 1, BATCH);
+        for (ptrdiff_t k = 0; k < count; k++) {
+            const uint8_t *s = text + ends[k];
+            size_t n = (size_t)(ends[k + 1] - ends[k]);
+            uint64_t a, b;
+            if (n == 1) continue;
+            if (n <= HOT_BYTES) {
+                hot_key(s, n, &a, &b);
+                PREFETCH(&hot[keys[k] = hot_set(a, b)]);
+            } else {
+                keys[k] = bytes_hash(s, n);
+                PREFETCH((const void *)&cache->slots[keys[k] & cache->mask]);
+            }
+        }
+        for (ptrdiff_t k = 0; k < count; k++) {
+            const uint8_t *s = text + ends[k];
+            size_t n = (size_t)(ends[k + 1] - ends[k]);
+            if (n == 1) {
+                *out++ = byte_ids[s[0]];
+                continue;
+            }
+            if (n > HOT_BYTES) {
+                ptrdiff_t got = pretoken_ids(e, s, n, keys[k], out);
+                if (got < 0) return -1;
+                out += got;
+                continue;
+            }
+            uint64_t a, b;
+            hot_key(s, n, &a, &b);
+            HotSlot *slot = &hot[keys[k]];
+            if (slot[0].a == a && slot[0].b == b && slot[0].length == n) {
+                memcpy(out, slot[0].ids, sizeof slot[0].ids);
+                out += slot[0].nids;
+                continue;
+            }
+            if (slot[1].a == a && slot[1].b == b && slot[1].length == n) {
+                memcpy(out, slot[1].ids, sizeof slot[1].ids);
+                out += slot[1].nids;
+                HotSlot used = slot[1]; /* now the more recent of the two */
+                slot[1] = slot[0];
+                slot[0] = used;
+                continue;
+            }
+            ptrdiff_t got = pretoken_ids(e, s, n, bytes_hash(s, n), out);
+            if (got < 0) return -1;
+            if (got <= HOT_IDS) {
+                slot[1] = slot[0];
+                slot[0] = (HotSlot){a, b, (uint8_t)n, (uint8_t)got, 0, {0}};
+                memcpy(slot[0].ids, out, (size_t)got * sizeof(uint32_t));
+            }
+            out += got;
+        }
+        ends[0] = ends[count];
     }
+    e->out_len = (size_t)(out - e->out);
+    return 0;
 }
 
 /* The special token that starts at byte i (the first in e->specials, longest first, as the
@@ -1182,16 +1217,16 @@ static void lock_encoder(Encoder *e) {
     }
 }
 
-/* The list of the ids e->out[from..to). */
+/* The list of the ids e->out[from..to), left out of the cycle collector's walks: a list of
+ * ints refers to no container, so it can be in no cycle (unless its owner puts one in it),
+ * and walking a batch's lists of ids, generation by generation, took a sixth of encoding
+ * many short texts. */
 static PyObject *ids_list(const Encoder *e, size_t from, size_t to) {
     PyObject *out = PyList_New((Py_ssize_t)(to - from));
     if (!out) return NULL;
     PyObject **objects = e->vocab->id_objects;
-    for (size_t k = from; k < to; k++) {
-        PyObject *id = objects[e->out[k]];
-        Py_INCREF(id);
-        PyList_SET_ITEM(out, (Py_ssize_t)(k - from), id);
-    }
+    for (size_t k = from; k < to; k++) PyList_SET_ITEM(out, (Py_ssize_t)(k - from), Py_NewRef(objects[e->out[k]]));
+    PyObject_GC_UnTrack(out);
     return out;
 }
 

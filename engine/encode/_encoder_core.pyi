@@ -25,14 +25,15 @@ class Vocab:
     def canonical(self) -> bytes:
         """Each id's entry length (little-endian, 4 bytes; 0xFFFFFFFF for none), then the
         entries' bytes in id order."""
-    def ids(self, packed: bytes, /) -> list[int]:
+    def ids(self, packed: bytes, into: list[int] | None = None, /) -> list[int]:
         """The ids of a little-endian array of 4-byte unsigned ints (``Encoder.encode_packed``'s
-        with width 4) as a list; ValueError for an id that is no entry."""
+        with width 4) appended to ``into`` (a new list when None), which is returned;
+        ValueError for an id that is no entry, ``into`` then unchanged."""
 
 class SharedCache:
     """A cache of up to ``capacity`` pre-tokens' ids that the ``Encoder``s of these ranks,
-    vocabulary and ``direct`` fill and read together from any threads, with no lock; once
-    full it takes no more."""
+    vocabulary and ``direct`` fill and read together from any threads, with no lock, across
+    calls; once full it takes no more."""
 
     def __init__(self, ranks: MergeRanks, vocab: Vocab, direct: bool, capacity: int, /) -> None: ...
     def __len__(self) -> int:

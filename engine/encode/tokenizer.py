@@ -185,11 +185,16 @@ class Tokenizer:
         self._ranks = MergeRanks(self._byte_ids, self._rank_of, self._merged)
         self._table = Vocab(self.vocab)
         self.cache_size = cache_size
-        """Entries a cache may hold; a full cache is emptied (a shared one takes no more), so
-        memory stays bounded."""
+        """Pre-tokens a cache may hold: the tokenizer's cache, shared by every thread and kept
+        across calls, takes no more once full; then each encoder's own cache of as many takes
+        the rest and is emptied when full, so memory stays bounded."""
         self._direct = False
+        self._shared: SharedCache | None = None
+        """The pre-token cache of every compiled encoder of this tokenizer (made on first use)."""
         self._encoder: Encoder | None = None
-        """The compiled encoder with its cache (named patterns only; made on first use)."""
+        """The compiled encoder of calls in one thread (named patterns only; made on first use)."""
+        self._idle: list[Encoder] = []
+        """The worker threads' encoders between calls: each keeps its hot table warm."""
         self._piece_encoder: Encoder | None = None
         """The compiled encoder of the pieces between added tokens, where the pattern is
         compiled but cutting out the added tokens is not (``_new_piece_encoder``)."""
@@ -208,7 +213,8 @@ class Tokenizer:
     @direct.setter
     def direct(self, on: bool) -> None:
         self._direct = on
-        self._encoder = self._piece_encoder = None  # their caches were filled the other way
+        self._encoder = self._piece_encoder = self._shared = None  # their caches were filled the other way
+        self._idle = []
         self._pretokens.clear()
 
     @property
@@ -219,12 +225,19 @@ class Tokenizer:
         return self.pretokenizer.chunked and "" not in self.special_ids
 
     def _new_encoder(self, shared: SharedCache | None = None) -> Encoder | None:
-        """A compiled encoder with an empty cache of its own, looking in ``shared`` first;
-        None where encoding goes through ``regex``."""
+        """A compiled encoder with an empty cache of its own, looking first in ``shared``
+        (default: the tokenizer's cache); None where encoding goes through ``regex``."""
         if not self._compiled:
             return None
         specials = [(s, self.special_ids[s]) for s in sorted(set(self.special_tokens), key=len, reverse=True)]
+        shared = self._cache() if shared is None else shared
         return Encoder(self._ranks, self._table, self.pretokenizer.family_id, self._direct, self.cache_size, specials, shared)
+
+    def _cache(self) -> SharedCache:
+        """The tokenizer's pre-token cache, made on first use."""
+        if self._shared is None:
+            self._shared = SharedCache(self._ranks, self._table, self._direct, self.cache_size)
+        return self._shared
 
     def _new_piece_encoder(self) -> Encoder | None:
         """Where added tokens matched as HF matches them or a normalizer (Qwen2's NFC) keep
@@ -545,8 +558,9 @@ class Tokenizer:
         (default: one per core).
 
         The compiled encoder releases the GIL, so threads run in parallel; each has an
-        encoder of its own for the whole stream, and all share one cache of pre-tokens' ids
-        (what one thread merges, the others find). A thread takes texts in units of about
+        encoder of its own, kept for the next call, and all share the tokenizer's cache of
+        pre-tokens' ids (what one thread merges, the others find, in this call and later
+        ones). A thread takes texts in units of about
         ``UNIT_CHARS`` characters, encoded with the GIL released once for the unit, so many
         short texts cost little more than one long one; a text longer than ``2 * UNIT_CHARS``
         is cut where no pre-token changes (``PreTokenizer.safe_cut``) and its pieces are
@@ -561,7 +575,8 @@ class Tokenizer:
         if not self._compiled:
             return map(self.encode, texts)
         units = (((unit, kind), kind) for unit, kind in self._units(texts, threads))
-        return _assembled(self._in_threads(units, threads, _listed_unit), self._table.ids)
+        table = self._table
+        return _assembled(self._in_threads(units, threads, _listed_unit), lambda ids, part: table.ids(part, ids), lambda ids: ids)
 
     def encode_packed_stream(self, texts: Iterable[str], dtype: str = "uint32", workers: int | None = None) -> Iterator[bytes]:
         """``encode_packed`` of each text, as ``encode_stream`` does ``encode``: packing too
@@ -570,7 +585,7 @@ class Tokenizer:
         threads = self.threads(workers)
         if not self._compiled:
             return (self.encode_packed(text, dtype) for text in texts)
-        return _assembled(self._in_threads(self._units(texts, threads), threads, _packed_unit(width)), bytes)
+        return _assembled(self._in_threads(self._units(texts, threads), threads, _packed_unit(width)), _bytes_added, bytes)
 
     def encode_packed_batches(
         self, batches: Iterable[tuple[Sequence[str], Sequence[bool]]], dtype: str, eot: int | None = None, workers: int | None = None
@@ -683,8 +698,9 @@ class Tokenizer:
 
     def _in_threads(self, units: Iterable[tuple[U, K]], threads: int, run: Callable[[Encoder, U], R]) -> Iterator[tuple[R, K]]:
         """``(run(encoder, unit), kind)`` of each unit, in order, computed in ``threads``
-        threads, each with an ``Encoder`` of its own over one shared cache; at most two
-        units a thread in flight. One thread: this one, with the tokenizer's own encoder."""
+        threads, each with an ``Encoder`` of its own (taken from those the last calls left,
+        given back after) over the tokenizer's cache; at most two units a thread in flight.
+        One thread: this one, with the tokenizer's own encoder."""
         if threads == 1:
             if self._encoder is None:
                 self._encoder = self._new_encoder()
@@ -692,30 +708,39 @@ class Tokenizer:
             assert encoder is not None  # called only when encoding is compiled
             yield from ((run(encoder, unit), kind) for unit, kind in units)
             return
+        self._cache()  # made here, not by two threads at once
         local = threading.local()
-        # Once full it takes no more (the encoders' own caches take the rest): never emptied under a reader.
-        shared = SharedCache(self._ranks, self._table, self._direct, self.cache_size)
+        idle, taken = self._idle, []  # idle: replaced when direct changes, so no stale encoder returns
 
         def work(unit: U) -> R:
-            encoder: Encoder | None = getattr(local, "encoder", None) or self._new_encoder(shared)
-            assert encoder is not None  # threads run only when encoding is compiled (threads())
-            local.encoder = encoder
+            encoder: Encoder | None = getattr(local, "encoder", None)
+            if encoder is None:
+                try:
+                    encoder = idle.pop()  # atomic: calls in other threads take others
+                except IndexError:
+                    encoder = self._new_encoder()
+                assert encoder is not None  # threads run only when encoding is compiled (threads())
+                local.encoder = encoder
+                taken.append(encoder)
             return run(encoder, unit)
 
-        with ThreadPoolExecutor(threads) as pool:
-            pending: deque[tuple[Future[R], K]] = deque()
-            try:
-                for unit, kind in units:
-                    pending.append((pool.submit(work, unit), kind))
-                    if len(pending) >= 2 * threads:
+        try:
+            with ThreadPoolExecutor(threads) as pool:
+                pending: deque[tuple[Future[R], K]] = deque()
+                try:
+                    for unit, kind in units:
+                        pending.append((pool.submit(work, unit), kind))
+                        if len(pending) >= 2 * threads:
+                            future, done = pending.popleft()
+                            yield future.result(), done
+                    while pending:
                         future, done = pending.popleft()
                         yield future.result(), done
-                while pending:
-                    future, done = pending.popleft()
-                    yield future.result(), done
-            finally:
-                for future, _ in pending:
-                    future.cancel()
+                finally:
+                    for future, _ in pending:
+                        future.cancel()
+        finally:
+            idle += taken  # the pool has waited for its threads: no encoder is in use
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
         """Lazily encode a stream of strings; the ids equal ``encode`` of their concatenation.
@@ -792,18 +817,28 @@ def _joined_unit(width: int, eot: int) -> Callable[[Encoder, tuple[list[str], li
     return run
 
 
-def _assembled(results: Iterator[tuple[list[W] | list[bytes], int]], made: Callable[[bytes], W]) -> Iterator[W]:
+def _assembled(
+    results: Iterator[tuple[list[W] | list[bytes], int]], add: Callable[[Any, bytes], Any], made: Callable[[Any], W]
+) -> Iterator[W]:
     """The stream's results from the units': each of a ``_WHOLE`` unit's, and for a long text
-    ``made`` of its pieces' packed ids joined."""
-    parts: list[bytes] = []
+    ``made`` of what ``add`` made of its pieces' packed ids, each added as it comes (while the
+    threads encode the pieces after it)."""
+    whole: Any = None
     for out, kind in results:
         if kind == _WHOLE:
             yield from cast("list[W]", out)
             continue
-        parts.append(cast("list[bytes]", out)[0])
+        whole = add(whole, cast("list[bytes]", out)[0])
         if kind == _LAST:
-            yield made(b"".join(parts))
-            parts = []
+            yield made(whole)
+            whole = None
+
+
+def _bytes_added(whole: bytearray | None, part: bytes) -> bytearray:
+    """A long text's packed ids so far, with its next piece's."""
+    whole = bytearray() if whole is None else whole
+    whole += part
+    return whole
 
 
 def _unpickle(settings: tuple[Any, ...], direct: bool) -> Tokenizer:
