@@ -1,7 +1,7 @@
 """The pre-tokenizer 64 bytes at a time (engine/corpus/_pretokenize_simd.h) splits as the
 ``regex`` module does on every instruction set this machine runs, each forced in turn: random
 texts mostly of ASCII (the blocks' own ground, their edges at every offset), random Unicode,
-the corpora, and the counting tally run under each."""
+the corpora's excerpts, and the counting tally run under each."""
 
 from __future__ import annotations
 
@@ -84,16 +84,14 @@ def test_every_piece_at_every_offset_of_a_block(level, offset):
             _check("a" * offset + " " + piece + piece + " x" + piece, family)
 
 
-CORPORA = [ROOT.parent / "shared/corpora/en-mix-6m.txt", ROOT.parent / "shared/corpora/zh-xiyouji.txt"]
-FIXTURES = ["corpus.en", "german.txt", "address.txt", "lecture-002-deepseek.txt", "tinystories_sample.txt"]
+FIXTURES = ["corpus.en", "german.txt", "address.txt", "lecture-002-deepseek.txt", "en-mix-192k.txt", "zh-xiyouji-128k.txt"]
+"""Texts of tests/fixtures: prose, a letter's address lines, a lecture, and excerpts of the
+benchmark corpora."""
 
 
 @pytest.fixture(scope="module")
 def texts() -> list[str]:
-    """The fixtures' texts, and 300 KB of each corpus where they are (the repository keeps
-    none; tests/fixtures holds their excerpts)."""
-    found = [(ROOT / "tests/fixtures" / name).read_text(encoding="utf-8") for name in FIXTURES]
-    return found + [path.read_text(encoding="utf-8")[:300_000] for path in CORPORA if path.exists()]
+    return [(ROOT / "tests/fixtures" / name).read_text(encoding="utf-8") for name in FIXTURES]
 
 
 @pytest.mark.parametrize("family", FAMILIES)
