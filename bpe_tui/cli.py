@@ -7,6 +7,7 @@ command (Ctrl-C) with exit status 130.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from importlib import metadata
@@ -31,6 +32,18 @@ def installed_version() -> str:
         return "(not installed: pip install -e .)"
 
 
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def memory_size(text: str) -> int:
+    """A size as ``--max-memory`` takes it: bytes, or a number with K, M, G or T (powers of
+    1024; ``B``, ``iB`` after it allowed): ``512M``, ``1.5G``."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*", text.upper())
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size: give bytes or a number with K, M, G or T (512M, 8G)")
+    return int(float(match[1]) * SIZE_UNITS[match[2]])
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="bpe-tui", description="Train byte-level BPE tokenizers and watch every merge.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {installed_version()}")
@@ -40,7 +53,18 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--headless", action="store_true", help="no TUI: progress, summary, files")
     train.add_argument("--out", metavar="DIR", help="where to write tokenizer.json, vocab.json, merges.txt")
     train.add_argument("--resume", metavar="DIR", help="continue a saved run on the same corpus and settings")
-    train.add_argument("--save-counts", metavar="FILE", help="save the pre-token counts, to train again with --counts")
+    train.add_argument(
+        "--save-counts",
+        metavar="FILE",
+        help="save the pre-token counts, to train again with --counts; kept in FILE.parts as they are counted, "
+        "so a stopped count goes on where it stopped",
+    )
+    train.add_argument(
+        "--max-memory",
+        type=memory_size,
+        metavar="SIZE",
+        help="memory counting may hold (512M, 8G): past it, counts spill to disk and are joined at the end",
+    )
     train.add_argument("--counts", metavar="FILE", help="train from saved counts instead of a corpus")
     train.add_argument(
         "--dask", metavar="WHERE", help="count on a Dask cluster: local[:N] starts N local workers, or a scheduler tcp://HOST:8786"

@@ -62,4 +62,5 @@ def options_from_args(args: argparse.Namespace) -> TrainOptions:
         stdin_format=args.stdin_format,
         algorithm=getattr(args, "algorithm", None),
         lowercase=getattr(args, "lowercase", False),
+        max_memory=getattr(args, "max_memory", None),
     )

@@ -298,6 +298,11 @@ def _summary(
             table.add_row("bad records", f"{counted.bad_records:,} skipped")
         if options.skip_bad_inputs or counted.skipped_inputs:
             table.add_row("bad inputs", "\n".join([f"{len(counted.skipped_inputs):,} skipped", *counted.skipped_inputs]))
+    if counted is not None and counted.resumed:
+        table.add_row(
+            "resumed",
+            f"{counted.resumed:,} shard{'' if counted.resumed == 1 else 's'} counted before the stop, kept in {options.save_counts}.parts",
+        )
     if options.save_counts:
         table.add_row("counts", f"saved to {options.save_counts} (train again with --counts)")
     table.add_row("merges", f"{done:,} of {trainer.merges_planned:,}{note}")

@@ -25,10 +25,13 @@ import threading
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence, Sized
+from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.corpus.pretokenize import PreTokenizer
+from engine.corpus.runs import Keeping, RunKeeper, kept_runs, merged_runs, plan_digest
 from engine.corpus.shards import (
     MAX_BLOCK,
     SHARD_BYTES,
@@ -73,6 +76,8 @@ class CountSummary:
     in plan order; the same files give the same digest however many processes count them."""
     skipped_inputs: tuple[str, ...] = ()
     """Bad files skipped (``skip_bad_inputs``), each as the line saying what is wrong with it."""
+    resumed: int = 0
+    """Shards whose counts an earlier, stopped count had kept (``keep``): not read again."""
 
     @property
     def label(self) -> str:
@@ -91,10 +96,12 @@ def count_inputs(
     progress: Progress | None = None,
     shard_bytes: int = SHARD_BYTES,
     dask: Any = None,
+    keep: str | os.PathLike[str] | None = None,
+    max_memory: int | None = None,
 ) -> tuple[Counter[bytes], CountSummary]:
     """Pre-token counts of files, directories and glob patterns, as ``count_table`` makes
     them, in a ``Counter``."""
-    table, summary = count_table(inputs, settings, workers, progress, shard_bytes, dask)
+    table, summary = count_table(inputs, settings, workers, progress, shard_bytes, dask, keep, max_memory)
     return table.counter(), summary
 
 
@@ -105,12 +112,20 @@ def count_table(
     progress: Progress | None = None,
     shard_bytes: int = SHARD_BYTES,
     dask: Any = None,
+    keep: str | os.PathLike[str] | None = None,
+    max_memory: int | None = None,
 ) -> tuple[WordTable, CountSummary]:
     """Pre-token counts of files, directories and glob patterns, counted by ``workers``
     processes (default: all cores), or on the Dask cluster ``dask`` names (``local[:N]``, a
     scheduler address or a ``distributed.Client``: see ``engine.corpus.dask_count``); ``CorpusError``
     if one cannot be read. Counted in this process, the pre-tokens come in the order they
-    were first seen (the text's order, for the screens); otherwise sorted."""
+    were first seen (the text's order, for the screens); otherwise sorted.
+
+    ``keep``: a folder where the counts are kept as they are made (``engine.corpus.runs``):
+    a count stopped and started again with the same files and settings reads only the
+    shards it had not finished. ``max_memory``: the bytes the counters' tallies may hold
+    together; past it they are written out as runs (to ``keep``, or a temporary folder) and
+    joined at the end."""
     keep_mmap_threshold()  # before the first block is read: see MMAP_THRESHOLD
     found = find_inputs(as_inputs(inputs), settings.skip_bad_inputs, settings.stdin_format)
     sources = found.sources
@@ -129,6 +144,9 @@ def count_table(
 
     report("read", 0, total)
     name = label([s.path for s in sources])
+    if keep is not None or max_memory is not None:
+        table, results, resumed = _count_kept(shards, settings, workers, read, name, keep, max_memory)
+        return table, summarize(sources, shards, results, found.skipped, resumed)
     tally = PretokenTally(settings.pretokenizer)
     if dask is None and (workers == 1 or on_files <= IN_PROCESS):
         results = [count_shard(shard, settings, read, tally) for shard in shards]
@@ -141,18 +159,83 @@ def count_table(
 
             table, elsewhere = count_on_dask(files, settings, dask, read, name)
         else:
-            table, elsewhere = _count_parallel(files, settings, workers, read, name)
+            table, counted = _count_parallel([(i, s) for i, s in enumerate(shards) if not s.stream], settings, workers, read, name)
+            elsewhere = [counted[i] for i in sorted(counted)]
         if here:
             table = table.merged(tally.table(by_word=True))
-        counted = iter(elsewhere)
-        results = [here[i] if i in here else next(counted) for i in range(len(shards))]
+        rest = iter(elsewhere)
+        results = [here[i] if i in here else next(rest) for i in range(len(shards))]
     del tally
     trim_heap()  # what counting freed goes back now: the trainer built next would sit above it
     return table, summarize(sources, shards, results, found.skipped)
 
 
+CHECKPOINT_SECONDS = float(os.environ.get("BPE_TUI_CHECKPOINT_SECONDS", 60))
+"""How often a count that can go on writes out what it has counted, at a shard's end: at
+most this much counting is done again after a stop (``BPE_TUI_CHECKPOINT_SECONDS``: 0
+writes a run after every shard)."""
+TALLY_OVERHEAD = 24 << 20
+"""What a counter holds besides its tally (the text being read and parsed): taken off the
+budget ``max_memory`` leaves each counter."""
+
+
+def _count_kept(
+    shards: Sequence[Shard],
+    settings: CountSettings,
+    workers: int,
+    read: Callable[[int], None],
+    name: str,
+    keep: str | os.PathLike[str] | None,
+    max_memory: int | None,
+) -> tuple[WordTable, list[ShardCount], int]:
+    """Count with the counts kept as runs on disk (see ``count_table``): the table, each
+    shard's result in plan order, and how many shards earlier runs had finished."""
+    import shutil
+    import tempfile
+
+    folder = Path(keep) if keep is not None else Path(tempfile.mkdtemp(prefix="bpe-tui-counts-"))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CorpusError(f"{folder}: cannot keep counts there ({e.strerror or e})") from None
+    budget = None if max_memory is None else max(64 << 10, max_memory // workers - TALLY_OVERHEAD)
+    keeping = Keeping(str(folder), plan_digest(shards, settings), budget, CHECKPOINT_SECONDS if keep is not None else None)
+    try:
+        with ExitStack() as stack:
+            finished = {i: r for run in kept_runs(folder, keeping.plan, stack) for i, r in run.done.items()}
+        for i in finished:
+            read(shards[i].size)
+        streams = PretokenTally(settings.pretokenizer)  # read once, never kept: a stream cannot be read again
+        results: dict[int, ShardCount] = {i: count_shard(s, settings, read, streams) for i, s in enumerate(shards) if s.stream}
+        todo = [(i, s) for i, s in enumerate(shards) if not s.stream and i not in finished]
+        if workers == 1 or sum(s.size for _, s in todo) <= IN_PROCESS:
+            tally = PretokenTally(settings.pretokenizer)
+            keeper = RunKeeper(keeping, tally)
+            for i, shard in todo:
+                keeper.started(i)
+                results[i] = count_shard(shard, settings, read, tally)
+                keeper.finished(i, results[i])
+            keeper.close()
+            del tally, keeper
+        elif todo:
+            results.update(_count_parallel(todo, settings, workers, read, name, keeping)[1])
+        with ExitStack() as stack:
+            runs = kept_runs(folder, keeping.plan, stack)
+            table = merged_runs(runs)
+        if len(streams.tally):
+            table = table.merged(streams.table(by_word=True))
+        results.update({i: r for run in runs for i, r in run.done.items() if i not in results})
+        return table, [results[i] for i in range(len(shards))], len(finished)
+    finally:
+        if keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        elif not any(folder.iterdir()):  # stopped before any run: nothing to go on from
+            folder.rmdir()
+        trim_heap()
+
+
 def summarize(
-    sources: Sequence[Source], shards: Sequence[Shard], results: Sequence[ShardCount], skipped: Sequence[str] = ()
+    sources: Sequence[Source], shards: Sequence[Shard], results: Sequence[ShardCount], skipped: Sequence[str] = (), resumed: int = 0
 ) -> CountSummary:
     """The summary of counting ``sources`` from their shards' results, in plan order."""
     read = {shard.path: result.bytes_read for shard, result in zip(shards, results, strict=True) if shard.stream}
@@ -162,6 +245,7 @@ def summarize(
         sum(r.bad_records for r in results),
         inputs_digest(r.digest for r in results),
         tuple(skipped),
+        resumed,
     )
 
 
@@ -211,16 +295,18 @@ def count_iterable(texts: Iterable[str], pretok: PreTokenizer) -> Counter[bytes]
 
 
 def _count_parallel(
-    shards: list[Shard],
+    shards: list[tuple[int, Shard]],
     settings: CountSettings,
     workers: int,
     read: Callable[[int], None],
     name: str,
-) -> tuple[WordTable, list[ShardCount]]:
-    """Hand the shards to ``workers`` counters through one queue: ``workers - 1`` processes
-    and a thread of this one. Each counts what it gets with ``count_shard``, reports bytes as
-    it reads and each shard's digest as it ends, and sends back one sorted ``WordTable`` at
-    the end, merged into the total as it arrives."""
+    keeping: Keeping | None = None,
+) -> tuple[WordTable, dict[int, ShardCount]]:
+    """Hand the shards (each with its place in the plan) to ``workers`` counters through one
+    queue: ``workers - 1`` processes and a thread of this one. Each counts what it gets with
+    ``count_shard``, reports bytes as it reads and each shard's digest as it ends, and sends
+    back one sorted ``WordTable`` at the end, merged into the total as it arrives; with
+    ``keeping``, it writes runs instead (``engine.corpus.runs``) and the table is empty."""
     # Imported here: a small corpus, counted in this process, need not pay for them.
     import multiprocessing
     import queue
@@ -230,24 +316,24 @@ def _count_parallel(
     tasks = context.Queue()  # the shards are small plain data: all of them go in at once
     results = context.Queue()
     procs = [
-        context.Process(target=_worker, args=(settings, tasks, results), daemon=True)  # type: ignore[attr-defined]
+        context.Process(target=_worker, args=(settings, tasks, results, keeping), daemon=True)  # type: ignore[attr-defined]
         for _ in range(workers - 1)
     ]
     stop = threading.Event()
-    here = threading.Thread(target=_count_tasks, args=(settings, tasks, results, stop), daemon=True, name="counting")
+    here = threading.Thread(target=_count_tasks, args=(settings, tasks, results, stop, keeping), daemon=True, name="counting")
 
     def check() -> None:
         if any(p.exitcode for p in procs):
             raise CorpusError(f"{name}: a worker process died while counting pre-tokens (out of memory or killed); try fewer --workers")
 
     finished = 0
-    per_shard: list[ShardCount | None] = [None] * len(shards)
+    per_shard: dict[int, ShardCount] = {}
     total = WordTable.sorted({})
     try:
         for p in procs:
             p.start()  # before the thread: forked while this process runs no thread of its own
         here.start()
-        for task in enumerate(shards):
+        for task in shards:
             tasks.put(task)
         for _ in range(workers):
             tasks.put(None)
@@ -262,14 +348,15 @@ def _count_parallel(
             elif kind == "shard":
                 per_shard[rest[0]] = rest[1]
             elif kind == "counts":
-                total = total.merged(rest[0])
+                if rest[0] is not None:
+                    total = total.merged(rest[0])
                 rest.clear()  # the worker's table goes now, not when the next message replaces it
                 finished += 1
             elif kind == "failed":
                 raise rest[0]
             else:  # "crashed": a bug, not bad input
                 raise RuntimeError(f"a counting worker failed:\n{rest[0]}")
-        return total, [r for r in per_shard if r is not None]
+        return total, per_shard
     finally:
         if here.is_alive():  # given up: it stops within a block, and must not write to the closed queues
             stop.set()
@@ -286,20 +373,27 @@ def _count_parallel(
             q.join_thread()  # no queue thread left behind: a later fork would copy it
 
 
-def _worker(settings: CountSettings, tasks: Queue[tuple[int, Shard] | None], results: Queue[tuple[object, ...]]) -> None:
+def _worker(
+    settings: CountSettings, tasks: Queue[tuple[int, Shard] | None], results: Queue[tuple[object, ...]], keeping: Keeping | None
+) -> None:
     # Ctrl-C reaches the whole process group: the parent decides what it means, not workers.
     # SIGTERM (the parent cleaning up) just ends a worker, whatever handler it was forked with.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _count_tasks(settings, tasks, results, threading.Event())
+    _count_tasks(settings, tasks, results, threading.Event(), keeping)
 
 
 def _count_tasks(
-    settings: CountSettings, tasks: Queue[tuple[int, Shard] | None], results: Queue[tuple[object, ...]], stop: threading.Event
+    settings: CountSettings,
+    tasks: Queue[tuple[int, Shard] | None],
+    results: Queue[tuple[object, ...]],
+    stop: threading.Event,
+    keeping: Keeping | None = None,
 ) -> None:
     """Count the shards from ``tasks`` until a None, into one tally, and say what happens on
-    ``results``: bytes read, each shard's ``ShardCount``, the table at the end. Once ``stop``
-    is set it ends at the next progress report, saying nothing more."""
+    ``results``: bytes read, each shard's ``ShardCount``, the table at the end (None when
+    ``keeping``: the counts went to runs). Once ``stop`` is set it ends at the next progress
+    report, saying nothing more."""
 
     def progress(n: int) -> None:
         if stop.is_set():
@@ -307,12 +401,21 @@ def _count_tasks(
         results.put(("read", n))
 
     tally = PretokenTally(settings.pretokenizer)  # one for every shard: each distinct pre-token is held once
+    keeper = None if keeping is None else RunKeeper(keeping, tally)
     try:
         for index, shard in iter(tasks.get, None):
             if stop.is_set():
                 return
+            if keeper is not None:
+                keeper.started(index)
             result = count_shard(shard, settings, progress, tally)
             results.put(("shard", index, result))
+            if keeper is not None:
+                keeper.finished(index, result)
+        if keeper is not None:
+            keeper.close()
+            results.put(("counts", None))
+            return
         table = tally.table(by_word=True)
         del tally  # the table is what is sent: the tally's copy goes first
         results.put(("counts", table))

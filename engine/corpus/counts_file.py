@@ -19,6 +19,7 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass
 from itertools import accumulate
+from pathlib import Path
 
 from engine.corpus.counting import CountSummary
 from engine.corpus.pretokenize import PreTokenizer
@@ -51,6 +52,12 @@ def _little(values: array) -> bytes:  # type: ignore[type-arg]
     if sys.byteorder == "big":
         values.byteswap()
     return values.tobytes()
+
+
+def kept_counts_folder(path: str | os.PathLike[str]) -> Path:
+    """Where the counts bound for the file ``path`` are kept as they are counted
+    (``engine.corpus.runs``), so that a stopped count goes on: ``FILE.parts``."""
+    return Path(f"{os.fspath(path)}.parts")
 
 
 def save_counts(path: str | os.PathLike[str], table: WordTable, pretok: PreTokenizer, summary: CountSummary) -> None:

@@ -682,12 +682,20 @@ def keep_mmap_threshold() -> None:
 
 class PretokenTally:
     """Pre-token counts of texts, each pre-tokenized on its own, kept in C (``Tally``): a
-    worker keeps one for all the shards it counts."""
+    worker keeps one for all the shards it counts. With ``spill_over``, a tally grown past
+    its budget is handed on (and emptied) between texts."""
 
     def __init__(self, pretok: PreTokenizer) -> None:
         self.pretok = pretok
         self.tally = pretok.new_tally()
         self.since_trim = 0
+        self.budget: int | None = None
+        self.spill: Callable[[], None] = lambda: None
+
+    def spill_over(self, budget: int, spill: Callable[[], None]) -> None:
+        """Call ``spill`` after a text that leaves the tally holding more than ``budget``
+        bytes; it writes the counts somewhere and calls ``reset``."""
+        self.budget, self.spill = budget, spill
 
     def add(self, text: str) -> None:
         self.pretok.tally(text, self.tally)
@@ -695,6 +703,13 @@ class PretokenTally:
         if self.since_trim >= MAX_BLOCK // 2:
             trim_heap()
             self.since_trim = 0
+        if self.budget is not None and self.tally.nbytes > self.budget:
+            self.spill()
+
+    def reset(self) -> None:
+        """Start again from no counts (what the old tally held goes back to the system)."""
+        self.tally = self.pretok.new_tally()
+        trim_heap()
 
     def table(self, by_word: bool = False) -> WordTable:
         """The counts of everything added so far, in the order first seen or ``by_word``."""

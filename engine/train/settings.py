@@ -41,6 +41,7 @@ WORD_LEVEL_REFUSES = {
     "skip_bad_inputs": "--skip-bad-inputs does not apply to {flag}: it reads one plain-text file",
     "stdin_format": "--stdin-format does not apply to {flag}: it reads one plain-text file",
     "dask": "--dask does not apply to {flag}: it counts its words in one process",
+    "max_memory": "--max-memory does not apply to {flag}: it counts its words in one process, in memory",
 }
 """Options of byte-level training that the word-level trainers (classic BPE, WordPiece,
 Unigram) have no use for, and the line refusing each."""
@@ -86,6 +87,8 @@ class TrainOptions:
     """``bpe`` (byte-level, or classic with ``classic``), ``wordpiece`` or ``unigram``."""
     lowercase: bool = False
     """WordPiece only: lowercase the text before cutting it into words."""
+    max_memory: int | None = None
+    """Bytes the counting tallies may hold together; past it they spill to disk as runs."""
 
     @classmethod
     def checked(
@@ -108,6 +111,7 @@ class TrainOptions:
         stdin_format: str | None = None,
         algorithm: str | None = None,
         lowercase: bool = False,
+        max_memory: int | None = None,
     ) -> TrainOptions:
         """The options as given on the command line (None: not given), checked: a
         ``SettingsError`` names the first that cannot work, before any corpus is read.
@@ -135,6 +139,7 @@ class TrainOptions:
                 "dask": dask,
                 "skip_bad_inputs": skip_bad_inputs,
                 "stdin_format": stdin_format,
+                "max_memory": max_memory,
             }
             refused = next((name for name, value in given.items() if value), None)
             if classic:
@@ -180,6 +185,8 @@ class TrainOptions:
                 raise SettingsError("--counts trains from saved counts: give it no corpus files")
             if counts and save_counts:
                 raise SettingsError("--save-counts saves the counts of a corpus: it does not go with --counts")
+            if max_memory is not None:
+                _check_max_memory(max_memory, counts, dask)
             if stdin_format is not None and STDIN not in inputs:
                 raise SettingsError("--stdin-format says how to read standard input: it goes with - among the inputs")
             options = cls(
@@ -195,6 +202,7 @@ class TrainOptions:
                 dask,
                 skip_bad_inputs=skip_bad_inputs,
                 stdin_format=stdin_format or TEXT,
+                max_memory=max_memory,
             )
         if save_counts:
             check_writable_file(Path(save_counts), "--save-counts")
@@ -274,6 +282,7 @@ class TrainOptions:
             dask=self.dask,
             skip_bad_inputs=self.skip_bad_inputs,
             stdin_format=self.stdin_format,
+            max_memory=self.max_memory,
         )
 
     def count_ahead(self, inputs: Inputs) -> None:
@@ -350,6 +359,19 @@ class TrainOptions:
                 f"{resume}: has {len(saved.merges):,} merges already, more than --vocab-size {self.vocab_size} leaves room for"
             )
         return saved.merges
+
+
+MIN_MEMORY = 64 << 20
+"""The least ``--max-memory`` takes: the interpreter, the reader's blocks and a tally's start."""
+
+
+def _check_max_memory(max_memory: int, counts: str | None, dask: str | None) -> None:
+    if counts:
+        raise SettingsError("--max-memory bounds counting a corpus: it does not go with --counts")
+    if dask is not None:
+        raise SettingsError("--max-memory bounds counting on this machine: it does not go with --dask")
+    if max_memory < MIN_MEMORY:
+        raise SettingsError(f"--max-memory {max_memory:,} bytes is too little to count in: give at least {MIN_MEMORY >> 20} MB")
 
 
 def _check_dask(dask: str, counts: str | None, workers: int | None) -> None:

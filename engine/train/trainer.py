@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.corpus.counting import CountSummary, Progress, check_counted, count_iterable, count_table
-from engine.corpus.counts_file import SavedCounts, load_counts
+from engine.corpus.counts_file import SavedCounts, kept_counts_folder, load_counts
 from engine.corpus.counts_file import save_counts as save_counts_file
 from engine.corpus.pretokenize import PreTokenizer, pattern_name
 from engine.corpus.shards import CountSettings, keep_mmap_threshold
@@ -96,11 +97,13 @@ def count_corpus(
     workers: int | None = None,
     progress: Progress | None = None,
     dask: object = None,
+    keep: str | os.PathLike[str] | None = None,
+    max_memory: int | None = None,
 ) -> tuple[WordTable, CountSummary]:
     """The pre-token counts a trainer starts from (packed: see ``count_table``), and what was
     read; ``CorpusError`` if there is nothing to train on. ``dask``: count on a Dask cluster
-    (see ``engine.corpus.dask_count``)."""
-    table, summary = count_table(inputs, settings, workers=workers, progress=progress, dask=dask)
+    (see ``engine.corpus.dask_count``); ``keep`` and ``max_memory``: see ``count_table``."""
+    table, summary = count_table(inputs, settings, workers=workers, progress=progress, dask=dask, keep=keep, max_memory=max_memory)
     check_counted(table, summary)
     return table, summary
 
@@ -219,13 +222,18 @@ class Trainer:
         dask: object = None,
         skip_bad_inputs: bool = False,
         stdin_format: str = "text",
+        max_memory: int | None = None,
     ) -> Trainer:
         """Train on files, directories, glob patterns and streams (plain text, JSONL, Parquet,
         gzip or zstd compressed; ``-`` is standard input, read as ``stdin_format``: see
         ``engine.corpus.sources``), counted by ``workers`` processes, or on a Dask cluster
         (``dask``: ``"local[:N]"``, a scheduler address or a ``distributed.Client``; see
         ``engine.corpus.dask_count``); with ``save_counts``, the counts are also saved there
-        (``engine.corpus.counts_file``).
+        (``engine.corpus.counts_file``), and kept as they are counted in ``SAVE_COUNTS.parts``
+        (``engine.corpus.runs``): a count stopped there goes on from the shards it had
+        finished when it is asked again; the folder goes once the file is saved.
+        ``max_memory``: the bytes counting's tallies may hold together, past which they spill
+        to disk (into that folder, or a temporary one).
 
         ``CorpusError`` if they cannot be read or hold no text besides special tokens; with
         ``skip_bad_inputs``, bad files a directory or pattern turns up are skipped instead, and
@@ -233,9 +241,11 @@ class Trainer:
         """
         check_settings(vocab_size, special_tokens)
         settings = CountSettings(pattern, tuple(special_tokens), text_field, errors, skip_bad_records, skip_bad_inputs, stdin_format)
-        words, summary = count_corpus(inputs, settings, workers, progress, dask)
+        keep = None if save_counts is None else kept_counts_folder(save_counts)
+        words, summary = count_corpus(inputs, settings, workers, progress, dask, keep, max_memory)
         if save_counts is not None:
             save_counts_file(save_counts, words, settings.pretokenizer, summary)
+            shutil.rmtree(kept_counts_folder(save_counts), ignore_errors=True)
         return cls(words, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=summary)
 
     from_file = from_files

@@ -1,0 +1,208 @@
+"""Counts kept on disk as counting goes: sorted runs, so that a count can stop and go on
+where it stopped, and can stay within a memory budget.
+
+A counter (the counting process, or a worker) that keeps its counts writes its tally out
+sorted by pre-token (a *run*) and starts an empty one: when the tally outgrows its budget,
+and, for a count that can go on, at the end of a shard once ``every`` seconds have passed
+since its last run; and always when it has no shard left. The runs are joined at the end by
+one k-way merge (``WordTable.merge``), so a pre-token seen by several counters, or before and
+after a spill, is counted once with its whole count: the same table as counting in memory.
+
+A run's header names its *plan* (a digest of the settings and of every shard: its file's
+path, size and time of change, and its byte range), the shards wholly counted into the
+counter's runs up to it (``done``, each with its ``ShardCount`` but the counts), and the shard
+it holds only part of (``partial``: written mid-shard). A run belongs to the count when the
+shard it holds part of is done by another such run: a count stopped mid-shard leaves runs
+that do not, and they are deleted when the count goes on, with the shards they held
+(:func:`kept_runs`). Runs of another plan (the files changed, other settings) are deleted too.
+
+The file: one line of JSON, then the ends and the counts (native int64) and the pre-tokens'
+bytes, read back through ``mmap`` with no copy. Written to a temporary name and renamed: a
+run is whole or absent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import os
+import time
+from collections import Counter
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.corpus._tally import merge_tables
+from engine.corpus.shards import CountSettings, PretokenTally, Shard, ShardCount, trim_heap
+from engine.corpus.word_table import WordTable
+from engine.errors import CorpusError
+
+FORMAT = "bpe-tui count run"
+VERSION = 1
+SUFFIX = ".run"
+
+
+@dataclass(frozen=True, slots=True)
+class Keeping:
+    """How a counter keeps its counts on disk: in ``folder``, under ``plan``; a run when its
+    tally holds more than ``budget`` bytes (None: no limit), and at a shard's end once
+    ``every`` seconds have passed since the last (None: only then and at the end)."""
+
+    folder: str
+    plan: str
+    budget: int | None = None
+    every: float | None = None
+
+
+def plan_digest(shards: Sequence[Shard], settings: CountSettings) -> str:
+    """What a count is of: the settings that change counts and every shard, with its file's
+    size and time of change, so that runs of other files or settings are not taken for it."""
+    files = {s.path: os.stat(s.path) for s in shards if not s.stream}
+    counted_as = [repr(settings.pattern), repr(settings.special_tokens), settings.text_field, settings.errors, settings.skip_bad_records]
+    plan = {
+        "settings": counted_as,
+        "shards": [
+            [s.path, s.format, s.compression, s.start, s.end, s.row_group, files[s.path].st_size, files[s.path].st_mtime_ns]
+            for s in shards
+            if not s.stream
+        ],
+    }
+    return hashlib.blake2b(json.dumps(plan).encode(), digest_size=16).hexdigest()
+
+
+@dataclass(slots=True)
+class Run:
+    """A run read back: its header and its table, over the file's ``mmap``."""
+
+    path: Path
+    done: dict[int, ShardCount]
+    partial: int | None
+    table: tuple[memoryview, memoryview, memoryview] = field(repr=False)
+
+
+def write_run(keeping: Keeping, tally: PretokenTally, done: dict[int, ShardCount], partial: int | None) -> Path:
+    """Write ``tally`` sorted, with the shards it holds, as a new run in the folder."""
+    words, ends, counts = tally.tally.table(True)
+    header = {
+        "format": FORMAT,
+        "version": VERSION,
+        "plan": keeping.plan,
+        "done": [[i, r.bytes_read, r.bad_records, r.digest.hex()] for i, r in sorted(done.items())],
+        "partial": partial,
+        "n": len(ends) // 8,
+        "words": len(words),
+    }
+    folder = Path(keeping.folder)
+    path = folder / f"{time.time_ns():020d}-{os.getpid()}{SUFFIX}"
+    part = path.with_suffix(".part")
+    try:
+        with open(part, "wb") as f:
+            f.write(json.dumps(header).encode() + b"\n")
+            for buffer in (ends, counts, words):
+                f.write(buffer)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(part, path)
+    except OSError as e:
+        part.unlink(missing_ok=True)
+        raise CorpusError(f"{folder}: cannot keep counts there ({e.strerror or e})") from None
+    return path
+
+
+def _read(path: Path, stack: ExitStack) -> tuple[dict[str, object], tuple[memoryview, memoryview, memoryview]] | None:
+    """A run's header and table, or None when the file is no whole run."""
+    with open(path, "rb") as f:
+        line = f.readline(1 << 20)
+        try:
+            header = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("version") != VERSION:
+            return None
+        n, size = header.get("n"), header.get("words")
+        if not isinstance(n, int) or not isinstance(size, int) or os.fstat(f.fileno()).st_size != len(line) + 16 * n + size:
+            return None
+        if n == 0:
+            return header, (memoryview(b""), memoryview(b""), memoryview(b""))
+        view = memoryview(stack.enter_context(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)))
+    at = len(line)
+    table = (view[at + 16 * n :], view[at : at + 8 * n], view[at + 8 * n : at + 16 * n])
+    for part in (view, *table):  # released before the map closes, which they point into
+        stack.callback(part.release)
+    return header, table
+
+
+def kept_runs(folder: str | os.PathLike[str], plan: str, stack: ExitStack) -> list[Run]:
+    """The runs in ``folder`` that belong to a count of ``plan``, their maps held open by
+    ``stack``; every other run there is deleted (another plan's, one whose shard was left
+    part-counted, a file cut short), and so is a half-written one."""
+    runs: list[Run] = []
+    for path in sorted(Path(folder).glob(f"*{SUFFIX}")):
+        got = _read(path, stack)
+        if got is None or got[0].get("plan") != plan:
+            path.unlink()
+            continue
+        header, table = got
+        done_list = header.get("done")
+        partial = header.get("partial")
+        if not isinstance(done_list, list) or not (partial is None or isinstance(partial, int)):
+            path.unlink()
+            continue
+        done = {int(i): ShardCount(Counter(), int(read), int(bad), bytes.fromhex(digest)) for i, read, bad, digest in done_list}
+        runs.append(Run(path, done, partial, table))
+    while True:  # a run holding part of a shard no run finished goes, and the shards it finished with it
+        finished = {i for run in runs for i in run.done}
+        left = [run for run in runs if run.partial is None or run.partial in finished]
+        if len(left) == len(runs):
+            break
+        runs = left
+    for path in Path(folder).glob("*"):
+        if path.suffix == ".part" or (path.suffix == SUFFIX and path not in {run.path for run in runs}):
+            path.unlink()
+    return runs
+
+
+class RunKeeper:
+    """One counter's runs: told when a shard starts and ends, it writes the tally out as
+    ``keeping`` says and starts an empty one."""
+
+    def __init__(self, keeping: Keeping, tally: PretokenTally) -> None:
+        self.keeping = keeping
+        self.tally = tally
+        self.done: dict[int, ShardCount] = {}
+        self.current: int | None = None
+        self.last = time.monotonic()
+        if keeping.budget is not None:
+            tally.spill_over(keeping.budget, self._spilled)
+
+    def _write(self, partial: int | None) -> None:
+        if len(self.tally.tally) or self.done:
+            write_run(self.keeping, self.tally, self.done, partial)
+        self.done = {}
+        self.tally.reset()
+        self.last = time.monotonic()
+
+    def _spilled(self) -> None:
+        """The tally outgrew its budget: out it goes, mid-shard."""
+        self._write(self.current)
+
+    def started(self, index: int) -> None:
+        self.current = index
+
+    def finished(self, index: int, result: ShardCount) -> None:
+        self.done[index] = result
+        self.current = None
+        if self.keeping.every is not None and time.monotonic() - self.last >= self.keeping.every:
+            self._write(None)
+
+    def close(self) -> None:
+        """No shard left: what the tally holds goes out."""
+        self._write(None)
+        trim_heap()
+
+
+def merged_runs(runs: Sequence[Run]) -> WordTable:
+    """The sum of the runs, sorted by pre-token."""
+    return WordTable.packed(*merge_tables([run.table for run in runs]))
