@@ -62,8 +62,17 @@ static PyObject *pretokens(PyObject *Py_UNUSED(module), PyObject *args) {
     return out;
 }
 
+/* Whether the last three bytes of s[0..len) are ASCII: then no character the scanner decodes
+ * reaches past the end, whatever the bytes before. */
+static int ascii_ending(const uint8_t *s, ptrdiff_t len) {
+    for (ptrdiff_t k = len < 3 ? 0 : len - 3; k < len; k++)
+        if (s[k] >= 0x80) return 0;
+    return 1;
+}
+
 /* pretoken_count(text: str | bytes, pattern: int) -> int: how many pre-tokens, no str made
- * (to time the scan alone: bytes are taken as UTF-8 as they are; the GIL is released). */
+ * (to time the scan alone: bytes are taken as UTF-8 as they are, copied only when their end is
+ * not ASCII; bytes that are not UTF-8 give a count of no meaning; the GIL is released). */
 static PyObject *pretoken_count(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *text;
     int pattern, owned = 0;
@@ -74,6 +83,12 @@ static PyObject *pretoken_count(PyObject *Py_UNUSED(module), PyObject *args) {
         if (pattern < 0 || pattern >= PATTERN_COUNT) return PyErr_Format(PyExc_ValueError, "pattern must be a family number, 0-%d", PATTERN_COUNT - 1);
         s = (const uint8_t *)PyBytes_AS_STRING(text);
         len = PyBytes_GET_SIZE(text);
+        if (!ascii_ending(s, len)) { /* a character cut off at the end would be read past it */
+            uint8_t *padded = PyMem_Calloc((size_t)len + 4, 1);
+            if (!padded) return PyErr_NoMemory();
+            s = memcpy(padded, s, (size_t)len);
+            owned = 1;
+        }
     } else {
         if (parse(args, &text, &pattern)) return NULL;
         if (!(s = utf8_of(text, &len, &owned))) return NULL;

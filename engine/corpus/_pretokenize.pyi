@@ -6,7 +6,8 @@ def pretokens(text: str, pattern: int, /) -> list[str]:
 
 def pretoken_count(text: str | bytes, pattern: int, /) -> int:
     """How many pre-tokens ``pretokens`` would give, without making them (the GIL is released);
-    bytes are taken as UTF-8 as they are, to time the scan alone."""
+    bytes are taken as UTF-8 as they are, to time the scan alone (bytes that are not UTF-8 give a
+    count of no meaning)."""
 
 def simd_levels() -> list[str]:
     """The instruction sets the scanner can run on here, ``"scalar"`` first, then any of

@@ -222,7 +222,7 @@ static inline ptrdiff_t pt_contraction_end(const uint8_t *s, ptrdiff_t len, ptrd
 static inline ptrdiff_t pt_spaces_end(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, ptrdiff_t end) {
     if (end >= len) return end;
     ptrdiff_t last = end - 1;
-    while ((s[last] & 0xC0) == 0x80) last--;
+    while (last > i && (s[last] & 0xC0) == 0x80) last--; /* i bounds it on bytes that are not UTF-8 */
     return last > i ? last : end;
 }
 
