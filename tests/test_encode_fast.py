@@ -191,21 +191,29 @@ def test_decode_takes_any_sequence_of_ints(tok):
 
 
 def test_packed_ids_become_the_same_ints(tok):
-    """The threads hand their ids over packed; ``Vocab.ids`` makes them the list ``encode`` gives."""
+    """The threads hand a long text's ids over packed; ``Vocab.fill`` puts them into one list,
+    threads filling its parts at once: the list ``encode`` gives, each int's count raised by
+    its uses."""
     ids = tok.encode(SAMPLE)
-    assert tok._table.ids(tok.encode_packed(SAMPLE, "uint32")) == ids
-    assert tok._table.ids(b"") == []
-    with pytest.raises(ValueError, match="4 bytes each"):
-        tok._table.ids(b"\x01\x00\x00")
-    with pytest.raises(ValueError, match=f"token id {max(tok.vocab) + 1} is not in the vocabulary"):
-        tok._table.ids(packed([max(tok.vocab) + 1], "I"))
     half = len(ids) // 2
-    into = tok._table.ids(packed(ids[:half], "I"))
-    assert tok._table.ids(packed(ids[half:], "I"), into) is into
-    assert into == ids
-    with pytest.raises(ValueError, match="is not in the vocabulary"):
-        tok._table.ids(packed([ids[0], max(tok.vocab) + 1], "I"), into)
-    assert into == ids  # nothing of a refused array is appended
+    out = tok._table.unfilled(len(ids) * 200)
+    filler = threading.Thread(target=tok._table.fill, args=(out, half, [packed(ids[half:], "I"), packed(ids * 199, "I")]))
+    filler.start()
+    tok._table.fill(out, 0, [packed(ids[:half], "I"), b""])
+    filler.join()
+    assert out == ids * 200
+    counts = {i: sys.getrefcount(i) for i in set(ids)}
+    del out
+    assert all(sys.getrefcount(i) == counts[i] - 200 * ids.count(i) for i in set(ids) if i > 256)  # 0-256: shared ints
+    out = tok._table.unfilled(2)
+    with pytest.raises(ValueError, match="4 bytes each"):
+        tok._table.fill(out, 0, [b"\x01\x00\x00"])
+    with pytest.raises(ValueError, match=f"token id {max(tok.vocab) + 1} is not in the vocabulary"):
+        tok._table.fill(out, 0, [packed([ids[0], max(tok.vocab) + 1], "I")])
+    with pytest.raises(IndexError):
+        tok._table.fill(out, 1, [packed(ids[:2], "I")])
+    tok._table.fill(out, 0, [packed(ids[:2], "I")])
+    assert out == ids[:2]
 
 
 def test_lists_of_ids_are_left_to_reference_counting(tok):
@@ -246,9 +254,11 @@ def test_turning_direct_off_empties_the_cache():
 @given(st.lists(texts, max_size=10), st.integers(2, 3), st.sampled_from([(4, 8), (16, 8), (64, 32)]))
 def test_long_texts_are_cut_and_short_ones_grouped(monkeypatch, tok, batch, workers, sizes):
     """With units and pieces of a few characters, texts are grouped into units and long ones
-    cut at safe cuts into pieces encoded apart (``safe_cut``): the ids are ``encode``'s."""
+    cut at safe cuts into pieces encoded apart (``safe_cut``, of the last few characters
+    before a piece's end where the text holds no special token): the ids are ``encode``'s."""
     monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", sizes[0])
     monkeypatch.setattr("engine.encode.tokenizer.PIECE_CHARS", sizes[1])
+    monkeypatch.setattr("engine.encode.tokenizer.CUT_WINDOW", sizes[1] // 2)
     long = [text * 5 for text in batch]
     expected = [tok.encode(text) for text in long]
     assert tok.encode_batch(long, workers) == expected

@@ -358,6 +358,8 @@ static PyTypeObject MergeRanksType = {
 
 #define NO_ENTRY UINT32_MAX
 
+#define SPARES 4 /* fill's arrays kept: one for each thread that may fill at once */
+
 typedef struct {
     uint32_t start, length; /* where an entry's bytes lie in blob; length NO_ENTRY: no entry */
 } Span;
@@ -375,6 +377,10 @@ typedef struct {
     IdSlot *slots; /* bytes -> id, by hash */
     uint32_t mask;
     PyObject **id_objects; /* the int of each id, made once: lists of ids are filled with them */
+    uint32_t *counts;      /* or NULL: the uses of each id in the list being filled (list_fill) */
+    uint32_t *touched;     /* the ids whose count is not 0 */
+    uint32_t *spare[SPARES]; /* fill's arrays of counts and ids touched (2 * nids), all counts 0, kept for the next */
+    int nspare;
 } Vocab;
 
 static inline int same_entry(const Vocab *v, uint32_t id, const uint8_t *s, size_t n) {
@@ -452,6 +458,9 @@ static void Vocab_dealloc(Vocab *v) {
     if (v->id_objects)
         for (uint32_t i = 0; i < v->nids; i++) Py_XDECREF(v->id_objects[i]);
     PyMem_Free(v->id_objects);
+    PyMem_Free(v->counts);
+    PyMem_Free(v->touched);
+    while (v->nspare) PyMem_RawFree(v->spare[--v->nspare]);
     PyMem_Free(v->spans);
     PyMem_Free(v->blob);
     PyMem_Free(v->slots);
@@ -522,50 +531,142 @@ static PyObject *Vocab_decode(Vocab *v, PyObject *ids) {
     return out;
 }
 
-/* ids(packed, into=None) -> list[int]: the ids of a little-endian array of 4-byte unsigned
- * ints, as the threads of a long text hand them over, appended to into (a new list when
- * None) and returned: made ints once, from the ints made for each id up front. A long
- * text's pieces are appended as they come, while the threads encode the next ones.
- * ValueError for an id that is no entry, into then unchanged. */
-static PyObject *Vocab_ids(Vocab *v, PyObject *args) {
-    PyObject *packed, *into = Py_None, *out = NULL;
-    if (!PyArg_ParseTuple(args, "O|O", &packed, &into)) return NULL;
-    if (into != Py_None && !PyList_Check(into)) {
-        PyErr_SetString(PyExc_TypeError, "into must be a list or None");
+/* Filling a long list of ids takes a reference to the int of each id: a write to the int,
+ * and the ints of a large vocabulary lie over megabytes, beyond the processor's caches. Past
+ * COUNT_FROM ids, the uses of each id are counted in a small array instead and each int's
+ * count raised once at the end; which also lets threads fill one list without the GIL
+ * (fill), each counting in arrays of its own. */
+#define COUNT_FROM 4096
+
+typedef struct {
+    PyObject **objects, **items; /* the ints of the ids; the next item to fill */
+    uint32_t *counts, *touched;  /* the uses of each id, the ids used; NULL: a reference taken to each int as it is put */
+    size_t ntouched;
+} ListFill;
+
+/* Fill the n items of list with the GIL held, counting in the Vocab's own arrays (made the
+ * first time); 0, or -1 with MemoryError. */
+static int list_fill_start(ListFill *f, Vocab *v, PyObject *list, size_t n) {
+    *f = (ListFill){v->id_objects, ((PyListObject *)list)->ob_item, NULL, NULL, 0};
+#ifndef Py_GIL_DISABLED /* free-threaded builds keep a reference count in two halves */
+    if (n < COUNT_FROM) return 0;
+    if (!v->counts) {
+        v->counts = PyMem_Calloc(v->nids ? v->nids : 1, sizeof(uint32_t));
+        v->touched = PyMem_New(uint32_t, v->nids ? v->nids : 1);
+        if (!v->counts || !v->touched) {
+            PyMem_Free(v->counts), PyMem_Free(v->touched);
+            v->counts = v->touched = NULL;
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    f->counts = v->counts, f->touched = v->touched;
+#endif
+    return 0;
+}
+
+/* Put the int of each of the n ids at src into the next n items: an Encoder's ids (native
+ * 4-byte ints, entries all), or packed ones (little-endian, checked: at one that is no entry
+ * the filling stops). How many were put. Needs the GIL unless counting. */
+static inline size_t list_fill(ListFill *f, const uint8_t *src, size_t n, int packed, uint32_t nids) {
+    PyObject **objects = f->objects, **items = f->items;
+    uint32_t *counts = f->counts, *touched = f->touched;
+    size_t t = f->ntouched, k = 0;
+    for (; k < n; k++) {
+        uint32_t id;
+        if (packed) id = (uint32_t)src[4 * k] | (uint32_t)src[4 * k + 1] << 8 | (uint32_t)src[4 * k + 2] << 16 | (uint32_t)src[4 * k + 3] << 24;
+        else memcpy(&id, src + 4 * k, 4);
+        if (packed && (id >= nids || !objects[id])) break;
+        items[k] = objects[id];
+        if (!counts) Py_INCREF(objects[id]);
+        else if (!counts[id]++) touched[t++] = id;
+    }
+    f->items += k;
+    f->ntouched = t;
+    return k;
+}
+
+/* With the GIL: raise the count of each int used by its uses, the counts left at 0. */
+static void list_fill_end(ListFill *f) {
+    for (size_t i = 0; i < f->ntouched; i++) {
+        uint32_t id = f->touched[i];
+        PyObject *o = f->objects[id];
+        Py_SET_REFCNT(o, Py_REFCNT(o) + f->counts[id]); /* an immortal int (3.12+) stays as it is */
+        f->counts[id] = 0;
+    }
+    f->ntouched = 0;
+}
+
+/* unfilled(n) -> list: a list of n items still to be put by fill(), for the ids of a long
+ * text whose pieces threads encoded; nothing else may touch it before. */
+static PyObject *Vocab_unfilled(Vocab *Py_UNUSED(v), PyObject *arg) {
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a list's length is not negative");
         return NULL;
     }
-    Py_buffer view;
-    if (PyObject_GetBuffer(packed, &view, PyBUF_SIMPLE)) return NULL;
-    Py_ssize_t count = view.len / 4;
-    const uint8_t *p = view.buf;
-    if (view.len % 4) {
-        PyErr_SetString(PyExc_ValueError, "packed ids are 4 bytes each");
+    PyObject *out = PyList_New(n);
+    if (out) PyObject_GC_UnTrack(out); /* see ids_list */
+    return out;
+}
+
+/* fill(out, at, parts): put the ids of parts (bytes of little-endian 4-byte unsigned ints,
+ * one after the other) into out[at:], a list from unfilled(), without the GIL, so threads
+ * fill the parts of one list together, each counting in arrays of its own (kept for the
+ * next fill, so their memory is not new); the ints' counts are raised once at the end, with
+ * it. ValueError for an id that is no entry (out then as it was). */
+static PyObject *Vocab_fill(Vocab *v, PyObject *args) {
+    PyObject *out, *parts, *result = NULL;
+    Py_ssize_t at, held = 0;
+    if (!PyArg_ParseTuple(args, "O!nO!", &PyList_Type, &out, &at, &PyList_Type, &parts)) return NULL;
+    Py_ssize_t nparts = PyList_GET_SIZE(parts);
+    size_t total = 0, nids = v->nids ? v->nids : 1, put = 0;
+    Py_buffer *views = PyMem_New(Py_buffer, nparts + 1);
+    uint32_t *arrays = v->nspare ? v->spare[--v->nspare] : PyMem_RawCalloc(2 * nids, sizeof(uint32_t));
+    ListFill fill = {v->id_objects, NULL, arrays, arrays + nids, 0};
+    if (!views || !arrays) {
+        PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t k = 0; k < count; k++) {
-        uint32_t id = (uint32_t)p[4 * k] | (uint32_t)p[4 * k + 1] << 8 | (uint32_t)p[4 * k + 2] << 16 | (uint32_t)p[4 * k + 3] << 24;
-        if (id >= v->nids || !v->id_objects[id]) {
-            PyErr_Format(PyExc_ValueError, "token id %lu is not in the vocabulary", (unsigned long)id);
+    for (; held < nparts; held++) {
+        if (PyObject_GetBuffer(PyList_GET_ITEM(parts, held), &views[held], PyBUF_SIMPLE)) goto done;
+        total += (size_t)views[held].len / 4;
+        if (views[held].len % 4) {
+            held++;
+            PyErr_SetString(PyExc_ValueError, "packed ids are 4 bytes each");
             goto done;
         }
     }
-    if (into != Py_None) {
-        for (Py_ssize_t k = 0; k < count; k++) {
-            uint32_t id = (uint32_t)p[4 * k] | (uint32_t)p[4 * k + 1] << 8 | (uint32_t)p[4 * k + 2] << 16 | (uint32_t)p[4 * k + 3] << 24;
-            if (PyList_Append(into, v->id_objects[id])) goto done; /* MemoryError: the ids before stay */
-        }
-        out = Py_NewRef(into);
+    if (at < 0 || at > PyList_GET_SIZE(out) || total > (size_t)(PyList_GET_SIZE(out) - at)) {
+        PyErr_SetString(PyExc_IndexError, "the ids do not fit in the list there");
         goto done;
     }
-    if (!(out = PyList_New(count))) goto done;
-    for (Py_ssize_t k = 0; k < count; k++) {
-        uint32_t id = (uint32_t)p[4 * k] | (uint32_t)p[4 * k + 1] << 8 | (uint32_t)p[4 * k + 2] << 16 | (uint32_t)p[4 * k + 3] << 24;
-        PyList_SET_ITEM(out, k, Py_NewRef(v->id_objects[id]));
+    fill.items = ((PyListObject *)out)->ob_item + at;
+    uint32_t bad = 0;
+    int whole = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; whole && i < nparts; i++) {
+        size_t n = (size_t)views[i].len / 4, k = list_fill(&fill, views[i].buf, n, 1, v->nids);
+        const uint8_t *p = (const uint8_t *)views[i].buf + 4 * k;
+        put += k;
+        if ((whole = k == n)) continue;
+        bad = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     }
-    PyObject_GC_UnTrack(out); /* see ids_list */
+    Py_END_ALLOW_THREADS
+    if (whole) {
+        list_fill_end(&fill);
+        result = Py_NewRef(Py_None);
+    } else { /* the items put hold no references yet: taken back, the counts forgotten */
+        memset(((PyListObject *)out)->ob_item + at, 0, put * sizeof(PyObject *));
+        for (size_t i = 0; i < fill.ntouched; i++) fill.counts[fill.touched[i]] = 0;
+        PyErr_Format(PyExc_ValueError, "token id %lu is not in the vocabulary", (unsigned long)bad);
+    }
 done:
-    PyBuffer_Release(&view);
-    return out;
+    for (Py_ssize_t i = 0; i < held; i++) PyBuffer_Release(&views[i]);
+    PyMem_Free(views);
+    if (arrays && v->nspare < SPARES) v->spare[v->nspare++] = arrays;
+    else PyMem_RawFree(arrays);
+    return result;
 }
 
 /* canonical() -> bytes: the length of each id's entry (little-endian, 4 bytes; 0xFFFFFFFF
@@ -590,7 +691,8 @@ static PyObject *Vocab_canonical(Vocab *v, PyObject *Py_UNUSED(arg)) {
 
 static PyMethodDef Vocab_methods[] = {
     {"canonical", (PyCFunction)Vocab_canonical, METH_NOARGS, "Each id's entry length, then the entries in id order."},
-    {"ids", (PyCFunction)Vocab_ids, METH_VARARGS, "The ids of a little-endian array of 4-byte unsigned ints, appended to a list."},
+    {"unfilled", (PyCFunction)Vocab_unfilled, METH_O, "A list of n items still to be put by fill()."},
+    {"fill", (PyCFunction)Vocab_fill, METH_VARARGS, "Put the ids of packed parts into a list from unfilled(), without the GIL."},
     {"decode_bytes", (PyCFunction)Vocab_decode_bytes, METH_O, "The bytes of a sequence of ids, joined."},
     {"decode", (PyCFunction)Vocab_decode, METH_O, "The text of a sequence of ids; invalid UTF-8 becomes U+FFFD."},
     {NULL, NULL, 0, NULL},
@@ -1223,9 +1325,13 @@ static void lock_encoder(Encoder *e) {
  * many short texts. */
 static PyObject *ids_list(const Encoder *e, size_t from, size_t to) {
     PyObject *out = PyList_New((Py_ssize_t)(to - from));
-    if (!out) return NULL;
-    PyObject **objects = e->vocab->id_objects;
-    for (size_t k = from; k < to; k++) PyList_SET_ITEM(out, (Py_ssize_t)(k - from), Py_NewRef(objects[e->out[k]]));
+    ListFill fill;
+    if (!out || list_fill_start(&fill, e->vocab, out, to - from)) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    list_fill(&fill, (const uint8_t *)(e->out + from), to - from, 0, 0);
+    list_fill_end(&fill);
     PyObject_GC_UnTrack(out);
     return out;
 }

@@ -25,10 +25,13 @@ class Vocab:
     def canonical(self) -> bytes:
         """Each id's entry length (little-endian, 4 bytes; 0xFFFFFFFF for none), then the
         entries' bytes in id order."""
-    def ids(self, packed: bytes, into: list[int] | None = None, /) -> list[int]:
-        """The ids of a little-endian array of 4-byte unsigned ints (``Encoder.encode_packed``'s
-        with width 4) appended to ``into`` (a new list when None), which is returned;
-        ValueError for an id that is no entry, ``into`` then unchanged."""
+    def unfilled(self, n: int, /) -> list[int]:
+        """A list of ``n`` items still to be put by ``fill``: nothing else may touch it before."""
+    def fill(self, out: list[int], at: int, parts: list[bytes], /) -> None:
+        """Put the ids of ``parts`` (little-endian arrays of 4-byte unsigned ints, as
+        ``Encoder.encode_packed`` gives with width 4), one after the other, into ``out[at:]``,
+        a list from ``unfilled``, without the GIL: threads fill one list's parts together.
+        ValueError for an id that is no entry (``out`` then as it was)."""
 
 class SharedCache:
     """A cache of up to ``capacity`` pre-tokens' ids that the ``Encoder``s of these ranks,

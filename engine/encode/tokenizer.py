@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -73,6 +74,9 @@ little beside it, little enough that the threads share the work evenly."""
 PIECE_CHARS = 1 << 18
 """About how long the pieces are that a text longer than ``2 * UNIT_CHARS`` is cut into,
 so that the threads encode one long text together."""
+
+CUT_WINDOW = 4096
+"""Characters before a piece's end looked in for a cut, where the text holds no special token."""
 
 _TEXT_CHARS = 64
 """What a text counts for in a unit beyond its characters: its own cost (a list, a call)."""
@@ -575,8 +579,7 @@ class Tokenizer:
         if not self._compiled:
             return map(self.encode, texts)
         units = (((unit, kind), kind) for unit, kind in self._units(texts, threads))
-        table = self._table
-        return _assembled(self._in_threads(units, threads, _listed_unit), lambda ids, part: table.ids(part, ids), lambda ids: ids)
+        return _assembled(self._in_threads(units, threads, _listed_unit), partial(self._joined_ids, threads=threads))
 
     def encode_packed_stream(self, texts: Iterable[str], dtype: str = "uint32", workers: int | None = None) -> Iterator[bytes]:
         """``encode_packed`` of each text, as ``encode_stream`` does ``encode``: packing too
@@ -585,7 +588,7 @@ class Tokenizer:
         threads = self.threads(workers)
         if not self._compiled:
             return (self.encode_packed(text, dtype) for text in texts)
-        return _assembled(self._in_threads(self._units(texts, threads), threads, _packed_unit(width)), _bytes_added, bytes)
+        return _assembled(self._in_threads(self._units(texts, threads), threads, _packed_unit(width)), b"".join)
 
     def encode_packed_batches(
         self, batches: Iterable[tuple[Sequence[str], Sequence[bool]]], dtype: str, eot: int | None = None, workers: int | None = None
@@ -618,6 +621,21 @@ class Tokenizer:
         tail = b"" if eot is None else eot.to_bytes(width, "little")
         return b"".join(self.encode_packed(text, dtype) + (tail if end else b"") for text, end in zip(texts, ends, strict=True))
 
+    def _joined_ids(self, parts: list[bytes], threads: int) -> list[int]:
+        """A long text's list of ids from its pieces' packed ids, filled by ``threads``
+        threads (this one and helpers) at once, each a run of the pieces, without the GIL."""
+        table = self._table
+        sizes = [len(part) // 4 for part in parts]
+        out = table.unfilled(sum(sizes))
+        per = -(-len(parts) // threads)
+        runs = [(sum(sizes[:k]), parts[k : k + per]) for k in range(0, len(parts), per)]
+        with ThreadPoolExecutor(len(runs) - 1 or 1) as pool:
+            helped = [pool.submit(table.fill, out, at, run) for at, run in runs[1:]]
+            table.fill(out, *runs[0])
+            for future in helped:
+                future.result()
+        return out
+
     def threads(self, workers: int | None = None) -> int:
         """How many threads encode: ``workers`` (default one per core), but one when
         encoding is not compiled."""
@@ -629,10 +647,18 @@ class Tokenizer:
         grows until it holds such a cut): a multiple of ``threads`` pieces of at most about
         ``PIECE_CHARS`` characters, of one length, so the threads finish together."""
         count = threads * -(-len(text) // (threads * PIECE_CHARS))
+        width = max(map(len, self.special_tokens), default=1)
         start = 0
         for k in range(1, count):
             end, cut = max(k * len(text) // count, start + len(text) // count), 0
-            while end < len(text) and not (cut := self.pretokenizer.safe_cut(text[start:end])):
+            # Where no special token lies near, whether a place is a cut depends only on the
+            # characters around it: the last CUT_WINDOW characters before the end will do,
+            # not the whole piece read again for special tokens (which took this thread a
+            # fifth of the threads' time on a long English text).
+            near = max(start, end - CUT_WINDOW)
+            if not any(token in text[max(start, near - width) : end + width] for token in self.special_tokens):
+                cut = near - start + found if (found := self.pretokenizer.safe_cut(text[near:end])) else 0
+            while not cut and end < len(text) and not (cut := self.pretokenizer.safe_cut(text[start:end])):
                 end += end - start
             if not cut:
                 break
@@ -817,28 +843,18 @@ def _joined_unit(width: int, eot: int) -> Callable[[Encoder, tuple[list[str], li
     return run
 
 
-def _assembled(
-    results: Iterator[tuple[list[W] | list[bytes], int]], add: Callable[[Any, bytes], Any], made: Callable[[Any], W]
-) -> Iterator[W]:
+def _assembled(results: Iterator[tuple[list[W] | list[bytes], int]], made: Callable[[list[bytes]], W]) -> Iterator[W]:
     """The stream's results from the units': each of a ``_WHOLE`` unit's, and for a long text
-    ``made`` of what ``add`` made of its pieces' packed ids, each added as it comes (while the
-    threads encode the pieces after it)."""
-    whole: Any = None
+    ``made`` of its pieces' packed ids."""
+    parts: list[bytes] = []
     for out, kind in results:
         if kind == _WHOLE:
             yield from cast("list[W]", out)
             continue
-        whole = add(whole, cast("list[bytes]", out)[0])
+        parts.append(cast("list[bytes]", out)[0])
         if kind == _LAST:
-            yield made(whole)
-            whole = None
-
-
-def _bytes_added(whole: bytearray | None, part: bytes) -> bytearray:
-    """A long text's packed ids so far, with its next piece's."""
-    whole = bytearray() if whole is None else whole
-    whole += part
-    return whole
+            yield made(parts)
+            parts = []
 
 
 def _unpickle(settings: tuple[Any, ...], direct: bool) -> Tokenizer:
