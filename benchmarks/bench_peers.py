@@ -1,12 +1,16 @@
 """Encoding and decoding against every installable peer, side by side in one run: bpe-tui,
-tiktoken, gigatoken and fastokens, on GPT-2, cl100k_base and o200k_base.
+tiktoken, gigatoken, fastokens, quicktok, riptoken, bpe-openai, tokie and kitoken, on GPT-2,
+cl100k_base and o200k_base.
 
-    python benchmarks/bench_peers.py [--rounds 3] [--models gpt2 cl100k o200k]
+    python benchmarks/bench_peers.py [--rounds 2] [--models gpt2 cl100k o200k]
         [--corpora en-mix-6m zh-xiyouji] [--threads 1 2] [--json results.json]
 
 Every peer encodes with the same vocabulary and the pattern string tiktoken uses
-(``models.py`` builds each model for every peer from the shared fixtures), and its ids are
-checked equal to bpe-tui's on every text it encodes; decoding must give the text back.
+(``models.py`` builds each model for every peer from the shared fixtures; quicktok and
+bpe-openai load their own copies of cl100k_base and o200k_base, and have no GPT-2 here:
+quicktok ships none, bpe-openai downloads it), and its ids are checked equal to tiktoken's
+on every text it encodes; decoding must give the text back. A peer that does not install,
+or cannot load a model, or whose ids differ, is named as such and left out of that cell.
 
 Rows, for each model and corpus (read as bytes, so zh-xiyouji keeps its CRLF line ends):
 
@@ -15,27 +19,36 @@ Rows, for each model and corpus (read as bytes, so zh-xiyouji keeps its CRLF lin
   en-mix-6m, 3,311 of 600 on zh-xiyouji), the shape datasets hold;
 - ``JSONL file``: those documents as a JSONL file, from the file to ids: bpe-tui's
   ``encode_dataset`` (what ``bpe-tui encode --file docs.jsonl --out ids.bin`` runs), gigatoken's
-  ``encode_files``; tiktoken and fastokens, which read no files, parse the lines with
-  ``json.loads`` and encode the batch;
-- ``decode``: the one document's ids back to text (one thread).
+  ``encode_files``; the others, which read no files, parse the lines with ``json.loads`` and
+  encode the batch;
+- ``decode``: the one document's ids back to text (one thread);
+- ``start-up``: seconds to load the model (``load``) and to make the first, tiny encode
+  (``first call``), timed apart from the rest.
 
 Each cell is measured in a process of its own (the Rust peers size their thread pools once
-a process: ``RAYON_NUM_THREADS``, ``FASTOKENS_BPE_THREADS``), every peer's first encode
-there: cold, as the peers keep caches across calls and gigatoken even across its tokenizers.
-The calls: with one thread, bpe-tui ``encode`` / ``encode_batch(docs, workers=1)``, tiktoken
-``encode`` (of each document), gigatoken ``encode`` / ``encode_batch(parallel=False)``,
-fastokens ``encode`` / ``encode_batch_flat``; with more, every peer's batch call (bpe-tui
-``encode_batch(texts, workers=N)``, tiktoken ``encode_batch(num_threads=N)``, gigatoken
-``encode_batch``, fastokens ``encode_batch_flat``), on a list of one text for the one
-document. Each peer returns what its call returns: lists of ints (bpe-tui, tiktoken), NumPy
-or awkward arrays (gigatoken), flat bytes (fastokens' batches).
+a process: ``RAYON_NUM_THREADS``, ``FASTOKENS_BPE_THREADS``). Every encoder is loaded and
+**initialized before any timing**: one tiny encode through the very call the row times
+(gigatoken and fastokens defer 50-150 ms of set-up to their first call). Then the row's call
+is timed twice: *cold*, its first real encode in the process (caches empty but for the tiny
+text), and *warm*, the same input a second time (the peers keep caches across calls,
+gigatoken even across its tokenizers in one process, so a cold encode is only the first one
+a process makes). The calls: with one thread, bpe-tui ``encode`` / ``encode_batch(docs,
+workers=1)``, tiktoken, riptoken, bpe-openai and kitoken ``encode`` (of each document),
+gigatoken ``encode`` / ``encode_batch(parallel=False)``, fastokens ``encode`` /
+``encode_batch_flat``, quicktok ``encode`` / ``encode_batch(docs, 1)``, tokie ``encode`` (of
+each document); with more, every peer's batch call (bpe-tui ``encode_batch(texts,
+workers=N)``, tiktoken and bpe-openai ``encode_batch(num_threads=N)``, gigatoken
+``encode_batch``, fastokens ``encode_batch_flat``, quicktok ``encode_batch(texts, N)``,
+riptoken ``encode_batch``, tokie ``encode_batch``, kitoken ``encode_all``), on a list of one
+text for the one document. Each peer returns what its call returns: lists of ints, NumPy or
+awkward arrays (gigatoken), flat arrays and offsets (fastokens, quicktok), Encodings (tokie).
 
-The tokenizers are loaded before any timing; the peers take turns going first process by
-process. A cell is the best of ``--rounds`` processes (the least disturbed by other work on a
-shared machine): MB/s of UTF-8 text (decode: of text made) by wall time, and the CPU seconds
-of the process (all its threads). The ratio is bpe-tui's speed over the fastest peer's, by
-wall time and by CPU time. The load average and what two threads of SHA-256 get over one
-(the most any parallel encoding could) are printed with the run.
+The peers take turns going first process by process. A cell is the best of ``--rounds``
+processes (the least disturbed by other work on a shared machine): MB/s of UTF-8 text
+(decode: of text made) by wall time, and the CPU seconds of the process (all its threads).
+The ratio is bpe-tui's speed over the fastest peer's, by wall time and by CPU time. The load
+average and what two threads of SHA-256 get over one (the most any parallel encoding could)
+are printed with the run.
 
 Where bpe-tui's time goes, and what stands in the way where a peer is faster: docs/speed.md
 ("Against every installable peer").
@@ -45,6 +58,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import json
 import os
 import re
@@ -64,8 +78,17 @@ import models  # noqa: E402
 from machine import machine  # noqa: E402
 
 CORPORA = HERE.parent.parent / "shared" / "corpora"
-PEERS = ["bpe-tui", "tiktoken", "gigatoken", "fastokens"]
+PEERS = ["bpe-tui", "tiktoken", "gigatoken", "fastokens", "quicktok", "riptoken", "bpe-openai", "tokie", "kitoken"]
+MODULES = {"bpe-tui": "engine", "quicktok": "quicktok", "bpe-openai": "bpe_openai"}
+"""The module of each peer, where it is not the peer's name."""
 SHAPES = ["one document", "documents", "JSONL file", "decode"]
+BUNDLED = {"cl100k": "cl100k_base", "o200k": "o200k_base"}
+"""The models quicktok and bpe-openai load from their own files, by their names."""
+TINY = "Hi there"
+
+
+class Unavailable(Exception):
+    """A peer cannot load this model here (the message says why)."""
 
 
 def documents(text: str) -> list[str]:
@@ -80,6 +103,10 @@ def timed(f: Callable[[], Any]) -> tuple[float, float, Any]:
     wall, cpu = time.perf_counter(), time.process_time()
     out = f()
     return time.perf_counter() - wall, time.process_time() - cpu, out
+
+
+def installed() -> list[str]:
+    return [peer for peer in PEERS if importlib.util.find_spec(MODULES.get(peer, peer)) is not None]
 
 
 # -- each peer's calls ---------------------------------------------------------------------
@@ -147,7 +174,93 @@ def fastokens_calls(name: str, threads: int, scratch: Path) -> dict[str, Callabl
     }
 
 
-CALLS = {"bpe-tui": bpe_tui_calls, "tiktoken": tiktoken_calls, "gigatoken": gigatoken_calls, "fastokens": fastokens_calls}
+def _each(encode: Callable[[str], Any], threads: int, batch: Callable[[list[str]], Any]) -> Callable[[list[str]], Any]:
+    """One thread: ``encode`` of each document; more: the peer's batch call."""
+    return (lambda docs: [encode(d) for d in docs]) if threads == 1 else batch
+
+
+def _calls(
+    one: Callable[[str], Any], docs: Callable[[list[str]], Any], decode: Callable[[Any], Any], threads: int
+) -> dict[str, Callable[[Any], Any]]:
+    """A peer that reads no files: one document through ``one`` (one thread) or ``docs`` of a
+    list of it, the JSONL file's lines parsed and passed to ``docs``."""
+    return {
+        "one document": one if threads == 1 else (lambda text: docs([text])),
+        "documents": docs,
+        "JSONL file": lambda path: docs(_read_jsonl(path)),
+        "decode": decode,
+    }
+
+
+def quicktok_calls(name: str, threads: int, scratch: Path) -> dict[str, Callable[[Any], Any]]:
+    import quicktok
+
+    if name not in BUNDLED:
+        raise Unavailable(f"quicktok ships no {name}")
+    enc = quicktok.Tokenizer(BUNDLED[name], "")  # not get_encoding's tokenizer kept for the process: a fresh one
+    return _calls(
+        lambda text: enc.encode(text, allowed_special="all"), lambda docs: enc.encode_batch(docs, threads, True), enc.decode, threads
+    )
+
+
+def riptoken_calls(name: str, threads: int, scratch: Path) -> dict[str, Callable[[Any], Any]]:
+    import riptoken
+
+    model = models.MODELS[name]
+    enc = riptoken.CoreBPE(models.ranks(name), model.special_tokens, model.pattern)
+    allowed = set(model.special_tokens)
+    one = partial(enc.encode, allowed_special=allowed)
+    docs = _each(one, threads, lambda docs: enc.encode_batch(docs, allowed))
+    return _calls(one, docs, lambda ids: enc.decode_bytes(ids).decode("utf-8", "replace"), threads)
+
+
+def bpe_openai_calls(name: str, threads: int, scratch: Path) -> dict[str, Callable[[Any], Any]]:
+    import bpe_openai
+
+    if name not in BUNDLED:
+        raise Unavailable(f"bpe-openai downloads {name} (no network here)")
+    enc = bpe_openai.get_encoding(BUNDLED[name])
+    one = partial(enc.encode, allowed_special="all")
+    docs = _each(one, threads, lambda docs: enc.encode_batch(docs, num_threads=threads, allowed_special="all"))
+    return _calls(one, docs, enc.decode, threads)
+
+
+def tokie_calls(name: str, threads: int, scratch: Path) -> dict[str, Callable[[Any], Any]]:
+    import tokie
+
+    if name == "gpt2":
+        raise Unavailable("tokie's ids differ from tiktoken's under GPT-2 (its tokenizer.json as bpe-tui writes it)")
+    path = scratch / f"{name}.json"
+    models.bpe_tui(name).save(path)
+    enc = tokie.Tokenizer.from_json(str(path))
+
+    def one(text: str) -> list[int]:
+        return enc.encode(text, add_special_tokens=False).ids
+
+    docs = _each(one, threads, partial(enc.encode_batch, add_special_tokens=False))
+    return _calls(one, docs, enc.decode, threads)
+
+
+def kitoken_calls(name: str, threads: int, scratch: Path) -> dict[str, Callable[[Any], Any]]:
+    import kitoken
+
+    enc = kitoken.Kitoken.from_tiktoken_file(str(models.tiktoken_file(name)))
+    one = partial(enc.encode, encode_specials=True)
+    docs = _each(one, threads, partial(enc.encode_all, encode_specials=True))
+    return _calls(one, docs, lambda ids: enc.decode(ids).decode("utf-8", "replace"), threads)
+
+
+CALLS = {
+    "bpe-tui": bpe_tui_calls,
+    "tiktoken": tiktoken_calls,
+    "gigatoken": gigatoken_calls,
+    "fastokens": fastokens_calls,
+    "quicktok": quicktok_calls,
+    "riptoken": riptoken_calls,
+    "bpe-openai": bpe_openai_calls,
+    "tokie": tokie_calls,
+    "kitoken": kitoken_calls,
+}
 
 
 def _read_jsonl(path: Path) -> list[str]:
@@ -162,8 +275,8 @@ def ids_of(out: Any, count: int) -> list[list[int]]:
     if isinstance(out, Path):  # bpe-tui's ids file (its sidecar names the dtype): documents follow each other
         dtype = json.loads(out.with_name(out.name + ".json").read_text())["dtype"]
         return [np.fromfile(out, dtype=dtype).tolist()]
-    if isinstance(out, tuple):  # fastokens' flat ids and offsets
-        ids, offsets = (np.frombuffer(b, dtype=t) for b, t in zip(out, (np.uint32, np.uint64), strict=True))
+    if isinstance(out, tuple):  # flat ids and offsets: fastokens' as bytes, quicktok's as arrays
+        ids, offsets = (np.frombuffer(b, dtype=t) if isinstance(b, bytes) else b for b, t in zip(out, (np.uint32, np.uint64), strict=True))
         return [ids[offsets[k] : offsets[k + 1]].tolist() for k in range(count)]
     if type(out).__module__.startswith("awkward"):
         import awkward as ak
@@ -171,6 +284,10 @@ def ids_of(out: Any, count: int) -> list[list[int]]:
         return [list(row) for row in ak.to_list(out)]
     if isinstance(out, np.ndarray):
         return [out.tolist()]
+    if hasattr(out, "ids"):  # tokie's Encoding
+        return [list(out.ids)]
+    if out and hasattr(out[0], "ids"):
+        return [list(e.ids) for e in out]
     if out and isinstance(out[0], list):
         return [list(row) for row in out]
     return [list(out)]
@@ -180,80 +297,122 @@ def ids_of(out: Any, count: int) -> list[list[int]]:
 
 
 def child(args: argparse.Namespace) -> None:
-    """One process: one thread count, model, corpus and shape, every peer in turn (order
-    rotated by ``--round``), each peer's first encode in the process. tiktoken, gigatoken
-    and fastokens keep caches across calls, gigatoken's even across its tokenizers in one
-    process (a second, fresh tokenizer encodes en-mix-6m's documents 6x faster than the
-    first), so a cold encode is only the first one a process makes."""
+    """One process: one thread count, model, corpus and shape, every installed peer in turn
+    (order rotated by ``--round``). All are loaded and initialized (one tiny encode through the
+    row's call) before any timing; then each encodes the row's input twice, cold and warm.
+    Prints the results and the notes on peers left out."""
     threads, name, corpus, shape = args.child, args.models[0], args.corpora[0], args.shape
     text = (CORPORA / f"{corpus}.txt").read_bytes().decode("utf-8")
     docs = documents(text)
     results: list[dict[str, Any]] = []
+    notes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
-        jsonl = scratch / f"{corpus}.jsonl"
+        jsonl, tiny_jsonl = scratch / f"{corpus}.jsonl", scratch / "tiny.jsonl"
         with open(jsonl, "w", encoding="utf-8") as f:
             f.writelines(json.dumps({"text": d}, ensure_ascii=False) + "\n" for d in docs)
+        tiny_jsonl.write_text(json.dumps({"text": TINY}) + "\n", encoding="utf-8")
         inputs = {"one document": text, "documents": docs, "JSONL file": jsonl}
+        tiny = {"one document": TINY, "documents": [TINY, TINY], "JSONL file": tiny_jsonl}[shape]
         size = len(text.encode("utf-8")) if shape == "one document" else sum(len(d.encode("utf-8")) for d in docs)
         reference = {"one document": [text], "documents": docs, "JSONL file": docs}[shape]
-        reference_ids = models.bpe_tui(name).encode_batch(reference, 1)  # a tokenizer of its own: not timed
-        order = PEERS[args.round % len(PEERS) :] + PEERS[: args.round % len(PEERS)]
-        calls = {peer: CALLS[peer](name, threads, scratch) for peer in order}  # loaded before any timing
-        for peer in order:
-            wall, cpu, out = timed(partial(calls[peer][shape], inputs[shape]))
-            _check(f"{peer}, {name}, {corpus}, {shape}", out, text, reference_ids)
-            results.append(dict(threads=threads, corpus=corpus, model=name, shape=shape, peer=peer, wall=wall, cpu=cpu, bytes=size))
-            if shape == "one document" and threads == 1:  # decode what was encoded
-                wall, cpu, back = timed(partial(calls[peer]["decode"], out))
-                _check(f"{peer}, {name}, {corpus}, decode", back, text, reference_ids)
-                results.append(dict(threads=1, corpus=corpus, model=name, shape="decode", peer=peer, wall=wall, cpu=cpu, bytes=size))
-    print(json.dumps(results))
+        tiktoken = models.tiktoken_encoding(name)  # an encoding of its own, not timed
+        reference_ids = [tiktoken.encode(t, allowed_special="all") for t in reference]
+        peers = installed()
+        order = peers[args.round % len(peers) :] + peers[: args.round % len(peers)]
+        calls: dict[str, dict[str, Callable[[Any], Any]]] = {}
+        row = dict(threads=threads, corpus=corpus, model=name, bytes=size)
+        for peer in order:  # every peer loaded and initialized before any is timed
+            try:
+                load, _, calls[peer] = timed(partial(CALLS[peer], name, threads, scratch))
+            except Unavailable as e:
+                notes.append(f"{peer}: {e}")
+                continue
+            first, _, _ = timed(partial(calls[peer][shape], tiny))
+            if shape == "one document":
+                results.append(dict(row, shape="start-up", peer=peer, warm=False, wall=load, cpu=first))
+        for peer in [p for p in order if p in calls]:
+            for warm in (False, True):
+                try:
+                    wall, cpu, out = timed(partial(calls[peer][shape], inputs[shape]))
+                except Exception as e:  # a limit of the peer's (bpe-openai takes no text of a million characters)
+                    notes.append(f"{peer}: {type(e).__name__}: {str(e)[:100]} ({name}, {corpus}, {shape}); left out")
+                    break
+                if not _same(out, reference_ids):
+                    notes.append(f"{peer}: ids differ from tiktoken's ({name}, {corpus}, {shape}); left out")
+                    break
+                results.append(dict(row, shape=shape, peer=peer, warm=warm, wall=wall, cpu=cpu))
+                if shape == "one document" and threads == 1 and not warm:  # decode what was encoded
+                    wall, cpu, back = timed(partial(calls[peer]["decode"], out))
+                    if back != text:
+                        notes.append(f"{peer}: decoding does not give the text back ({name}, {corpus}); left out")
+                        continue
+                    results.append(dict(row, shape="decode", peer=peer, warm=False, wall=wall, cpu=cpu))
+    print(json.dumps({"results": results, "notes": notes}))
 
 
-def _check(where: str, out: Any, text: str, reference: list[list[int]]) -> None:
-    """The ids are bpe-tui's encode_batch's (of a tokenizer of its own, one thread): each
-    document's, or all of them one after the other in an ids file; decoding gives the text
-    back."""
-    if where.endswith("decode"):
-        assert out == text, f"{where}: the decoded text differs"
-        return
+def _same(out: Any, reference: list[list[int]]) -> bool:
+    """Whether a call's ids are tiktoken's: each document's, or all of them one after the
+    other in an ids file."""
     ids = ids_of(out, len(reference))
     if len(ids) == 1 and len(reference) > 1:
-        ids = [[i for row in ids for i in row]]
-        reference = [[i for row in reference for i in row]]
-    assert ids == reference, f"{where}: ids differ from bpe-tui's encode_batch"
+        return ids[0] == [i for row in reference for i in row]
+    return ids == reference
 
 
 # -- the parent: runs the children, prints the table -----------------------------------------
 
 
+MODEL_ORDER = ["gpt2", "cl100k", "o200k"]
+
+
 def table(results: list[dict[str, Any]]) -> str:
+    """The rows of every thread count, model, corpus, shape, cold and warm: each peer's MB/s
+    by wall time, the fastest peer, and bpe-tui's speed over it by wall and CPU time."""
+    peers = [p for p in PEERS if any(r["peer"] == p for r in results)]
     cells: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
     for r in results:
-        cells.setdefault((r["threads"], r["model"], r["corpus"], r["shape"]), {})[r["peer"]] = r
+        if r["shape"] != "start-up":
+            cells.setdefault((r["threads"], r["model"], r["corpus"], r["shape"], r["warm"]), {})[r["peer"]] = r
     lines = [
-        "| threads | model | corpus | shape | " + " | ".join(PEERS) + " | bpe-tui / fastest peer (wall, CPU) |",
-        "| ---: | --- | --- | --- | " + " | ".join("---:" for _ in PEERS) + " | ---: |",
+        "| threads | model | corpus | shape | | " + " | ".join(peers) + " | fastest peer | bpe-tui / fastest (wall, CPU) |",
+        "| ---: | --- | --- | --- | --- | " + " | ".join("---:" for _ in peers) + " | --- | ---: |",
     ]
-    for key in sorted(cells, key=lambda k: (k[0], ["gpt2", "cl100k", "o200k"].index(k[1]), k[2], SHAPES.index(k[3]))):
+    for key in sorted(cells, key=lambda k: (k[0], MODEL_ORDER.index(k[1]), k[2], SHAPES.index(k[3]), k[4])):
         row = cells[key]
-        peers = [p for p in PEERS[1:] if p in row]
-        fastest_wall = min(row[p]["wall"] for p in peers)
-        fastest_cpu = min(row[p]["cpu"] for p in peers)
+        others = [p for p in peers[1:] if p in row]
+        if "bpe-tui" not in row or not others:
+            continue
+        fastest = min(others, key=lambda p: row[p]["wall"])
         ours = row["bpe-tui"]
-        shown = [f"{r['bytes'] / 1e6 / r['wall']:.1f} ({r['cpu']:.2f} s)" if (r := row.get(p)) else "" for p in PEERS]
-        ratio = f"{fastest_wall / ours['wall']:.2f}x, {fastest_cpu / ours['cpu']:.2f}x"
-        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | " + " | ".join(shown) + f" | {ratio} |")
+        shown = [f"{r['bytes'] / 1e6 / r['wall']:.1f}" if (r := row.get(p)) else "" for p in peers]
+        ratio = f"{row[fastest]['wall'] / ours['wall']:.2f}x, {min(row[p]['cpu'] for p in others) / ours['cpu']:.2f}x"
+        when = "warm" if key[4] else "cold"
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {when} | " + " | ".join(shown) + f" | {fastest} | {ratio} |")
+    return "\n".join(lines)
+
+
+def startup_table(results: list[dict[str, Any]]) -> str:
+    """Each peer's seconds to load each model, and to make its first, tiny encode (one thread)."""
+    peers = [p for p in PEERS if any(r["peer"] == p for r in results)]
+    cells: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in results:
+        if r["shape"] == "start-up" and r["threads"] == 1:
+            cells.setdefault(r["model"], {})[r["peer"]] = r
+    lines = ["| model | " + " | ".join(peers) + " |", "| --- | " + " | ".join("---:" for _ in peers) + " |"]
+    for name in sorted(cells, key=MODEL_ORDER.index):
+        shown = [f"{r['wall']:.3f} + {r['cpu']:.3f}" if (r := cells[name].get(p)) else "" for p in peers]
+        lines.append(f"| {name} | " + " | ".join(shown) + " |")
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=2, help="processes per cell, the best kept (default 2)")
-    parser.add_argument("--models", nargs="+", default=["gpt2", "cl100k", "o200k"], choices=list(models.MODELS))
+    parser.add_argument("--models", nargs="+", default=MODEL_ORDER, choices=list(models.MODELS))
     parser.add_argument("--corpora", nargs="+", default=["en-mix-6m", "zh-xiyouji"])
     parser.add_argument("--threads", nargs="+", type=int, default=[1, os.cpu_count() or 1])
+    parser.add_argument("--shapes", nargs="+", default=SHAPES[:3], choices=SHAPES[:3])
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--round", type=int, default=0, help=argparse.SUPPRESS)
@@ -264,22 +423,24 @@ def main() -> None:
         return
     for name in args.models:  # the peers' plain rank files, written once
         models.tiktoken_file(name)
+    missing = [p for p in PEERS if p not in installed()]
     print(f"before: {machine()}")
-    results = []
+    results, notes = [], set()
     for threads in args.threads:
         env = dict(os.environ, RAYON_NUM_THREADS=str(threads), FASTOKENS_BPE_THREADS=str(threads))
         for name in args.models:
             for corpus in args.corpora:
-                for shape in SHAPES[:3]:
+                for shape in args.shapes:
                     for r in range(args.rounds):
                         command = [sys.executable, __file__, "--child", str(threads), "--round", str(r), "--shape", shape]
                         command += ["--models", name, "--corpora", corpus]
-                        done = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True)
-                        results += json.loads(done.stdout)
+                        done = json.loads(subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout)
+                        results += done["results"]
+                        notes.update(done["notes"])
                 print(f"  {threads} thread(s): {corpus} {name} done, load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
     best: dict[tuple[Any, ...], dict[str, Any]] = {}  # the best of the rounds, wall and CPU apart
     for r in results:
-        key = (r["threads"], r["model"], r["corpus"], r["shape"], r["peer"])
+        key = (r["threads"], r["model"], r["corpus"], r["shape"], r["warm"], r["peer"])
         if key in best:
             best[key]["wall"] = min(best[key]["wall"], r["wall"])
             best[key]["cpu"] = min(best[key]["cpu"], r["cpu"])
@@ -287,8 +448,12 @@ def main() -> None:
             best[key] = dict(r)
     results = list(best.values())
     print(f"after: {machine()}")
-    print(f"{args.rounds} rounds, best of each; MB/s by wall time (CPU seconds of the process)\n")
+    print(f"{args.rounds} rounds, best of each; MB/s by wall time\n")
     print(table(results))
+    print("\nStart-up, one thread: seconds to load the model + seconds of the first, tiny encode\n")
+    print(startup_table(results))
+    for note in sorted(notes) + [f"{p}: not installed" for p in missing]:
+        print(f"- {note}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
 
