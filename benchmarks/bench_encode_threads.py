@@ -1,0 +1,133 @@
+"""Two threads against one: bpe-tui's encode under each compiled family, cold and warm.
+
+    python benchmarks/bench_encode_threads.py [--rounds 3] [--families gpt2 cl100k o200k llama3 qwen2]
+        [--corpora en-mix-6m zh-xiyouji] [--threads 1 2]
+
+For each family, corpus and shape (``one document``: the whole file as one text;
+``documents``: the file cut at blank lines), each thread count runs in a process of its own
+(the tokenizer loaded and initialized by a tiny encode first): the call is timed *cold*, the
+first encode of the text in the process, then *warm*, the same text again. One thread:
+``encode`` / ``encode_batch(docs, workers=1)``; more: ``encode_batch([text], workers=N)`` /
+``encode_batch(docs, workers=N)``. A cell is the best of ``--rounds`` processes, MB/s of
+UTF-8 text by wall time with the CPU seconds of the process beside it, and the speed of each
+thread count over one thread's. The ids of every thread count are checked equal to one
+thread's.
+
+GPT-2 runs its own files, cl100k and o200k their rank files; the fixtures hold no Llama-3 or
+Qwen2 vocabulary, so ``llama3`` and ``qwen2`` run cl100k_base's ranks under those models'
+patterns (bpe-tui's pre-tokenizer of each family, over ranks of the right size). Parallel
+speed-up needs an idle second core: the load average and two threads of SHA-256 against one
+are printed before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import models  # noqa: E402
+from bench_peers import CORPORA, documents  # noqa: E402
+from machine import machine  # noqa: E402
+
+from engine import Tokenizer  # noqa: E402
+from engine.corpus.pretokenize import PATTERNS  # noqa: E402
+
+FAMILIES = ["gpt2", "cl100k", "o200k", "llama3", "qwen2"]
+SHAPES = ["one document", "documents"]
+
+
+def tokenizer(family: str) -> Tokenizer:
+    """A fresh tokenizer of the family (empty caches): llama3 and qwen2 over cl100k's ranks."""
+    if family in models.MODELS:
+        return models.bpe_tui(family)
+    vocab, merges, merge_ids = models.read("cl100k")
+    tok = Tokenizer(vocab, merges, list(models.MODELS["cl100k"].special_tokens), PATTERNS[family], merge_ids=merge_ids)
+    tok.direct = True
+    return tok
+
+
+def child(family: str, corpus: str, shape: str, threads: int) -> dict[str, Any]:
+    """One process: the cold and the warm call of one thread count, and its ids."""
+    text = (CORPORA / f"{corpus}.txt").read_bytes().decode("utf-8")
+    given: Any = text if shape == "one document" else documents(text)
+    tok = tokenizer(family)
+    if threads == 1:
+        call = tok.encode if shape == "one document" else (lambda docs: tok.encode_batch(docs, 1))
+    else:
+        call = (lambda t: tok.encode_batch([t], threads)[0]) if shape == "one document" else (lambda docs: tok.encode_batch(docs, threads))
+    call("Hi there" if shape == "one document" else ["Hi there"])
+    out: dict[str, Any] = {"bytes": len(text.encode("utf-8"))}
+    for when in ("cold", "warm"):
+        wall, cpu = time.perf_counter(), time.process_time()
+        ids = call(given)
+        out[when] = (time.perf_counter() - wall, time.process_time() - cpu)
+    out["ids"] = hashlib.blake2b(json.dumps(ids).encode()).hexdigest()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3, help="processes per cell, the best kept (default 3)")
+    parser.add_argument("--families", nargs="+", default=FAMILIES, choices=FAMILIES)
+    parser.add_argument("--corpora", nargs="+", default=["en-mix-6m", "zh-xiyouji"])
+    parser.add_argument("--shapes", nargs="+", default=SHAPES, choices=SHAPES)
+    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        family, corpus, shape, threads = args.child
+        print(json.dumps(child(family, corpus, shape, int(threads))))
+        return
+    print(f"before: {machine()}")
+    print(
+        "| family | corpus | shape | | "
+        + " | ".join(f"{n} thread{'s' * (n > 1)}" for n in args.threads)
+        + " | "
+        + " | ".join(f"{n} / 1" for n in args.threads[1:])
+        + " |"
+    )
+    print(
+        "| --- | --- | --- | --- | "
+        + " | ".join("---:" for _ in args.threads)
+        + " | "
+        + " | ".join("---:" for _ in args.threads[1:])
+        + " |"
+    )
+    for family in args.families:
+        for corpus in args.corpora:
+            for shape in args.shapes:
+                best: dict[tuple[int, str], tuple[float, float]] = {}
+                ids: dict[int, str] = {}
+                size = 0
+                for r in range(args.rounds):
+                    order = args.threads[r % len(args.threads) :] + args.threads[: r % len(args.threads)]
+                    for n in order:
+                        command = [sys.executable, __file__, "--child", family, corpus, shape, str(n)]
+                        done = json.loads(subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True).stdout)
+                        size, ids[n] = done["bytes"], done["ids"]
+                        for when in ("cold", "warm"):
+                            wall, cpu = done[when]
+                            old = best.get((n, when), (wall, cpu))
+                            best[n, when] = (min(old[0], wall), min(old[1], cpu))
+                assert len(set(ids.values())) == 1, f"{family}, {corpus}, {shape}: the threads' ids differ"
+                for when in ("cold", "warm"):
+                    one = best[args.threads[0], when][0]
+                    cells = [f"{size / 1e6 / best[n, when][0]:.1f} ({best[n, when][1]:.3f} s)" for n in args.threads]
+                    ratios = [f"{one / best[n, when][0]:.2f}x" for n in args.threads[1:]]
+                    print(
+                        f"| {family} | {corpus} | {shape} | {when} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |", flush=True
+                    )
+    print(f"after: {machine()}")
+
+
+if __name__ == "__main__":
+    main()
