@@ -1,6 +1,6 @@
 """How many browser tabs does ``bpe-tui serve`` hold? A class connecting at once, measured.
 
-Serves ``bpe-tui train`` (the bundled sample, the default corpus) on a free 127.0.0.1 port,
+Serves ``bpe-tui train`` (the bundled sample, or the corpus named) on a free 127.0.0.1 port,
 then opens ``--sessions`` websockets at once, each speaking textual-serve's protocol as a
 browser tab does (``["stdin", key]`` up, the terminal's bytes down). Each tab waits for the
 training screen, then steps ``--steps`` merges with ``n``, each once the last has shown.
@@ -22,7 +22,7 @@ Only loopback; every wait is bounded. Once every tab has closed, the warm parent
 no process left; then the server is stopped (Ctrl+C, as a teacher would) and its process
 group checked empty before the table is printed.
 
-    python benchmarks/bench_serve.py [--sessions 30] [--steps 3] [--memory-gb 8]
+    python benchmarks/bench_serve.py [CORPUS ...] [--sessions 30] [--steps 3] [--memory-gb 8]
 """
 
 from __future__ import annotations
@@ -194,11 +194,11 @@ async def warm(server: int) -> None:
     raise RuntimeError("the warm parent never settled")
 
 
-async def run(sessions: int, steps: int, memory_gb: float) -> None:
+async def run(sessions: int, steps: int, memory_gb: float, corpus: list[str]) -> None:
     load = os.getloadavg()
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "bpe_tui.cli", "serve", "train", "--port", str(port), "--max-sessions", str(sessions)]
+    command = [sys.executable, "-m", "bpe_tui.cli", "serve", "train", *corpus, "--port", str(port), "--max-sessions", str(sessions)]
     server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, start_new_session=True)
     try:
         await wait_listening(port, server)
@@ -237,7 +237,8 @@ async def run(sessions: int, steps: int, memory_gb: float) -> None:
     step_times = [s for r in results for s in r["steps"]]  # type: ignore[attr-defined]
     everything = apps + trainers + shared
     share = sum(c.pss for c in everything) / len(apps)
-    print(f"bpe-tui serve train (bundled sample): {sessions} tabs at once, {steps} merges each; {os.cpu_count()} cores")
+    served = " ".join(corpus) or "(bundled sample)"
+    print(f"bpe-tui serve train {served}: {sessions} tabs at once, {steps} merges each; {os.cpu_count()} cores")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in load)}")
     print(f"{'':<26}{'min':>8}  {'median':>8}  {'p90':>8}  {'max':>8}")
     print(f"{'first frame (s)':<26}{spread(first)}")
@@ -268,11 +269,12 @@ async def run(sessions: int, steps: int, memory_gb: float) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", nargs="*", help="what serve train trains on (default: the bundled sample)")
     parser.add_argument("--sessions", type=int, default=30)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--memory-gb", type=float, default=8.0, help="the machine to size for (default 8)")
     args = parser.parse_args()
-    asyncio.run(run(args.sessions, args.steps, args.memory_gb))
+    asyncio.run(run(args.sessions, args.steps, args.memory_gb, args.corpus))
 
 
 if __name__ == "__main__":

@@ -257,6 +257,7 @@ async def test_a_tab_killed_leaves_the_others_working(tmp_path: Path) -> None:
             assert [len(p) for p in processes] == [2, 2, 2], "each tab is its app and its trainer"
             killed = processes[0]
             app = next(pid for pid in killed if os.readlink(f"/proc/{pid}/fd/0").startswith("pipe:"))  # the tab's stdin
+            assert not _sockets(app) & _sockets(server), "a tab's app holds a socket of the server's"
             os.kill(app, signal.SIGKILL)
             assert await until(lambda: not killed & set(group_members(server)), limit=30.0), "the killed tab's trainer lived on"
             for ws in tabs[1:]:
@@ -265,6 +266,17 @@ async def test_a_tab_killed_leaves_the_others_working(tmp_path: Path) -> None:
             for ws in tabs:
                 await ws.close()
             assert await until(lambda: set(group_members(server)) == alone, limit=30.0), "the closed tabs left processes"
+
+
+def _sockets(pid: int) -> set[str]:
+    """The sockets process ``pid`` holds open, as ``socket:[inode]``."""
+    held = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            held.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except FileNotFoundError:  # closed since listed
+            pass
+    return {link for link in held if link.startswith("socket:")}
 
 
 def test_one_file_downloads_as_it_is_several_as_one_zip() -> None:

@@ -7,10 +7,10 @@ as on the command line. Every browser tab that opens the page runs that command 
 process of its own, forked from a warm parent that imported the app and did once what every
 tab would (``warm``), up to ``--max-sessions`` at once: past that a new browser is told the
 class is full, and no process starts. Where fork is missing or unsafe, each tab starts a new
-interpreter, and the server says so. Served, nothing a
-browser sends writes on this machine (a save downloads to the browser), and options that
-would are refused, and so is ``check``, which runs a Python file. The server listens on
-127.0.0.1 unless told otherwise, so only this machine can connect.
+interpreter, and the server says so. Served, nothing a browser sends writes on this machine
+(a save downloads to the browser), and options that would are refused, and so is ``check``,
+which runs a Python file. The server listens on 127.0.0.1 unless told otherwise, so only
+this machine can connect.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ The warm parent is multiprocessing's fork server: the tab's process starts there
 Textual, Rich, the engine and the app already imported, and, copy-on-write, shares their
 memory with every other tab until it writes to it. Forking reseeds ``random`` (its at-fork
 hook), and the fork server hands the process only the file descriptors it was sent: the
-tab's three pipes, none of the server's sockets. It is a process of its own: a crash, ``q``
-or a SIGKILL ends this tab alone.
+tab's three pipes, and the two through which it asks for its own processes, none of the
+server's sockets. It is a process of its own: a crash, ``q`` or a SIGKILL ends this tab alone.
 """
 
 from __future__ import annotations

@@ -78,6 +78,7 @@ class WarmClass:
         self._hands = ThreadPoolExecutor(1, thread_name_prefix="bpe-tui-door")
         """Starting a tab blocks (a few milliseconds): one thread, so tabs start one at a time."""
         self.tabs: set[BaseProcess] = set()
+        """The app process of each open tab, until it ends."""
         _start_warm_parent(warm, args, environ)
 
     def command(self) -> str:
@@ -131,6 +132,8 @@ class WarmClass:
         await asyncio.sleep(0.1)
 
     def close(self) -> None:
+        """Shut the door. The warm parent ends by itself once this process and every tab's
+        have: each holds its pipe open."""
         self._socket.close()
         shutil.rmtree(self._folder, ignore_errors=True)
         self._hands.shutdown()
