@@ -45,6 +45,7 @@
 
 uint8_t pt_flat_classes[PT_FLAT_LIMIT];
 uint8_t pt_base_of[256];
+uint8_t pt_wide3_classes[16 * 64];
 
 const char *const pt_simd_names[PT_SIMD_COUNT] = {"scalar", "sse2", "avx2", "neon"};
 
@@ -90,6 +91,10 @@ void pretokenize_tables_init(void) {
         for (uint32_t c = CLASS_RANGES[r].first; c <= CLASS_RANGES[r].last && c < PT_FLAT_LIMIT; c++)
             pt_flat_classes[c] = CLASS_RANGES[r].bits;
     for (int b = 0; b < 256; b++) pt_base_of[b] = b < 0x80 ? pt_flat_classes[b] & BASE : WIDE;
+    for (uint32_t first = 0; first < 16 * 64; first++) { /* a three-byte character's bits 12-17, 6-11 */
+        const uint8_t *run = pt_flat_classes + (first << 6);
+        pt_wide3_classes[first] = memcmp(run, run + 1, 63) ? PT_MIXED : run[0]; /* all 64 alike */
+    }
 }
 
 uint8_t pt_class_wide(uint32_t c) {
