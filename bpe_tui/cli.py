@@ -252,13 +252,13 @@ def prepare(args: argparse.Namespace) -> None:
 
 def warm(args: argparse.Namespace) -> None:
     """What every browser tab of ``bpe-tui serve`` would do alike, done once in the warm
-    parent the tabs fork from: the app imported, a served ``train``'s corpus counted."""
+    parent the tabs fork from: the app imported, a served ``train``'s corpus read."""
     import bpe_tui.app  # noqa: F401  (imported here, each tab's app forks with it)
 
     if args.command == "train":
-        from bpe_tui.train.command import count_ahead
+        from bpe_tui.train.command import load_ahead
 
-        count_ahead(args)
+        load_ahead(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -308,18 +308,18 @@ def test_one_file_downloads_as_it_is_several_as_one_zip() -> None:
         assert {n: zipped.read(n).decode("utf-8") for n in zipped.namelist()} == {f"bpe-tokenizer-merge-3/{n}": t for n, t in files.items()}
 
 
-def test_a_corpus_counted_ahead_is_not_counted_again(monkeypatch, tmp_path: Path) -> None:
-    """What the warm parent does for a served ``train``: the counts made once, every trainer
-    loaded later (in a tab's process, forked from it) starts from them."""
+def test_a_corpus_loaded_ahead_is_not_counted_again(monkeypatch, tmp_path: Path) -> None:
+    """What the warm parent does for a served ``train``: the corpus counted into a trainer at
+    merge 0 once; the first load after (in each tab's process, forked from it) takes that
+    trainer. It goes to the first: a second load in the same process counts again."""
     import engine.train.settings
     import engine.train.trainer
     from engine.train.settings import TrainOptions
 
-    monkeypatch.setattr(engine.train.settings, "_COUNTED_AHEAD", {})
+    monkeypatch.setattr(engine.train.settings, "_LOADED_AHEAD", {})
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("the cat sat on the mat; the hat " * 50, encoding="utf-8")
-    options = TrainOptions.checked([str(corpus)], 300, ["<|endoftext|>"])
-    options.count_ahead([str(corpus)])
+    TrainOptions.checked([str(corpus)], 300, ["<|endoftext|>"]).load_ahead([str(corpus)])
 
     def count_again(*args: object, **kwargs: object) -> None:
         raise AssertionError("counted again")
@@ -327,6 +327,9 @@ def test_a_corpus_counted_ahead_is_not_counted_again(monkeypatch, tmp_path: Path
     monkeypatch.setattr(engine.train.trainer, "count_corpus", count_again)
     same = TrainOptions.checked([str(corpus)], 300, ["<|endoftext|>"])  # built again, as each tab does
     trainer = same.load([str(corpus)])
+    assert trainer.merges_done == 0
     trainer.run()
     assert trainer.merges[0] == (b"a", b"t")
     assert trainer.summary is not None and trainer.summary.bytes_read == corpus.stat().st_size
+    with pytest.raises(AssertionError, match="counted again"):
+        same.load([str(corpus)])

@@ -77,12 +77,12 @@ def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
     return options, resume
 
 
-def count_ahead(args: argparse.Namespace) -> None:
-    """Count a served ``train``'s corpus once, in the warm parent every browser tab forks
-    from: each tab's trainer starts from these counts."""
+def load_ahead(args: argparse.Namespace) -> None:
+    """Read a served ``train``'s corpus once, in the warm parent every browser tab forks
+    from, into the trainer at merge 0 each tab's trainer starts as."""
     options, _ = prepare(args)
     with chosen_corpus(args.inputs, options) as (inputs, _):
-        options.count_ahead(inputs)
+        options.load_ahead(inputs)
 
 
 def _interactive(args: argparse.Namespace, options: TrainOptions, inputs: list[str], label: str, resume: Merges | None) -> int:

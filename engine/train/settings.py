@@ -9,11 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.corpus.counting import CountSummary, Progress
+from engine.corpus.counting import Progress
 from engine.corpus.dask_count import check_target
 from engine.corpus.shards import CountSettings, first_text, plan_shards
 from engine.corpus.sources import STDIN, TEXT, expand_inputs
-from engine.corpus.word_table import WordTable
 from engine.encode.tokenizer import Tokenizer, model_kind
 from engine.errors import ResumeError, SettingsError
 from engine.formats.atomic import check_writable_dir, check_writable_file
@@ -55,9 +54,9 @@ WORD_CUTS = {
 AnyTrainer = Trainer | ClassicTrainer | WordPieceTrainer
 """The trainers that merge (``load``); Unigram prunes, a round at a time (``load_unigram``)."""
 
-_COUNTED_AHEAD: dict[tuple[TrainOptions, tuple[str, ...]], tuple[WordTable, CountSummary]] = {}
-"""Counts made by ``count_ahead``, by options and inputs: what ``load`` in this process, or
-in a process forked from it, starts from instead of counting again."""
+_LOADED_AHEAD: dict[tuple[TrainOptions, tuple[str, ...]], AnyTrainer] = {}
+"""Trainers at merge 0 made by ``load_ahead``, by options and inputs: the first ``load`` of
+the same in this process, or in each process forked from it, takes its trainer from here."""
 
 
 @dataclass(frozen=True)
@@ -259,15 +258,15 @@ class TrainOptions:
         ``load_unigram``)."""
         if self.algorithm == "unigram":
             raise SettingsError("Unigram trains by rounds, not merges: load it with load_unigram")
+        ahead = _LOADED_AHEAD.pop((self, tuple(map(str, inputs))), None)
+        if ahead is not None:
+            return ahead
         if self.classic:
             return ClassicTrainer.from_file(inputs[0], self.vocab_size, self.classic, progress, self.errors)
         if self.algorithm == "wordpiece":
             return WordPieceTrainer.from_file(inputs[0], self.vocab_size, self.special_tokens, self.lowercase, progress, self.errors)
         if self.counts is not None:
             return Trainer.from_counts_file(self.counts, self.vocab_size, self.special_tokens, self.pattern, progress)
-        ahead = _COUNTED_AHEAD.get((self, tuple(map(str, inputs))))
-        if ahead is not None:
-            return Trainer(ahead[0], self.vocab_size, self.special_tokens, progress, self.pattern, ahead[1])
         return Trainer.from_files(
             inputs,
             self.vocab_size,
@@ -285,13 +284,15 @@ class TrainOptions:
             max_memory=self.max_memory,
         )
 
-    def count_ahead(self, inputs: Inputs) -> None:
-        """Count byte-level ``inputs`` now, once, for every ``load`` of them later in this
-        process or a process forked from it (a served class's tabs fork from one warm parent,
-        which counts the corpus they all train on). Not on a Dask cluster: its client's
-        threads would be forked too."""
-        if self.byte_level and self.counts is None and self.save_counts is None and self.dask is None:
-            _COUNTED_AHEAD[self, tuple(map(str, inputs))] = count_corpus(inputs, self.count_settings, self.workers)
+    def load_ahead(self, inputs: Inputs) -> None:
+        """Count ``inputs`` (or load ``counts``) into a trainer at merge 0 now, for the first
+        ``load`` of them later in this process, or in each process forked from it: a served
+        class's tabs fork from one warm parent, which reads the corpus they all train on once,
+        and their trainers share its pages until their merges write to them. Not Unigram's,
+        which trains by rounds, nor on a Dask cluster, whose client's threads would be forked
+        too."""
+        if self.algorithm != "unigram" and self.dask is None:
+            _LOADED_AHEAD[self, tuple(map(str, inputs))] = self.load(inputs)
 
     def load_unigram(self, inputs: Inputs, progress: Progress | None = None) -> UnigramTrainer:
         """Count the words of ``inputs[0]`` into a Unigram trainer at round 0, its seeds
