@@ -222,10 +222,14 @@ def test_lists_of_ids_are_left_to_reference_counting(tok):
     assert not any(map(gc.is_tracked, tok.encode_batch(SAMPLE.splitlines(), workers=2)))
 
 
-def test_the_cache_lasts_across_calls_and_threads(tok):
+def test_the_cache_lasts_across_calls_and_threads(monkeypatch, tok):
     """One cache for the tokenizer: what one call merges, the next finds, in any thread; the
-    threads' encoders are kept for the next call, and the ids never change."""
+    threads' encoders are kept for the next call, and the ids never change. A batch of one
+    unit is encoded in this thread."""
     fresh_tok = fresh(tok, tok.direct)
+    assert fresh_tok.encode_batch(["one unit"], workers=2) == [fresh_tok.encode("one unit")]
+    assert not fresh_tok._idle
+    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 64)
     ids = fresh_tok.encode(SAMPLE)
     cache = fresh_tok._shared
     assert cache is not None and len(cache) > 0

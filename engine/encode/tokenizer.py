@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from itertools import repeat
+from itertools import chain, islice, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -120,7 +120,9 @@ class Tokenizer:
     ``special_tokens``: strings (each keeps its id in ``vocab``, or takes the next one
     after the largest), ``{string: id}``, or ``AddedToken``s (HF's added tokens, with
     their ids and how they are matched). ``pattern``: a name from ``PATTERNS``, a regex,
-    or stages (``engine.corpus.stages``). ``normalizer``: None or ``"NFC"``.
+    or stages (``engine.corpus.stages``). ``normalizer``: None or ``"NFC"``. ``cache_size``:
+    the pre-tokens whose ids the tokenizer's cache keeps, across calls and for all threads
+    (about 70 bytes each, taken as the cache fills; see ``cache_size`` below).
     """
 
     def __init__(
@@ -726,14 +728,18 @@ class Tokenizer:
         """``(run(encoder, unit), kind)`` of each unit, in order, computed in ``threads``
         threads, each with an ``Encoder`` of its own (taken from those the last calls left,
         given back after) over the tokenizer's cache; at most two units a thread in flight.
-        One thread: this one, with the tokenizer's own encoder."""
-        if threads == 1:
+        One thread, or one unit in all (starting threads would cost more than it saves):
+        this one, with the tokenizer's own encoder."""
+        units = iter(units)
+        first = list(islice(units, 2))
+        if threads == 1 or len(first) < 2:
             if self._encoder is None:
                 self._encoder = self._new_encoder()
             encoder = self._encoder
             assert encoder is not None  # called only when encoding is compiled
-            yield from ((run(encoder, unit), kind) for unit, kind in units)
+            yield from ((run(encoder, unit), kind) for unit, kind in chain(first, units))
             return
+        units = chain(first, units)
         self._cache()  # made here, not by two threads at once
         local = threading.local()
         idle, taken = self._idle, []  # idle: replaced when direct changes, so no stale encoder returns
