@@ -130,6 +130,7 @@ ptrdiff_t pretoken_end(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, int pattern
         ends[n] = i;                        \
     }
 
+#ifdef PT_BLOCKS
 static ptrdiff_t pt_scalar_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, int family, ptrdiff_t *ends, ptrdiff_t n, ptrdiff_t max) {
     switch (family) {
     case PATTERN_GPT4: PT_SCALAR_LOOP(pt_gpt4_end(s, len, i, 3, 0)); break;
@@ -140,6 +141,7 @@ static ptrdiff_t pt_scalar_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, in
     }
     return n;
 }
+#endif
 
 ptrdiff_t pretoken_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, int pattern, ptrdiff_t *ends, ptrdiff_t max) {
     switch (simd_level) {

@@ -37,9 +37,12 @@
 #include <cpuid.h>
 #define PT_HAVE_AVX2 1 /* through GCC's target pragma; clang and MSVC build SSE2 only */
 #endif
-#elif defined(__aarch64__) || defined(_M_ARM64)
+#elif (defined(__aarch64__) && !defined(__AARCH64EB__)) || defined(_M_ARM64)
 #include <arm_neon.h>
-#define PT_NEON 1
+#define PT_NEON 1 /* little-endian: pt_neon_bits reads its lane as the bytes' order */
+#endif
+#if defined(PT_X86) || defined(PT_NEON)
+#define PT_BLOCKS 1 /* elsewhere pretoken_ends runs the scalar scanner alone */
 #endif
 
 #define PT_BLOCK 64
@@ -169,7 +172,9 @@ static inline int pt_block_worth(const uint8_t *p, ptrdiff_t left) {
         ends[n++] = i;                                                        \
     } while (n < max && i < len && (s[i] >= 0x80 || !pt_block_worth(s + i, len - i)))
 
+#ifdef PT_BLOCKS
 static ptrdiff_t pt_scalar_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, int family, ptrdiff_t *ends, ptrdiff_t n, ptrdiff_t max);
+#endif
 
 /* One loop an instruction set (classify: theirs), pre-tokens through the blocks, else the
  * scalar scanner; as pretoken_ends. */
