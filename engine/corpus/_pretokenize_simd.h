@@ -8,22 +8,22 @@
  * other (valid of them). Within it each family's rules reduce to masks, for byte k with
  * class c(k) (L letter, N digit, S \s, else O):
  *
- *   every family  a start where the class changes; the last S of a run before a non-S is a
- *                 start of its own, and a space (GPT-2: any S) there joins what follows
- *                 rather than end before it
- *   GPT-2         a space joins L, N or O; a ' at a start followed by s d m t ll ve re is a
- *                 pre-token of its own
- *   GPT-4 kin     as GPT-2 with (?i) contractions, but: \r and \n after an O run belong to
- *                 it; a run of S ends after its last \r or \n; an S (not \r \n) joins L, a
- *                 space joins O; an O that starts a pre-token joins the L after it; digits
- *                 go by threes (Qwen2: ones)
+ *   every family  a start where the class changes; the last S of a run before a non-S
+ *                 starts a pre-token of its own, which may take the run after it
+ *   GPT-2         a space there takes the L, N or O after it; a ' at a start followed by
+ *                 s d m t ll ve re is a pre-token of its own
+ *   GPT-4 kin     as GPT-2 with (?i) contractions, but: an S there (not \r \n) takes the L
+ *                 after it, a space the O; \r and \n after an O run belong to it; a run of
+ *                 S ends after its last \r or \n; an O that starts a pre-token takes the L
+ *                 after it; digits go by threes (Qwen2: ones)
  *   o200k         as GPT-4, with / among the newlines an O run takes, a start at each capital
  *                 after a small letter, and the contraction a suffix of the word before it
  *
  * A start is known once the two bytes after it are, so only the starts below valid - 2 are
  * kept; the next block begins at the last of them. A block that finds none (a pre-token
  * longer than the block, or a wide character among its first eight bytes) leaves one
- * pre-token to the scalar scanner. The rest of a text shorter than a block is copied into a zeroed one.
+ * pre-token or more to the scalar scanner. The end of a text, less than a block, is copied
+ * into a zeroed one.
  */
 #ifndef PRETOKENIZE_SIMD_H
 #define PRETOKENIZE_SIMD_H
@@ -131,7 +131,7 @@ static inline uint64_t pt_block_after_newlines(uint64_t spaces, uint64_t newline
     return starts;
 }
 
-/* The pre-token starts in a block (bit 0 among them) that are right below valid - 2. */
+/* The pre-token starts in a block, bit 0 among them; those below valid - 2 are final. */
 static inline uint64_t pt_block_starts(const PtMasks *m, const uint8_t *p, int valid, int family) {
     const uint64_t letter = m->letter, digit = m->digit, space = m->space;
     const uint64_t other = ~(letter | digit | space);
