@@ -17,6 +17,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine import Tokenizer
 from engine.corpus import _pretokenize
 from engine.corpus._pretokenize import pretoken_count, pretokens
 from engine.corpus.pretokenize import FAMILIES, KNOWN_PATTERNS
@@ -119,6 +120,29 @@ def test_the_tally_counts_as_regex_on_each_level(level, family):
     out = subprocess.run(child, input=json.dumps(texts), capture_output=True, text=True, env=env, check=True).stdout
     want = Counter(piece for text in texts for piece in regex.findall(STRINGS[family], text))
     assert json.loads(out) == dict(want)
+
+
+ENCODE_IN_A_CHILD = """
+import json, sys
+from engine import Tokenizer
+fixtures, text = sys.argv[1], open(sys.argv[2], encoding="utf-8").read()
+gpt2 = Tokenizer.from_files(f"{fixtures}/gpt2_vocab.json", f"{fixtures}/gpt2_merges.txt")
+print(json.dumps([gpt2.encode(text), Tokenizer.load(f"{fixtures}/o200k_base.tiktoken.gz").encode(text)]))
+"""
+
+
+def test_the_encoder_gives_the_same_ids_on_each_level(level):
+    """The encoder's own scanner (one more module's copy) under GPT-2's files and o200k's
+    ranks: the same ids as this process's encoder, on the widest level."""
+    fixtures, text = ROOT / "tests/fixtures", ROOT / "tests/fixtures/en-mix-192k.txt"
+    env = {**os.environ, "BPE_TUI_PRETOKENIZE_SIMD": level}
+    child = [sys.executable, "-c", ENCODE_IN_A_CHILD, str(fixtures), str(text)]
+    out = subprocess.run(child, capture_output=True, text=True, env=env, check=True).stdout
+    here = [
+        Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt"),
+        Tokenizer.load(fixtures / "o200k_base.tiktoken.gz"),
+    ]
+    assert json.loads(out) == [tok.encode(text.read_text(encoding="utf-8")) for tok in here]
 
 
 def test_an_unknown_or_unavailable_level_is_refused():
