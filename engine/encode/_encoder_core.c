@@ -548,7 +548,6 @@ typedef struct {
  * first time); 0, or -1 with MemoryError. */
 static int list_fill_start(ListFill *f, Vocab *v, PyObject *list, size_t n) {
     *f = (ListFill){v->id_objects, ((PyListObject *)list)->ob_item, NULL, NULL, 0};
-#ifndef Py_GIL_DISABLED /* free-threaded builds keep a reference count in two halves */
     if (n < COUNT_FROM) return 0;
     if (!v->counts) {
         v->counts = PyMem_Calloc(v->nids ? v->nids : 1, sizeof(uint32_t));
@@ -561,7 +560,6 @@ static int list_fill_start(ListFill *f, Vocab *v, PyObject *list, size_t n) {
         }
     }
     f->counts = v->counts, f->touched = v->touched;
-#endif
     return 0;
 }
 
