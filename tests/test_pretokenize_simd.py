@@ -30,7 +30,8 @@ STRINGS = {family: next(s for s, f in KNOWN_PATTERNS.items() if f == family) for
 
 # What the blocks' rules turn on: every class next to every other, spaces and newlines before
 # each, contractions in any case (and chained, and cut), o200k's capitals after small letters
-# and slashes after punctuation, digits by threes; a wide character now and then.
+# and slashes after punctuation, digits by threes; Latin-1 letters (two bytes the blocks take
+# as letters) and signs beside them; a wider character now and then.
 ASCII_PIECES = [
     *("a", "Z", "word", "Word", "WORD", "wORD", "McDonald", "iPhone", "ABCdef", "abcDEF", "x", "Q"),
     *("'s", "'S", "'t", "'d", "'m", "'ll", "'LL", "'lL", "'ve", "'VE", "'re", "'Re", "'l", "'v", "'r", "'x", "'"),
@@ -39,8 +40,8 @@ ASCII_PIECES = [
     *("0", "12", "123", "1234", "1234567", " 7", "3a", "a3"),
     *("!", "?!", "...", ".", ",", "/", "//", "!/", "!/\n", ".\n/", "a/b", " /\r\n", "\n/", "!\n", "!\n\n", "(", "\x00", "\x7f"),
 ]
-WIDE_PIECES = ["é", "日本", "ſ", "K", "\u0301", "\u00a0", "\u2028", "１２", "😀"]
-ascii_piece = st.one_of(st.sampled_from(ASCII_PIECES), st.text(st.sampled_from("aZ1 '\n\r\t./!sSlLvVeE"), max_size=8))
+WIDE_PIECES = ["é", "É", "ß", "ÿ", "×", "÷", "Ø", "Àb", "café", "CAFÉ's", "日本", "ſ", "K", "\u0301", "\u00a0", "\u2028", "１２", "😀"]
+ascii_piece = st.one_of(st.sampled_from(ASCII_PIECES), st.text(st.sampled_from("aZ1 '\n\r\t./!sSlLvVeEéÉ×"), max_size=8))
 ascii_run = st.tuples(ascii_piece, st.integers(2, 70)).map(lambda pair: pair[0] * pair[1])
 ascii_text = st.lists(st.one_of(ascii_piece, ascii_piece, ascii_piece, ascii_run, st.sampled_from(WIDE_PIECES)), max_size=60).map("".join)
 

@@ -4,8 +4,8 @@
  * engine/corpus/_pretokenize_core.c only: pretoken_ends runs it, pretoken_end and the inline
  * scanners of _pretokenize_core.h stay the scalar reference it falls back to.
  *
- * A block starts at a pre-token's start (bit 0) and holds the ASCII bytes up to the first
- * other (valid of them). Within it each family's rules reduce to masks, for byte k with
+ * A block starts at a pre-token's start (bit 0) and holds the bytes up to the first that is
+ * not ASCII nor part of a Latin-1 letter (valid of them). Within it each family's rules reduce to masks, for byte k with
  * class c(k) (L letter, N digit, S \s, else O):
  *
  *   every family  a start where the class changes; the last S of a run before a non-S
@@ -155,13 +155,27 @@ static inline uint64_t pt_block_starts(const PtMasks *m, const uint8_t *p, int v
     return pt_block_contractions(start, start & m->quote, p, valid, 1, 0);
 }
 
-/* Whether a block at p may find a start: not when a wide character is among its first eight
- * bytes (Chinese text, or a newline before it), which leaves the scalar scanner less to redo. */
+/* The Latin-1 letters (U+00C0-U+00FF but for the signs times and divide, U+00D7 and U+00F7:
+ * C3 and a second byte not 97 or B7) are letters of two bytes, so that text with accents
+ * stays in the blocks; o200k's capitals among them are those up to U+00DE (second byte
+ * 80-9E). A C3 in the last byte stays wide. */
+static inline void pt_block_latin1(PtMasks *m, uint64_t c3, uint64_t signs, uint64_t capital) {
+    uint64_t lead = c3 & ~(signs >> 1) & ~(1ULL << 63), pair = lead | lead << 1, upper = lead & capital >> 1;
+    m->letter |= pair;
+    m->upper |= upper | upper << 1;
+    m->wide &= ~pair;
+}
+
+/* Whether a block at p may find a start: not when the first byte of a wide character among its
+ * first eight bytes is other than a Latin-1 letter's C3 (Chinese text, or a newline before
+ * it), which leaves the scalar scanner less to redo. The bytes of w in memory order
+ * (little-endian: the blocks run only there). */
 static inline int pt_block_worth(const uint8_t *p, ptrdiff_t left) {
     uint64_t w;
     if (left < 8) return p[0] < 0x80;
     memcpy(&w, p, 8);
-    return !(w & 0x8080808080808080ULL);
+    w &= 0x8080808080808080ULL;
+    return !w || p[pt_lowest(w) >> 3] == 0xC3;
 }
 
 /* The scalar scanner from byte i, a pre-token at least, into ends from n on, until a block is
@@ -212,7 +226,7 @@ static ptrdiff_t pt_scalar_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, in
 #ifdef PT_X86
 /* x in [lo, lo + n), as signed bytes shifted so that the range starts at -128. */
 #define PT_SSE2_IN(x, lo, n) _mm_cmplt_epi8(_mm_add_epi8((x), _mm_set1_epi8((char)(0x80 - (lo)))), _mm_set1_epi8((char)(-128 + (n))))
-#define PT_SSE2_EQ(x, c) _mm_cmpeq_epi8((x), _mm_set1_epi8(c))
+#define PT_SSE2_EQ(x, c) _mm_cmpeq_epi8((x), _mm_set1_epi8((char)(c)))
 #define PT_SSE2_BITS(v, test)                                                                                             \
     ((uint64_t)(uint16_t)_mm_movemask_epi8(test(v[0])) | (uint64_t)(uint16_t)_mm_movemask_epi8(test(v[1])) << 16 |      \
      (uint64_t)(uint16_t)_mm_movemask_epi8(test(v[2])) << 32 | (uint64_t)(uint16_t)_mm_movemask_epi8(test(v[3])) << 48)
@@ -225,6 +239,9 @@ static ptrdiff_t pt_scalar_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, in
 #define PT_SSE2_QUOTE(x) PT_SSE2_EQ((x), '\'')
 #define PT_SSE2_SLASH(x) PT_SSE2_EQ((x), '/')
 #define PT_SSE2_WIDE(x) (x)
+#define PT_SSE2_C3(x) PT_SSE2_EQ((x), 0xC3)
+#define PT_SSE2_SIGNS(x) _mm_or_si128(PT_SSE2_EQ((x), 0x97), PT_SSE2_EQ((x), 0xB7))
+#define PT_SSE2_CAPITAL(x) PT_SSE2_IN((x), 0x80, 31)
 
 static inline void pt_classify_sse2(const uint8_t *p, int needs, PtMasks *m) {
     __m128i v[4];
@@ -238,6 +255,9 @@ static inline void pt_classify_sse2(const uint8_t *p, int needs, PtMasks *m) {
     m->newline = needs & PT_NEED_NEWLINES ? PT_SSE2_BITS(v, PT_SSE2_NEWLINE) : 0;
     m->upper = needs & PT_NEED_O200K ? PT_SSE2_BITS(v, PT_SSE2_UPPER) : 0;
     m->slash = needs & PT_NEED_O200K ? PT_SSE2_BITS(v, PT_SSE2_SLASH) : 0;
+    if (m->wide)
+        pt_block_latin1(m, PT_SSE2_BITS(v, PT_SSE2_C3), PT_SSE2_BITS(v, PT_SSE2_SIGNS),
+                        needs & PT_NEED_O200K ? PT_SSE2_BITS(v, PT_SSE2_CAPITAL) : 0);
 }
 
 PT_BLOCK_ENDS(pt_ends_sse2, pt_classify_sse2)
@@ -247,7 +267,7 @@ PT_BLOCK_ENDS(pt_ends_sse2, pt_classify_sse2)
 #pragma GCC push_options
 #pragma GCC target("avx2")
 #define PT_AVX2_IN(x, lo, n) _mm256_cmpgt_epi8(_mm256_set1_epi8((char)(-128 + (n))), _mm256_add_epi8((x), _mm256_set1_epi8((char)(0x80 - (lo)))))
-#define PT_AVX2_EQ(x, c) _mm256_cmpeq_epi8((x), _mm256_set1_epi8(c))
+#define PT_AVX2_EQ(x, c) _mm256_cmpeq_epi8((x), _mm256_set1_epi8((char)(c)))
 #define PT_AVX2_BITS(v, test) ((uint64_t)(uint32_t)_mm256_movemask_epi8(test(v[0])) | (uint64_t)(uint32_t)_mm256_movemask_epi8(test(v[1])) << 32)
 #define PT_AVX2_LETTER(x) PT_AVX2_IN(_mm256_or_si256((x), _mm256_set1_epi8(0x20)), 'a', 26)
 #define PT_AVX2_UPPER(x) PT_AVX2_IN((x), 'A', 26)
@@ -258,6 +278,9 @@ PT_BLOCK_ENDS(pt_ends_sse2, pt_classify_sse2)
 #define PT_AVX2_QUOTE(x) PT_AVX2_EQ((x), '\'')
 #define PT_AVX2_SLASH(x) PT_AVX2_EQ((x), '/')
 #define PT_AVX2_WIDE(x) (x)
+#define PT_AVX2_C3(x) PT_AVX2_EQ((x), 0xC3)
+#define PT_AVX2_SIGNS(x) _mm256_or_si256(PT_AVX2_EQ((x), 0x97), PT_AVX2_EQ((x), 0xB7))
+#define PT_AVX2_CAPITAL(x) PT_AVX2_IN((x), 0x80, 31)
 
 static inline void pt_classify_avx2(const uint8_t *p, int needs, PtMasks *m) {
     __m256i v[2];
@@ -271,6 +294,9 @@ static inline void pt_classify_avx2(const uint8_t *p, int needs, PtMasks *m) {
     m->newline = needs & PT_NEED_NEWLINES ? PT_AVX2_BITS(v, PT_AVX2_NEWLINE) : 0;
     m->upper = needs & PT_NEED_O200K ? PT_AVX2_BITS(v, PT_AVX2_UPPER) : 0;
     m->slash = needs & PT_NEED_O200K ? PT_AVX2_BITS(v, PT_AVX2_SLASH) : 0;
+    if (m->wide)
+        pt_block_latin1(m, PT_AVX2_BITS(v, PT_AVX2_C3), PT_AVX2_BITS(v, PT_AVX2_SIGNS),
+                        needs & PT_NEED_O200K ? PT_AVX2_BITS(v, PT_AVX2_CAPITAL) : 0);
 }
 
 PT_BLOCK_ENDS(pt_ends_avx2, pt_classify_avx2)
@@ -305,6 +331,9 @@ static int pt_cpu_has_avx2(void) {
 #define PT_NEON_QUOTE(x) PT_NEON_EQ((x), '\'')
 #define PT_NEON_SLASH(x) PT_NEON_EQ((x), '/')
 #define PT_NEON_WIDE(x) vcgeq_u8((x), vdupq_n_u8(0x80))
+#define PT_NEON_C3(x) PT_NEON_EQ((x), 0xC3)
+#define PT_NEON_SIGNS(x) vorrq_u8(PT_NEON_EQ((x), 0x97), PT_NEON_EQ((x), 0xB7))
+#define PT_NEON_CAPITAL(x) PT_NEON_IN((x), 0x80, 31)
 
 /* Four 16-byte masks (0xFF or 0 a byte) as 64 bits: each byte keeps its own bit, and three
  * rounds of pairwise adds pack them. */
@@ -328,6 +357,9 @@ static inline void pt_classify_neon(const uint8_t *p, int needs, PtMasks *m) {
     m->newline = needs & PT_NEED_NEWLINES ? PT_NEON_BITS(v, PT_NEON_NEWLINE) : 0;
     m->upper = needs & PT_NEED_O200K ? PT_NEON_BITS(v, PT_NEON_UPPER) : 0;
     m->slash = needs & PT_NEED_O200K ? PT_NEON_BITS(v, PT_NEON_SLASH) : 0;
+    if (m->wide)
+        pt_block_latin1(m, PT_NEON_BITS(v, PT_NEON_C3), PT_NEON_BITS(v, PT_NEON_SIGNS),
+                        needs & PT_NEED_O200K ? PT_NEON_BITS(v, PT_NEON_CAPITAL) : 0);
 }
 
 PT_BLOCK_ENDS(pt_ends_neon, pt_classify_neon)
