@@ -98,7 +98,13 @@ async def session(http: aiohttp.ClientSession, ws_url: str, steps: int, room: Cl
         await tab.until(f"merge {k}/")
         step_times.append(time.perf_counter() - sent)
     room.one_stepped()
-    await room.leave.wait()
+    while not room.leave.is_set():  # reading, as a browser does, answers the server's heartbeat
+        try:
+            message = await tab.ws.receive(timeout=0.5)
+        except asyncio.TimeoutError:
+            continue
+        if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
+            raise RuntimeError("the server closed a tab that was open")
     await tab.ws.close()
     return {"first": first, "ready": ready, "steps": step_times}
 
