@@ -6,34 +6,30 @@ fills. WordPiece's pair table, last merge and heap are its own (``PairScores``,
 ``ScoredMerge``, ``ScoreHeapStats``), and so is its help (``WORDPIECE_HELP``).
 
 The trainer runs in a process of its own (``train.process``), so the interface never waits
-for it. Keys become commands sent to that process; a reader thread turns its reports into
-messages. A burst of snapshots collapses to the newest, so the panels repaint at their own
-pace however fast the merges come.
+for it; ``TrainerScreen`` (``train.trainer_screen``) drives it. A burst of snapshots
+collapses to the newest, so the panels repaint at their own pace however fast the merges
+come.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Label, ProgressBar
-from textual.worker import get_current_worker
 
-from bpe_tui.common.child_process import ChildProcess, Report, ensure_running, listen
-from bpe_tui.common.downloads import download
-from bpe_tui.common.navigation import Ask, Confirm, Deliver, Failed, OpenCompare, OpenEncode, over_another
+from bpe_tui.common.child_process import ChildProcess
+from bpe_tui.common.navigation import Ask, Deliver, OpenCompare, OpenEncode
 from bpe_tui.common.screen_help import ScreenHelp
 from bpe_tui.train.check_mark import checked_help, status_note
 from bpe_tui.train.process import serve
 from bpe_tui.train.snapshot import TrainSnapshot
 from bpe_tui.train.trace import check_trace_name, trace_of
+from bpe_tui.train.trainer_screen import TrainerScreen
 from bpe_tui.train.widgets.corpus_words import CorpusWords
 from bpe_tui.train.widgets.followed_words import FollowedWords
 from bpe_tui.train.widgets.heap_stats import HeapStats
@@ -153,8 +149,12 @@ WORDPIECE_HELP = ScreenHelp(
 --algorithm wordpiece`` prints it)."""
 
 
-class TrainScreen(Screen[None]):
+class TrainScreen(TrainerScreen[TrainSnapshot]):
     """Every panel answers one question about the merge that just happened or comes next."""
+
+    UNIT = PICTURE = "merge"
+    DOWNLOAD = "bpe-tokenizer-merge"
+    LOADING = "pre-tokenizing the corpus"
 
     CSS_PATH = "screen.tcss"
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
@@ -299,33 +299,6 @@ class TrainScreen(Screen[None]):
     )
     """What ``?`` and ``bpe-tui explain train`` say of this screen."""
 
-    class Sampled(Message):
-        """The trainer's state after a slice of merges."""
-
-        def __init__(self, snapshot: TrainSnapshot) -> None:
-            super().__init__()
-            self.snapshot = snapshot
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, TrainScreen.Sampled)
-
-    class Reading(Message):
-        """Pre-tokenization progress in bytes (total None: a stream, whose size is unknown)."""
-
-        def __init__(self, done: int, total: int | None) -> None:
-            super().__init__()
-            self.done, self.total = done, total
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, TrainScreen.Reading)
-
-    class Idle(Message):
-        """The trainer reached the target of command ``seq``, or has nothing left to merge."""
-
-        def __init__(self, seq: int) -> None:
-            super().__init__()
-            self.seq = seq
-
     def __init__(
         self,
         inputs: Inputs | Path,
@@ -336,33 +309,12 @@ class TrainScreen(Screen[None]):
         follow: Sequence[str] = (),
         check: MergeDifference | None = None,
     ) -> None:
-        super().__init__()
-        self.inputs = [str(inputs)] if isinstance(inputs, (str, Path)) else [str(i) for i in inputs]
-        """Corpus files, directories and glob patterns (none when training from saved counts)."""
-        self.label = label or (Path(self.inputs[0]).name if self.inputs else str(options.counts))
-        self.out = out
-        self._written: set[Path] = set()
-        """Directories this screen saved into: saving there again replaces its own files unasked."""
-        self._options = options
+        super().__init__(inputs, options, out, label)
         self._resume = resume
         """A saved run to continue: its directory and merges, redone once the corpus is read."""
         self._follow = list(dict.fromkeys(follow))
         """Words to follow from the start (``--follow``)."""
-        self._waiting: list[str] = []
-        """Keys that step or move, pressed while the corpus loads: their actions, in order."""
-        # The trainer's process (and a large corpus's counting pool) come from a fork server,
-        # which starts now, before the app captures stderr.
-        ensure_running()
-        self.snapshot: TrainSnapshot | None = None
-        """The newest state the trainer's process sent."""
-        self._trainer: ChildProcess | None = None
-        self._seq = 0
         self._speed = SPEEDS.index(10)
-        self.playing = False
-        self._quitting = False
-        """``q`` was pressed: the app ends once the trainer has obeyed every earlier key."""
-        self._views: deque[Callable[[Tokenizer | WordPieceTokenizer, str | None], None]] = deque()
-        """What opens on each tokenizer asked of the trainer (``e``, ``c``), in the order asked."""
         self.wordpiece = options.algorithm == "wordpiece"
         """WordPiece: its own pair table, last merge, heap panel and help."""
         if self.wordpiece:
@@ -372,10 +324,6 @@ class TrainScreen(Screen[None]):
         before it, the pairs marked (``bpe_tui.train.check_mark``)."""
         if check is not None:
             self.SCREEN_HELP = checked_help(self.SCREEN_HELP)
-
-    @property
-    def options(self) -> TrainOptions:
-        return self._options
 
     @property
     def merges_planned(self) -> int:
@@ -425,53 +373,22 @@ class TrainScreen(Screen[None]):
 
     # -- the trainer's process -----------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="trainer")
-    def _run_trainer(self) -> None:
-        """Start the trainer's process and pass its reports on as messages until it ends."""
-        trainer = self._trainer = ChildProcess(serve, (self.inputs, self._options, self._resume, self._follow), TRAINER_PROCESS)
-        worker = get_current_worker()
-        try:
-            for report in listen([trainer], lambda: worker.is_cancelled):
-                if report is not None:
-                    self._report(report[1])
-        finally:
-            trainer.close(terminate=worker.is_cancelled)  # the app is closing: end a load or motion still running
-        if self._quitting:
-            self.app.call_from_thread(self._leave)
-        elif (how := trainer.death()) and not worker.is_cancelled:
-            error = BpeError(f"{self.label}: the training process died ({how}: out of memory, or killed)")
-            self.post_message(Failed(error))
+    def trainer_process(self) -> ChildProcess:
+        return ChildProcess(serve, (self.inputs, self._options, self._resume, self._follow), TRAINER_PROCESS)
 
-    def _report(self, report: Report) -> None:
-        kind, *rest = report
-        if kind == "reading":
-            self.post_message(self.Reading(*rest))
-        elif kind == "sampled":
-            self.post_message(self.Sampled(*rest))
-        elif kind == "idle":
-            self.post_message(self.Idle(*rest))
-        elif kind == "notice":
-            text, severity = rest
-            self.app.call_from_thread(self.notify, text, severity=severity)
-        elif kind == "files":
-            self.app.call_from_thread(self._download, *rest)
-        elif kind == "tokenizer":
-            self.app.call_from_thread(self._views.popleft(), *rest, self._opening_text())
-        elif kind == "trace":
-            name, text = rest
-            self.post_message(Deliver(name, text, "trace"))
-            self.app.call_from_thread(self._show_activity)
-        elif kind == "failed":
-            self.post_message(Failed(*rest))
-        else:  # "crashed"
-            self.app.call_from_thread(self.app.panic, f"the trainer failed:\n{rest[0]}")
+    def status_line(self) -> StatusLine:
+        return self.query_one(StatusLine)
 
-    def _opening_text(self) -> str | None:
-        """The start of the corpus: something to encode (None: the encode view's own sample)."""
-        try:
-            return self._options.opening_text(self.inputs)
-        except BpeError:  # unreadable since it was counted
-            return None
+    def steps_done(self) -> int:
+        return 0 if self.snapshot is None else self.snapshot.merges_done
+
+    def _other_report(self, kind: str, rest: list[Any]) -> None:
+        if kind != "trace":
+            super()._other_report(kind, rest)
+            return
+        name, text = rest
+        self.post_message(Deliver(name, text, "trace"))
+        self.app.call_from_thread(self._show_activity)
 
     def _push_encode(self, tokenizer: Tokenizer | WordPieceTokenizer, text: str | None) -> None:
         self.post_message(OpenEncode(tokenizer, text))
@@ -482,9 +399,9 @@ class TrainScreen(Screen[None]):
 
     # -- what the thread reports ----------------------------------------------------------
 
-    def on_train_screen_reading(self, message: Reading) -> None:
+    def on_trainer_screen_reading(self, message: TrainerScreen.Reading) -> None:
         bar = self.query_one("#loading-bar", ProgressBar)
-        done = message.done
+        done = message.done or 0  # always a number: pre-tokenizing is all there is to read
         bar.update(total=message.total, progress=done)
         label = self.query_one("#loading-label", Label)
         if message.total is None:
@@ -494,16 +411,8 @@ class TrainScreen(Screen[None]):
         else:
             label.update(f"Pre-tokenizing {self.label}: {done / 1e6:,.1f} of {message.total / 1e6:,.1f} MB")
 
-    def on_train_screen_sampled(self, message: Sampled) -> None:
-        snapshot = self.snapshot = message.snapshot
-        if self.has_class("-loading"):
-            self.remove_class("-loading")
-            self._show_activity()
-            if self.check is not None and self.check.index > 1:  # opened by bpe-tui check: just before theirs differs
-                self._send("to", self.check.index - 1, f"going to merge {self.check.index - 1:,}")
-            waiting, self._waiting = self._waiting, []
-            for action in waiting:  # the keys pressed while it loaded, in order
-                getattr(self, f"action_{action}")()
+    def on_trainer_screen_sampled(self, message: TrainerScreen.Sampled) -> None:
+        snapshot = self._loaded(message)
         self.set_class(bool(snapshot.followed), "-following")
         self._show_panels(snapshot)
         status = self.query_one(StatusLine)
@@ -515,33 +424,11 @@ class TrainScreen(Screen[None]):
         for panel in self.query("#panels > .row > *, #heap, #followed, #occurrences").results():
             panel.show(snapshot)  # type: ignore[attr-defined]
 
-    def on_train_screen_idle(self, message: Idle) -> None:
-        if message.seq == self._seq:  # not an older motion that a newer key replaced
-            self.playing = False
-            self._show_activity()
+    def _first_step(self) -> None:
+        if self.check is not None and self.check.index > 1:  # opened by bpe-tui check: just before theirs differs
+            self._send("to", self.check.index - 1, f"going to merge {self.check.index - 1:,}")
 
     # -- keys ------------------------------------------------------------------------------
-
-    def _send(self, command: str, arg: object = None, activity: str | None = None) -> bool:
-        """Queue a command for the trainer's thread (refused while the corpus loads)."""
-        if self.snapshot is None:
-            self.notify("still pre-tokenizing the corpus")
-            return False
-        assert self._trainer is not None
-        self._seq += 1
-        self._trainer.send((self._seq, command, arg))
-        if activity is not None:
-            self.query_one(StatusLine).activity = activity
-        return True
-
-    def _ready(self, action: str) -> bool:
-        """Whether the trainer is ready; if not, ``action`` waits for it (a key that steps or
-        moves must not be lost while the corpus loads)."""
-        if self.snapshot is not None:
-            return True
-        self._waiting.append(action)
-        self._show_activity()
-        return False
 
     def action_step(self) -> None:
         if not self._ready("step"):
@@ -569,11 +456,6 @@ class TrainScreen(Screen[None]):
     def _play_label(self) -> str:
         speed = SPEEDS[self._speed]
         return "▶ playing at full speed" if speed is None else f"▶ playing {speed:,} merges/s"
-
-    def _pause(self) -> None:
-        self.playing = False
-        self._send("pause")
-        self._show_activity()
 
     def action_faster(self) -> None:
         self._change_speed(+1)
@@ -604,49 +486,11 @@ class TrainScreen(Screen[None]):
             question = f"Go to merge (0 to {self.merges_planned:,}):"
             self.post_message(Ask(question, chosen, placeholder="k", integer=True))
 
-    def action_save(self) -> None:
-        if self.app.is_web:  # served: the files go to the browser, never onto the server's disk
-            self._send("files")
-        elif self.out is not None:
-            self._save_to(self.out)
-        elif self.snapshot is not None:
-            question = f"Save {self._options.saves} to directory:"
-            self.post_message(Ask(question, self._save_to, "out"))
-
-    def _save_to(self, directory: str | None) -> None:
-        """Save into ``directory``, first asking before replacing files this screen did not write."""
-        if directory is None:
-            return
-        present = [name for name in self._options.file_names if (Path(directory) / name).exists()]
-        if present and Path(directory).resolve() not in self._written:
-            them = "it" if len(present) == 1 else "them"
-            question = f"{directory} already holds {', '.join(present)}. Replace {them}?"
-            self.post_message(Confirm(question, lambda yes: self._save(directory) if yes else None, "Replace", "Keep"))
-        else:
-            self._save(directory)
-
-    def _save(self, directory: str) -> None:
-        if self._send("save", directory):
-            self.out = directory
-            self._written.add(Path(directory).resolve())
-
-    def _download(self, merges_done: int, files: dict[str, str]) -> None:
-        name = download(self.app, f"bpe-tokenizer-merge-{merges_done}", files)
-        self.notify(f"merge {merges_done:,}: your browser downloads {name}")
-
     def action_encode(self) -> None:
         self._open_on_tokenizer(self._push_encode)
 
     def action_compare(self) -> None:
         self._open_on_tokenizer(self._push_compare)
-
-    def _open_on_tokenizer(self, view: Callable[[Tokenizer | WordPieceTokenizer, str | None], None]) -> None:
-        """Pause, ask the trainer for the tokenizer as it is now, and open ``view`` on it."""
-        if self.playing:
-            self._pause()
-        self._views.append(view)  # before asking: the answer comes from another thread
-        if not self._send("tokenizer"):
-            self._views.pop()
 
     def action_occurrences(self) -> None:
         """Show or hide the pair in the corpus; the trainer samples it only while shown."""
@@ -692,32 +536,6 @@ class TrainScreen(Screen[None]):
         self._pause()
         question = "Export the merges so far to (.csv or .json):"
         self.post_message(Ask(question, chosen, f"merges-{self.snapshot.merges_done}.csv"))
-
-    def action_screenshot(self) -> None:
-        """A picture of the screen as it is now, taken before the file name is asked."""
-        done = 0 if self.snapshot is None else self.snapshot.merges_done
-        svg = self.app.export_screenshot(title=f"bpe-tui · {self.label} · merge {done:,}")
-
-        def chosen(answer: str | None) -> None:
-            if answer:
-                self.post_message(Deliver(answer, svg, "picture of the screen"))
-
-        self.post_message(Ask("Save a picture of the screen (SVG) to:", chosen, f"bpe-tui-merge-{done}.svg"))
-
-    def action_quit(self) -> None:
-        if self.snapshot is None:  # still loading: nothing to save, and the load is stopped
-            self._leave()
-        elif not self._quitting:  # a save sent before is written before the trainer quits
-            self._quitting = True
-            self._send("quit", activity="quitting…")
-
-    def _leave(self) -> None:
-        """Back to the screen below when opened over another (its trainer process ends with
-        this screen's worker), else quit."""
-        if over_another(self):
-            self.app.pop_screen()
-        else:
-            self.app.exit(0)
 
     # -- status ----------------------------------------------------------------------------
 

@@ -6,29 +6,23 @@ and the frequent substrings of the corpus) and prunes. The panels read only
 its EM changed, and a word's best segmentations on the model as it is.
 
 The trainer runs in a process of its own (``unigram.process``), so the interface never waits
-for a round. Keys become commands sent to that process; a reader thread turns its reports
-into messages, a burst of snapshots collapsing to the newest.
+for a round; ``TrainerScreen`` (``train.trainer_screen``) drives it, as it drives BPE's.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Label, ProgressBar
-from textual.worker import get_current_worker
 
-from bpe_tui.common.child_process import ChildProcess, Report, ensure_running, listen
-from bpe_tui.common.downloads import download
-from bpe_tui.common.navigation import Ask, Confirm, Deliver, Failed, OpenEncode, over_another
+from bpe_tui.common.child_process import ChildProcess
+from bpe_tui.common.navigation import Ask, OpenEncode
 from bpe_tui.common.screen_help import ScreenHelp
+from bpe_tui.train.trainer_screen import TrainerScreen
 from bpe_tui.train.unigram.process import serve
 from bpe_tui.train.unigram.snapshot import UnigramSnapshot
 from bpe_tui.train.unigram.widgets.likelihood_rounds import LikelihoodRounds
@@ -36,7 +30,6 @@ from bpe_tui.train.unigram.widgets.pruned_pieces import PrunedPieces
 from bpe_tui.train.unigram.widgets.round_status import RoundStatus
 from bpe_tui.train.unigram.widgets.score_changes import ScoreChanges
 from bpe_tui.train.unigram.widgets.word_segmentations import WordSegmentations
-from engine import BpeError
 from engine.encode.unigram import UnigramTokenizer
 from engine.train.settings import Inputs, TrainOptions
 
@@ -46,8 +39,14 @@ TRAINER_PROCESS = "bpe-tui unigram trainer"
 """The name of the trainer's process among ``multiprocessing.active_children()``."""
 
 
-class UnigramTrainScreen(Screen[None]):
+class UnigramTrainScreen(TrainerScreen[UnigramSnapshot]):
     """Every panel answers one question about the round that just happened."""
+
+    UNIT = "round"
+    PICTURE = "Unigram round"
+    DOWNLOAD = "unigram-tokenizer-round"
+    LOADING = "reading the corpus"
+    OPENING_CHARS = 120
 
     CSS_PATH = "screen.tcss"
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
@@ -137,58 +136,10 @@ class UnigramTrainScreen(Screen[None]):
     )
     """What ``?`` and ``bpe-tui explain train --algorithm unigram`` say of this screen."""
 
-    class Sampled(Message):
-        """The trainer's state after a round (or after going back)."""
-
-        def __init__(self, snapshot: UnigramSnapshot) -> None:
-            super().__init__()
-            self.snapshot = snapshot
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, UnigramTrainScreen.Sampled)
-
-    class Reading(Message):
-        """Reading progress in bytes (total None: unknown); ``done`` None: read, now seeding."""
-
-        def __init__(self, done: int | None, total: int | None) -> None:
-            super().__init__()
-            self.done, self.total = done, total
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, UnigramTrainScreen.Reading)
-
-    class Idle(Message):
-        """The trainer reached the target of command ``seq``, or training is over."""
-
-        def __init__(self, seq: int) -> None:
-            super().__init__()
-            self.seq = seq
-
     def __init__(self, inputs: Inputs | Path, options: TrainOptions, out: str | None = None, label: str | None = None) -> None:
-        super().__init__()
-        self.inputs = [str(inputs)] if isinstance(inputs, (str, Path)) else [str(i) for i in inputs]
-        self.label = label or Path(self.inputs[0]).name
-        self.out = out
-        self._options = options
-        self._written: set[Path] = set()
-        """Directories this screen saved into: saving there again replaces its own files unasked."""
-        self._waiting: list[str] = []
-        """Keys that step or move, pressed while the corpus is read: their actions, in order."""
-        ensure_running()  # the trainer's process comes from a fork server, started before the app captures stderr
-        self.snapshot: UnigramSnapshot | None = None
-        """The newest state the trainer's process sent."""
-        self._trainer: ChildProcess | None = None
-        self._seq = 0
-        self.playing = False
-        self._quitting = False
+        super().__init__(inputs, options, out, label)
         self._loading = "reading the corpus"
         """What the process is doing before the first round can run."""
-        self._views: deque[Callable[[UnigramTokenizer], None]] = deque()
-        """What opens on each tokenizer asked of the trainer (``e``), in the order asked."""
-
-    @property
-    def options(self) -> TrainOptions:
-        return self._options
 
     def compose(self) -> ComposeResult:
         yield RoundStatus(id="status")
@@ -214,47 +165,24 @@ class UnigramTrainScreen(Screen[None]):
 
     # -- the trainer's process -----------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="trainer")
-    def _run_trainer(self) -> None:
-        """Start the trainer's process and pass its reports on as messages until it ends."""
-        trainer = self._trainer = ChildProcess(serve, (self.inputs, self._options), TRAINER_PROCESS)
-        worker = get_current_worker()
-        try:
-            for report in listen([trainer], lambda: worker.is_cancelled):
-                if report is not None:
-                    self._report(report[1])
-        finally:
-            trainer.close(terminate=worker.is_cancelled)  # the app is closing: end a round under way
-        if self._quitting:
-            self.app.call_from_thread(self._leave)
-        elif (how := trainer.death()) and not worker.is_cancelled:
-            self.post_message(Failed(BpeError(f"{self.label}: the training process died ({how}: out of memory, or killed)")))
+    def trainer_process(self) -> ChildProcess:
+        return ChildProcess(serve, (self.inputs, self._options), TRAINER_PROCESS)
 
-    def _report(self, report: Report) -> None:
-        kind, *rest = report
-        if kind == "reading":
-            self.post_message(self.Reading(*rest))
-        elif kind == "seeding":
+    def status_line(self) -> RoundStatus:
+        return self.query_one(RoundStatus)
+
+    def steps_done(self) -> int:
+        return 0 if self.snapshot is None else self.snapshot.rounds_done
+
+    def _other_report(self, kind: str, rest: list[Any]) -> None:
+        if kind == "seeding":
             self.post_message(self.Reading(None, None))
-        elif kind == "sampled":
-            self.post_message(self.Sampled(*rest))
-        elif kind == "idle":
-            self.post_message(self.Idle(*rest))
-        elif kind == "notice":
-            text, severity = rest
-            self.app.call_from_thread(self.notify, text, severity=severity)
-        elif kind == "files":
-            self.app.call_from_thread(self._download, *rest)
-        elif kind == "tokenizer":
-            self.app.call_from_thread(self._views.popleft(), *rest)
-        elif kind == "failed":
-            self.post_message(Failed(*rest))
-        else:  # "crashed"
-            self.app.call_from_thread(self.app.panic, f"the trainer failed:\n{rest[0]}")
+        else:
+            super()._other_report(kind, rest)
 
     # -- what the thread reports ----------------------------------------------------------
 
-    def on_unigram_train_screen_reading(self, message: Reading) -> None:
+    def on_trainer_screen_reading(self, message: TrainerScreen.Reading) -> None:
         label = self.query_one("#loading-label", Label)
         bar = self.query_one("#loading-bar", ProgressBar)
         if message.done is None:
@@ -267,14 +195,8 @@ class UnigramTrainScreen(Screen[None]):
         size = f"{message.done / 1e6:,.1f}" + ("" if message.total is None else f" of {message.total / 1e6:,.1f}")
         label.update(f"Reading the words of {self.label}: {size} MB")
 
-    def on_unigram_train_screen_sampled(self, message: Sampled) -> None:
-        snapshot = self.snapshot = message.snapshot
-        if self.has_class("-loading"):
-            self.remove_class("-loading")
-            self._show_activity()
-            waiting, self._waiting = self._waiting, []
-            for action in waiting:  # the keys pressed while it loaded, in order
-                getattr(self, f"action_{action}")()
+    def on_trainer_screen_sampled(self, message: TrainerScreen.Sampled) -> None:
+        snapshot = self._loaded(message)
         for panel in self.query("#panels > .row > *").results():
             panel.show(snapshot)  # type: ignore[attr-defined]
         status = self.query_one(RoundStatus)
@@ -282,32 +204,7 @@ class UnigramTrainScreen(Screen[None]):
         status.pieces = snapshot.size
         status.detail = self._detail()
 
-    def on_unigram_train_screen_idle(self, message: Idle) -> None:
-        if message.seq == self._seq:  # not an older motion that a newer key replaced
-            self.playing = False
-            self._show_activity()
-
     # -- keys ------------------------------------------------------------------------------
-
-    def _send(self, command: str, arg: object = None, activity: str | None = None) -> bool:
-        """Send a command to the trainer (refused while the corpus is read)."""
-        if self.snapshot is None:
-            self.notify("still reading the corpus")
-            return False
-        assert self._trainer is not None
-        self._seq += 1
-        self._trainer.send((self._seq, command, arg))
-        if activity is not None:
-            self.query_one(RoundStatus).activity = activity
-        return True
-
-    def _ready(self, action: str) -> bool:
-        """Whether the trainer is ready; if not, ``action`` waits for it."""
-        if self.snapshot is not None:
-            return True
-        self._waiting.append(action)
-        self._show_activity()
-        return False
 
     def action_step(self) -> None:
         if self._ready("step"):
@@ -326,11 +223,6 @@ class UnigramTrainScreen(Screen[None]):
             self._pause()
         else:
             self.playing = self._send("play", None, "▶ playing, a round a second")
-
-    def _pause(self) -> None:
-        self.playing = False
-        self._send("pause")
-        self._show_activity()
 
     def action_fast_forward(self) -> None:
         if self._ready("fast_forward"):
@@ -366,78 +258,12 @@ class UnigramTrainScreen(Screen[None]):
         question = "Show the segmentations of the word (a ▁ is put before it, as after a space):"
         self.post_message(Ask(question, chosen, now.lstrip("▁"), placeholder="tokenization, 孙悟空, your name…"))
 
-    def action_save(self) -> None:
-        if self.app.is_web:  # served: the files go to the browser, never onto the server's disk
-            self._send("files")
-        elif self.out is not None:
-            self._save_to(self.out)
-        elif self.snapshot is not None:
-            self.post_message(Ask(f"Save {self._options.saves} to directory:", self._save_to, "out"))
-
-    def _save_to(self, directory: str | None) -> None:
-        """Save into ``directory``, first asking before replacing files this screen did not write."""
-        if directory is None:
-            return
-        present = [name for name in self._options.file_names if (Path(directory) / name).exists()]
-        if present and Path(directory).resolve() not in self._written:
-            them = "it" if len(present) == 1 else "them"
-            question = f"{directory} already holds {', '.join(present)}. Replace {them}?"
-            self.post_message(Confirm(question, lambda yes: self._save(directory) if yes else None, "Replace", "Keep"))
-        else:
-            self._save(directory)
-
-    def _save(self, directory: str) -> None:
-        if self._send("save", directory):
-            self.out = directory
-            self._written.add(Path(directory).resolve())
-
-    def _download(self, rounds_done: int, files: dict[str, str]) -> None:
-        name = download(self.app, f"unigram-tokenizer-round-{rounds_done}", files)
-        self.notify(f"round {rounds_done:,}: your browser downloads {name}")
-
     def action_encode(self) -> None:
         """Pause, ask the trainer for the model as it is now, and open the encode view on it."""
-        if self.playing:
-            self._pause()
-        self._views.append(self._push_encode)  # before asking: the answer comes from another thread
-        if not self._send("tokenizer"):
-            self._views.pop()
+        self._open_on_tokenizer(self._push_encode)
 
-    def _push_encode(self, tokenizer: UnigramTokenizer) -> None:
-        self.post_message(OpenEncode(tokenizer, self._opening_text()))
-
-    def _opening_text(self) -> str | None:
-        """The start of the corpus: something to encode (None: the encode view's own sample)."""
-        try:
-            return self._options.opening_text(self.inputs, chars=120)
-        except BpeError:  # unreadable since it was read
-            return None
-
-    def action_screenshot(self) -> None:
-        """A picture of the screen as it is now, taken before the file name is asked."""
-        done = 0 if self.snapshot is None else self.snapshot.rounds_done
-        svg = self.app.export_screenshot(title=f"bpe-tui · {self.label} · Unigram round {done:,}")
-
-        def chosen(answer: str | None) -> None:
-            if answer:
-                self.post_message(Deliver(answer, svg, "picture of the screen"))
-
-        self.post_message(Ask("Save a picture of the screen (SVG) to:", chosen, f"bpe-tui-unigram-round-{done}.svg"))
-
-    def action_quit(self) -> None:
-        if self.snapshot is None:  # still reading: nothing to save, and the reading is stopped
-            self._leave()
-        elif not self._quitting:  # a save sent before is written before the trainer quits
-            self._quitting = True
-            self._send("quit", activity="quitting…")
-
-    def _leave(self) -> None:
-        """Back to the screen below when opened over another (its trainer process ends with
-        this screen's worker), else quit."""
-        if over_another(self):
-            self.app.pop_screen()
-        else:
-            self.app.exit(0)
+    def _push_encode(self, tokenizer: UnigramTokenizer, text: str | None) -> None:
+        self.post_message(OpenEncode(tokenizer, text))
 
     # -- status ----------------------------------------------------------------------------
 
