@@ -278,9 +278,16 @@ static inline ptrdiff_t pt_gpt4_end(const uint8_t *s, ptrdiff_t len, ptrdiff_t i
     return ends_text && end == len ? end : pt_lines_end(s, len, i, end);
 }
 
+/* Past the ASCII capitals from j, eight at a time when two come first (a run of them, as in
+ * DNA, not the one that starts a word). */
+static inline ptrdiff_t pt_capitals_end(const uint8_t *s, ptrdiff_t len, ptrdiff_t j) {
+    if (j + 1 < len && (uint8_t)(s[j] - 'A') < 26 && (uint8_t)(s[j + 1] - 'A') < 26) return pt_ascii_run(s, len, j, 'A', 'Z', 0);
+    return j;
+}
+
 /* [UPPER]*[LOWER]+ at j: its end, or -1 where it does not match. */
 static inline ptrdiff_t pt_o200k_lower_end(const uint8_t *s, ptrdiff_t len, ptrdiff_t j) {
-    ptrdiff_t k = j, next = j, both_end = -1;
+    ptrdiff_t k = pt_capitals_end(s, len, j), next = k, both_end = -1; /* A-Z: none "both" */
     uint8_t cls = 0;
     while (k < len && ((cls = pt_class_at(s, k, &next)) & CLASS_UPPER)) {
         if (cls & CLASS_LOWER) both_end = next;
@@ -292,7 +299,7 @@ static inline ptrdiff_t pt_o200k_lower_end(const uint8_t *s, ptrdiff_t len, ptrd
 
 /* [UPPER]+[LOWER]* at j: its end, or -1 where it does not match. */
 static inline ptrdiff_t pt_o200k_upper_end(const uint8_t *s, ptrdiff_t len, ptrdiff_t j) {
-    ptrdiff_t k = j, next = j;
+    ptrdiff_t k = pt_capitals_end(s, len, j), next = k;
     uint8_t cls = 0;
     while (k < len && ((cls = pt_class_at(s, k, &next)) & CLASS_UPPER)) k = next;
     if (k == j) return -1;
