@@ -144,7 +144,7 @@ def _start_warm_parent(warm: Callable[[argparse.Namespace], None], args: argpars
     warm-up travels pickled, as multiprocessing sends a process its target, with what
     unpickling it needs (``__main__`` when the server runs as ``python -m bpe_tui.cli``)."""
     preparation = spawn.get_preparation_data("bpe-tui warm parent")
-    del preparation["authkey"]  # each tab's process is sent its own, as multiprocessing sends it
+    preparation.pop("authkey", None)  # each tab's process is sent its own, as multiprocessing sends it
     saved = os.environ.copy()
     os.environ.update(environ)
     os.environ[WARM] = base64.b64encode(pickle.dumps((preparation, pickle.dumps((warm, args))))).decode("ascii")
