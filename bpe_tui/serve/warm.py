@@ -89,11 +89,12 @@ class WarmClass:
         """Start the app of each tab whose launcher knocks, until cancelled."""
         loop = asyncio.get_running_loop()
         while True:
-            knock, _ = await loop.sock_accept(self._socket)
             try:
+                knock, _ = await loop.sock_accept(self._socket)
                 tab = await loop.run_in_executor(self._hands, self._start_tab, knock)
-            except (OSError, ValueError) as e:
+            except (OSError, ValueError) as e:  # that tab's page says the app did not start
                 log.error("a tab's app did not start: %s", e)
+                await asyncio.sleep(0.1)  # out of file descriptors, say: the next knock may find some
                 continue
             self.tabs.add(tab)
             loop.add_reader(tab.sentinel, self._ended, tab)
