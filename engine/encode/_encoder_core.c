@@ -570,10 +570,11 @@ static inline size_t list_fill(ListFill *f, const uint8_t *src, size_t n, int pa
     PyObject **objects = f->objects, **items = f->items;
     uint32_t *counts = f->counts, *touched = f->touched;
     size_t t = f->ntouched, k = 0;
+    int little = pt_little_endian(); /* then packed ids are native ones */
     for (; k < n; k++) {
         uint32_t id;
-        if (packed) id = (uint32_t)src[4 * k] | (uint32_t)src[4 * k + 1] << 8 | (uint32_t)src[4 * k + 2] << 16 | (uint32_t)src[4 * k + 3] << 24;
-        else memcpy(&id, src + 4 * k, 4);
+        memcpy(&id, src + 4 * k, 4);
+        if (packed && !little) id = (uint32_t)src[4 * k] | (uint32_t)src[4 * k + 1] << 8 | (uint32_t)src[4 * k + 2] << 16 | (uint32_t)src[4 * k + 3] << 24;
         if (packed && (id >= nids || !objects[id])) break;
         items[k] = objects[id];
         if (!counts) Py_INCREF(objects[id]);
