@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
 from engine import Tokenizer
-from tests.conftest import refused, run_cli
+from tests.conftest import CLI_ENV, ROOT, fixture_file, refused, run_cli
 
 
 def test_headless_on_the_bundled_sample_writes_a_loadable_tokenizer(tmp_path):
@@ -57,3 +59,24 @@ def test_headless_defaults_to_out_and_takes_settings(tmp_path):
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     refused(run_cli("train", *args, "--headless", cwd=tmp_path), message)
+
+
+def test_a_log_gets_a_progress_line_now_and_then(tmp_path):
+    """stderr no terminal (a log): no bars, but every BPE_TUI_PROGRESS_SECONDS a line with
+    how far counting is, its rate and the time left."""
+    corpus = tmp_path / "big.txt"
+    corpus.write_bytes(fixture_file("en-mix-192k.txt").read_bytes() * 60)
+    command = [sys.executable, "-m", "bpe_tui.cli", "train", str(corpus), "--headless", "--vocab-size", "300", "--workers", "1"]
+    done = subprocess.run(
+        [*command, "--out", str(tmp_path / "tok")],
+        cwd=ROOT,
+        env={**CLI_ENV, "BPE_TUI_PROGRESS_SECONDS": "0.02"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines and all(line.startswith(("pre-tokenizing", "merging")) for line in lines)
+    assert any("MB/s" in line and "/11.8 MB" in line for line in lines)
+    quiet = subprocess.run([*command, "--out", str(tmp_path / "tok2")], cwd=ROOT, env=CLI_ENV, capture_output=True, text=True)
+    assert quiet.returncode == 0 and quiet.stderr == ""  # shorter than the default 30 s: nothing

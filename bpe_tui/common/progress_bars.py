@@ -1,6 +1,11 @@
-"""The headless commands' progress bars on stderr (``train --headless``, ``encode --out``)."""
+"""The headless commands' progress on stderr (``train --headless``, ``encode --out``): bars on
+a terminal, lines in a log."""
 
 from __future__ import annotations
+
+import os
+import threading
+from types import TracebackType
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskProgressColumn, TextColumn, TimeRemainingColumn
@@ -35,14 +40,47 @@ class TokenRateColumn(ProgressColumn):
 
 
 MAX_BAR = 40
+LOG_SECONDS = float(os.environ.get("BPE_TUI_PROGRESS_SECONDS", 30))
+"""Where stderr is no terminal, how often the tasks under way are written as lines."""
+
+
+class LoggedProgress(Progress):
+    """Bars on a terminal; elsewhere (a log file, a pipe), the tasks under way written as one
+    line each every ``LOG_SECONDS``, so that a long run's log says how far it is and how
+    long it has left. A run shorter than that writes nothing."""
+
+    def __init__(self, *columns: ProgressColumn, console: Console) -> None:
+        logged = not console.is_terminal
+        super().__init__(*columns, console=console, expand=False, transient=True, disable=logged)
+        self._stop = threading.Event()
+        self._logger = threading.Thread(target=self._log, daemon=True, name="progress lines") if logged else None
+
+    def __enter__(self) -> LoggedProgress:
+        super().__enter__()
+        if self._logger is not None:
+            self._logger.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self._stop.set()
+        if self._logger is not None and self._logger.is_alive():
+            self._logger.join()
+        super().__exit__(kind, error, tb)
+
+    def _log(self) -> None:
+        while not self._stop.wait(LOG_SECONDS):
+            with self._lock:
+                tasks = [task for task in self.tasks if task.started and not task.finished]
+            if tasks:
+                self.console.print(self.make_tasks_table(tasks), crop=False, overflow="ignore")
 
 
 def progress_bars(console: Console, *extra: ProgressColumn) -> Progress:
     """Bars with the task's name, percentage, amount and rate, ``extra`` columns and the time
     left, on one line: the bar takes the width the text leaves, up to ``MAX_BAR`` columns.
-    Transient: the summary replaces them (and an error leaves just its line); off when
-    stderr is not a terminal, where they would leave nothing but a blank line."""
-    return Progress(
+    Transient: the summary replaces them (and an error leaves just its line). Where stderr
+    is not a terminal, a line a task every ``LOG_SECONDS`` instead (``LoggedProgress``)."""
+    return LoggedProgress(
         TextColumn("{task.description}"),
         BarColumn(bar_width=None, table_column=Column(ratio=1, max_width=MAX_BAR)),
         TaskProgressColumn(),
@@ -50,7 +88,4 @@ def progress_bars(console: Console, *extra: ProgressColumn) -> Progress:
         *extra,
         TimeRemainingColumn(),
         console=console,
-        expand=False,
-        transient=True,
-        disable=not console.is_terminal,
     )
