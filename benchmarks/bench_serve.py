@@ -6,6 +6,7 @@ browser tab does (``["stdin", key]`` up, the terminal's bytes down). Each tab wa
 training screen, then steps ``--steps`` merges with ``n``, each once the last has shown.
 
 - first frame: from asking for the websocket to the first bytes of the app's screen;
+- drawn: until the screen's footer shows (``q quit``), its panels laid out;
 - ready: until the panels show the corpus read (``⏸ paused``), when keys start to step;
 - step: from sending ``n`` until the screen shows the new merge;
 - memory, with every tab open and stepped: a tab is its app and its trainer, both forked
@@ -89,6 +90,8 @@ async def session(http: aiohttp.ClientSession, ws_url: str, steps: int, room: Cl
     first = time.perf_counter() - start
     if message.type == aiohttp.WSMsgType.BINARY:
         tab.seen = ANSI.sub("", message.data.decode("utf-8", errors="replace"))
+    await tab.until("quit")
+    drawn = time.perf_counter() - start
     await tab.until("⏸ paused")
     ready = time.perf_counter() - start
     step_times = []
@@ -106,7 +109,7 @@ async def session(http: aiohttp.ClientSession, ws_url: str, steps: int, room: Cl
         if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
             raise RuntimeError("the server closed a tab that was open")
     await tab.ws.close()
-    return {"first": first, "ready": ready, "steps": step_times}
+    return {"first": first, "drawn": drawn, "ready": ready, "steps": step_times}
 
 
 class Cost:
@@ -239,6 +242,7 @@ async def run(sessions: int, steps: int, memory_gb: float, corpus: list[str]) ->
         clean = stop(server)
 
     first = [float(r["first"]) for r in results]  # type: ignore[arg-type]
+    drawn = [float(r["drawn"]) for r in results]  # type: ignore[arg-type]
     ready = [float(r["ready"]) for r in results]  # type: ignore[arg-type]
     step_times = [s for r in results for s in r["steps"]]  # type: ignore[attr-defined]
     everything = apps + trainers + shared
@@ -248,6 +252,7 @@ async def run(sessions: int, steps: int, memory_gb: float, corpus: list[str]) ->
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in load)}")
     print(f"{'':<26}{'min':>8}  {'median':>8}  {'p90':>8}  {'max':>8}")
     print(f"{'first frame (s)':<26}{spread(first)}")
+    print(f"{'screen drawn (s)':<26}{spread(drawn)}")
     print(f"{'ready to step (s)':<26}{spread(ready)}")
     print(f"{'step n -> merge shown (s)':<26}{spread(step_times)}")
     for name, costs in (("app", apps), ("trainer", trainers)):
