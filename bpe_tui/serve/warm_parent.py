@@ -2,9 +2,9 @@
 ``bpe-tui serve`` starts, and every tab's app and trainer then fork from it.
 
 Importing it imports what a tab runs (Textual's web driver, the app, the engine) and does
-what every tab would do alike (the served command's ``warm``: a served ``train`` counts its
-corpus), then freezes the garbage collector's objects so that collections in the tabs leave
-these pages shared.
+what every tab would do alike (the served command's ``warm``: a served ``train`` reads its
+corpus into a trainer at merge 0), then freezes the garbage collector's objects so that
+collections in the tabs leave these pages shared.
 """
 
 from __future__ import annotations
