@@ -242,6 +242,13 @@ def test_the_cache_lasts_across_calls_and_threads(monkeypatch, tok):
     assert set(map(id, fresh_tok._idle)) == encoders  # the same encoders, their hot tables warm
     fresh_tok.direct = not tok.direct
     assert fresh_tok._shared is None and not fresh_tok._idle
+    workers = [thread for pool in fresh_tok._pools.values() for thread in pool._threads]
+    assert workers  # kept for the next call
+    del fresh_tok
+    gc.collect()
+    for thread in workers:
+        thread.join(timeout=10)  # they end when the tokenizer goes
+        assert not thread.is_alive()
 
 
 def test_turning_direct_off_empties_the_cache():

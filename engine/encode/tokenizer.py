@@ -28,7 +28,7 @@ import threading
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain, islice, repeat
@@ -201,6 +201,8 @@ class Tokenizer:
         """The compiled encoder of calls in one thread (named patterns only; made on first use)."""
         self._idle: list[Encoder] = []
         """The worker threads' encoders between calls: each keeps its hot table warm."""
+        self._pools: dict[int, ThreadPoolExecutor] = {}
+        """The worker threads of each thread count asked for (``_pool``)."""
         self._piece_encoder: Encoder | None = None
         """The compiled encoder of the pieces between added tokens, where the pattern is
         compiled but cutting out the added tokens is not (``_new_piece_encoder``)."""
@@ -631,12 +633,23 @@ class Tokenizer:
         out = table.unfilled(sum(sizes))
         per = -(-len(parts) // threads)
         runs = [(sum(sizes[:k]), parts[k : k + per]) for k in range(0, len(parts), per)]
-        with ThreadPoolExecutor(len(runs) - 1 or 1) as pool:
-            helped = [pool.submit(table.fill, out, at, run) for at, run in runs[1:]]
+        helped = [self._pool(threads).submit(table.fill, out, at, run) for at, run in runs[1:]]
+        try:
             table.fill(out, *runs[0])
-            for future in helped:
-                future.result()
+        finally:
+            wait(helped)  # no thread still filling out when it goes
+        for future in helped:
+            future.result()
         return out
+
+    def _pool(self, threads: int) -> ThreadPoolExecutor:
+        """The worker threads of calls in ``threads`` threads, kept between calls (starting
+        three threads a call cost a twentieth of a warm encode of zh-xiyouji in two); they
+        end when the tokenizer goes."""
+        pool = self._pools.get(threads)
+        if pool is None:
+            pool = self._pools[threads] = ThreadPoolExecutor(threads, thread_name_prefix="bpe-tui-encode")
+        return pool
 
     def threads(self, workers: int | None = None) -> int:
         """How many threads encode: ``workers`` (default one per core), but one when
@@ -756,23 +769,22 @@ class Tokenizer:
                 taken.append(encoder)
             return run(encoder, unit)
 
+        pool = self._pool(threads)
+        pending: deque[tuple[Future[R], K]] = deque()
         try:
-            with ThreadPoolExecutor(threads) as pool:
-                pending: deque[tuple[Future[R], K]] = deque()
-                try:
-                    for unit, kind in units:
-                        pending.append((pool.submit(work, unit), kind))
-                        if len(pending) >= 2 * threads:
-                            future, done = pending.popleft()
-                            yield future.result(), done
-                    while pending:
-                        future, done = pending.popleft()
-                        yield future.result(), done
-                finally:
-                    for future, _ in pending:
-                        future.cancel()
+            for unit, kind in units:
+                pending.append((pool.submit(work, unit), kind))
+                if len(pending) >= 2 * threads:
+                    future, done = pending.popleft()
+                    yield future.result(), done
+            while pending:
+                future, done = pending.popleft()
+                yield future.result(), done
         finally:
-            idle += taken  # the pool has waited for its threads: no encoder is in use
+            for future, _ in pending:
+                future.cancel()
+            wait([future for future, _ in pending])  # then no encoder taken is in use
+            idle += taken
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
         """Lazily encode a stream of strings; the ids equal ``encode`` of their concatenation.
