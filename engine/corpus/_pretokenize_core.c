@@ -35,6 +35,9 @@
  * tests/test_pretokenize_core.py checks every family against the regex module on arbitrary
  * text, under every pattern string engine/corpus/pretokenize.py maps to it.
  */
+#ifdef _MSC_VER
+#define _CRT_SECURE_NO_WARNINGS /* getenv, which MSVC would have replaced by its own */
+#endif
 #define UNICODE_CLASS_TABLES
 #include "_pretokenize_core.h"
 #include "_pretokenize_simd.h"
