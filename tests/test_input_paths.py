@@ -272,6 +272,50 @@ def test_a_stream_beside_files_counted_by_workers_gives_the_counts_of_the_files(
     assert dict(summary.inputs)[str(path)] == parts[1].stat().st_size  # a stream's size is what was read
 
 
+def fifo_of(path: Path, data: bytes) -> threading.Thread:
+    """Make ``path`` a named pipe that a thread fills with ``data`` once a reader opens it."""
+    os.mkfifo(path)
+    writer = threading.Thread(target=path.write_bytes, args=(data,), daemon=True)
+    writer.start()
+    return writer
+
+
+@pytest.mark.parametrize("suffix", ["txt", "jsonl"])
+def test_a_long_stream_alone_is_counted_on_every_core(monkeypatch, tmp_path, suffix):
+    """Past its first IN_PROCESS bytes a stream is fed to the workers a block at a time: the
+    counts, bytes and digest of the same bytes as a file."""
+    monkeypatch.setattr(counting, "IN_PROCESS", 2000)
+    monkeypatch.setattr(counting, "MAX_BLOCK", 3000)  # many blocks, each a worker's
+    source = tmp_path / f"docs.{suffix}"
+    if suffix == "jsonl":
+        write(source, DOCS * 30)
+    else:
+        source.write_text(GOOD * 40)
+    writer = fifo_of(tmp_path / f"pipe.{suffix}", source.read_bytes())
+    fed: list[list[str]] = []
+    blocks = counting._blocks
+    monkeypatch.setattr(counting, "_blocks", lambda texts: (fed.append(block) or block for block in blocks(texts)))
+    settings = CountSettings(special_tokens=(SPECIAL,))
+    streamed, summary = count_inputs([tmp_path / f"pipe.{suffix}"], settings, workers=2)
+    writer.join(timeout=60)
+    assert len(fed) > 2  # it went to the workers
+    counted, whole = count_inputs([source], settings, workers=1, shard_bytes=1 << 30)
+    assert streamed == counted
+    assert summary.bytes_read == whole.bytes_read and summary.digest == whole.digest
+
+
+def test_bad_input_in_the_fed_part_of_a_stream_is_one_line(monkeypatch, tmp_path):
+    monkeypatch.setattr(counting, "IN_PROCESS", 2000)
+    monkeypatch.setattr(counting, "MAX_BLOCK", 3000)
+    good = write(tmp_path / "docs.jsonl", DOCS * 30).read_bytes()
+    path = tmp_path / "pipe.jsonl"
+    writer = fifo_of(path, good + b"not json\n")
+    line = good.count(b"\n") + 1
+    with pytest.raises(CorpusError, match=f"{path}: line {line}"):
+        count_inputs([path], CountSettings(special_tokens=(SPECIAL,)), workers=2)
+    writer.join(timeout=60)
+
+
 def test_a_slow_stream_reports_its_bytes_as_they_arrive(tmp_path):
     """Progress moves while the producer is still writing, not once a whole block has come."""
     path = tmp_path / "slow.txt"

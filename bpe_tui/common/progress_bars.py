@@ -4,11 +4,11 @@ a terminal, lines in a log."""
 from __future__ import annotations
 
 import os
-import threading
-from types import TracebackType
+import time
+from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskID, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Column
 from rich.text import Text
 
@@ -46,31 +46,22 @@ LOG_SECONDS = float(os.environ.get("BPE_TUI_PROGRESS_SECONDS", 30))
 
 class LoggedProgress(Progress):
     """Bars on a terminal; elsewhere (a log file, a pipe), the tasks under way written as one
-    line each every ``LOG_SECONDS``, so that a long run's log says how far it is and how
-    long it has left. A run shorter than that writes nothing."""
+    line each at an update once ``LOG_SECONDS`` have passed since the last lines, so that a
+    long run's log says how far it is and how long it has left. A run shorter than that
+    writes nothing. No thread of its own: counting forks its workers only from a process
+    that runs none."""
 
     def __init__(self, *columns: ProgressColumn, console: Console) -> None:
-        logged = not console.is_terminal
-        super().__init__(*columns, console=console, expand=False, transient=True, disable=logged)
-        self._stop = threading.Event()
-        self._logger = threading.Thread(target=self._log, daemon=True, name="progress lines") if logged else None
+        self.logged = not console.is_terminal
+        super().__init__(*columns, console=console, expand=False, transient=True, disable=self.logged)
+        self._logged_at = time.monotonic()
 
-    def __enter__(self) -> LoggedProgress:
-        super().__enter__()
-        if self._logger is not None:
-            self._logger.start()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self._stop.set()
-        if self._logger is not None and self._logger.is_alive():
-            self._logger.join()
-        super().__exit__(kind, error, tb)
-
-    def _log(self) -> None:
-        while not self._stop.wait(LOG_SECONDS):
-            with self._lock:
-                tasks = [task for task in self.tasks if task.started and not task.finished]
+    def update(self, task_id: TaskID, **fields: Any) -> None:
+        super().update(task_id, **fields)
+        now = time.monotonic()
+        if self.logged and now - self._logged_at >= LOG_SECONDS:
+            self._logged_at = now
+            tasks = [task for task in self.tasks if task.started and not task.finished]
             if tasks:
                 self.console.print(self.make_tasks_table(tasks), crop=False, overflow="ignore")
 

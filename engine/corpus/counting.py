@@ -9,8 +9,11 @@ and worker processes for the other cores (this process would otherwise only wait
 process of its own would hold another interpreter). Their tables are added up here, and the
 bytes read reported across all inputs.
 
-A stream (standard input, a named pipe) is counted in this process, as it arrives: no other
-process can read it. Its size is unknown until it ends, so progress then has no total.
+A stream (standard input, a named pipe) is read in this process, as it arrives: no other
+process can read it. Its first ``IN_PROCESS`` bytes are counted here too; a longer one is
+handed on, a block at a time, to the workers, which count it beside the files on every core
+(at most two blocks a worker waiting, so reading never runs far ahead of counting). Its
+size is unknown until it ends, so progress then has no total.
 
 ``count_table`` gives the counts packed (``WordTable``), as training uses them: counted by
 workers, the counts never exist here as a dict of Python objects, which would take several
@@ -24,7 +27,7 @@ import signal
 import threading
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence, Sized
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +47,7 @@ from engine.corpus.shards import (
     inputs_digest,
     keep_mmap_threshold,
     plan_shards,
+    shard_texts,
     trim_heap,
 )
 from engine.corpus.sources import STDIN, Source, find_inputs, label
@@ -133,14 +137,17 @@ def count_table(
     files = [s for s in shards if not s.stream]
     on_files = sum(s.size for s in files)
     total = None if len(files) < len(shards) else on_files
-    workers = min(workers or os.cpu_count() or 1, max(1, len(files)))
+    cores = workers or os.cpu_count() or 1
+    workers = min(cores, max(1, len(files)))
     report = progress or (lambda phase, done, total: None)
     done = 0
+    reporting = threading.Lock()  # a stream may be read in a thread of its own
 
     def read(n: int) -> None:
         nonlocal done
-        done += n
-        report("read", done, total)
+        with reporting:
+            done += n
+            report("read", done, total)
 
     report("read", 0, total)
     name = label([s.path for s in sources])
@@ -148,7 +155,9 @@ def count_table(
         table, results, resumed = _count_kept(shards, settings, workers, read, name, keep, max_memory)
         return table, summarize(sources, shards, results, found.skipped, resumed)
     tally = PretokenTally(settings.pretokenizer)
-    if dask is None and (workers == 1 or on_files <= IN_PROCESS):
+    if dask is None and cores > 1 and len(files) < len(shards):
+        table, results = _count_streams(shards, settings, cores, read, name, tally)
+    elif dask is None and (workers == 1 or on_files <= IN_PROCESS):
         results = [count_shard(shard, settings, read, tally) for shard in shards]
         table = tally.table()
     else:
@@ -168,6 +177,50 @@ def count_table(
     del tally
     trim_heap()  # what counting freed goes back now: the trainer built next would sit above it
     return table, summarize(sources, shards, results, found.skipped)
+
+
+def _count_streams(
+    shards: Sequence[Shard], settings: CountSettings, cores: int, read: Callable[[int], None], name: str, tally: PretokenTally
+) -> tuple[WordTable, list[ShardCount]]:
+    """Count inputs among which are streams (see the module's docstring): the streams' first
+    ``IN_PROCESS`` bytes here, first (their writers wait on them); what is left of them and
+    the files here too when that is all, or else by ``cores`` counters, the streams fed to
+    them a block at a time."""
+    with ExitStack() as stack:
+        streams = {i: stack.enter_context(shard_texts(s, settings, read)) for i, s in enumerate(shards) if s.stream}
+        texts = (text for stream, _ in streams.values() for text in stream)
+        seen = 0
+        for text in texts:
+            tally.add(text)
+            seen += len(text)
+            if seen > IN_PROCESS:
+                break
+        else:  # the streams have ended: count the files as without them
+            results = {i: ShardCount(Counter(), *done()) for i, (_, done) in streams.items()}
+            files = [(i, s) for i, s in enumerate(shards) if not s.stream]
+            if sum(s.size for _, s in files) <= IN_PROCESS or len(files) < 2:
+                results |= {i: count_shard(s, settings, read, tally) for i, s in files}
+                return tally.table(), [results[i] for i in range(len(shards))]
+            table, counted = _count_parallel(files, settings, min(cores, len(files)), read, name)
+            return table.merged(tally.table(by_word=True)), [(results | counted)[i] for i in range(len(shards))]
+        files = [(i, s) for i, s in enumerate(shards) if not s.stream]
+        table, counted = _count_parallel(files, settings, cores, read, name, feed=_blocks(texts))
+        results = {i: ShardCount(Counter(), *done()) for i, (_, done) in streams.items()} | counted
+    return table.merged(tally.table(by_word=True)), [results[i] for i in range(len(shards))]
+
+
+def _blocks(texts: Iterator[str]) -> Iterator[list[str]]:
+    """Texts gathered into blocks of about ``MAX_BLOCK`` characters, to hand to a worker."""
+    block: list[str] = []
+    size = 0
+    for text in texts:
+        block.append(text)
+        size += len(text)
+        if size >= MAX_BLOCK:
+            yield block
+            block, size = [], 0
+    if block:
+        yield block
 
 
 CHECKPOINT_SECONDS = float(os.environ.get("BPE_TUI_CHECKPOINT_SECONDS", 60))
@@ -301,12 +354,15 @@ def _count_parallel(
     read: Callable[[int], None],
     name: str,
     keeping: Keeping | None = None,
+    feed: Iterator[list[str]] | None = None,
 ) -> tuple[WordTable, dict[int, ShardCount]]:
     """Hand the shards (each with its place in the plan) to ``workers`` counters through one
     queue: ``workers - 1`` processes and a thread of this one. Each counts what it gets with
     ``count_shard``, reports bytes as it reads and each shard's digest as it ends, and sends
     back one sorted ``WordTable`` at the end, merged into the total as it arrives; with
-    ``keeping``, it writes runs instead (``engine.corpus.runs``) and the table is empty."""
+    ``keeping``, it writes runs instead (``engine.corpus.runs``) and the table is empty.
+    ``feed``: blocks of a stream's texts, read by a thread of this process as the counters
+    take them, at most two a counter waiting."""
     # Imported here: a small corpus, counted in this process, need not pay for them.
     import multiprocessing
     import queue
@@ -321,8 +377,31 @@ def _count_parallel(
     ]
     stop = threading.Event()
     here = threading.Thread(target=_count_tasks, args=(settings, tasks, results, stop, keeping), daemon=True, name="counting")
+    room = threading.Semaphore(2 * workers)
+    feeding: list[BaseException] = []
+
+    def feed_blocks() -> None:
+        """Put the stream's blocks on the queue as there is room, then the ends."""
+        assert feed is not None
+        try:
+            for block in feed:
+                while not room.acquire(timeout=0.1):
+                    if stop.is_set():
+                        return
+                if stop.is_set():
+                    return
+                tasks.put(("texts", block))
+        except BaseException as e:  # bad input in the stream: the loop below raises it
+            feeding.append(e)
+        finally:
+            for _ in range(workers):
+                tasks.put(None)
+
+    feeder = None if feed is None else threading.Thread(target=feed_blocks, daemon=True, name="reading the stream")
 
     def check() -> None:
+        if feeding:
+            raise feeding[0]
         if any(p.exitcode for p in procs):
             raise CorpusError(f"{name}: a worker process died while counting pre-tokens (out of memory or killed); try fewer --workers")
 
@@ -331,12 +410,15 @@ def _count_parallel(
     total = WordTable.sorted({})
     try:
         for p in procs:
-            p.start()  # before the thread: forked while this process runs no thread of its own
+            p.start()  # before the threads: forked while this process runs no thread of its own
         here.start()
-        for task in shards:
-            tasks.put(task)
-        for _ in range(workers):
-            tasks.put(None)
+        for index, shard in shards:
+            tasks.put(("shard", index, shard))
+        if feeder is None:
+            for _ in range(workers):
+                tasks.put(None)
+        else:
+            feeder.start()
         while finished < workers:
             try:
                 kind, *rest = results.get(timeout=0.1)
@@ -345,6 +427,8 @@ def _count_parallel(
                 continue
             if kind == "read":
                 read(rest[0])
+            elif kind == "fed":
+                room.release()
             elif kind == "shard":
                 per_shard[rest[0]] = rest[1]
             elif kind == "counts":
@@ -356,10 +440,13 @@ def _count_parallel(
                 raise rest[0]
             else:  # "crashed": a bug, not bad input
                 raise RuntimeError(f"a counting worker failed:\n{rest[0]}")
+        check()
         return total, per_shard
     finally:
+        stop.set()
+        if feeder is not None and feeder.is_alive():
+            feeder.join(timeout=1.0)  # it stops between two blocks; a stream that sends nothing more cannot hold this up
         if here.is_alive():  # given up: it stops within a block, and must not write to the closed queues
-            stop.set()
             tasks.put(None)  # in case it waits for a shard
             here.join()
         for p in procs:
@@ -374,7 +461,7 @@ def _count_parallel(
 
 
 def _worker(
-    settings: CountSettings, tasks: Queue[tuple[int, Shard] | None], results: Queue[tuple[object, ...]], keeping: Keeping | None
+    settings: CountSettings, tasks: Queue[tuple[object, ...] | None], results: Queue[tuple[object, ...]], keeping: Keeping | None
 ) -> None:
     # Ctrl-C reaches the whole process group: the parent decides what it means, not workers.
     # SIGTERM (the parent cleaning up) just ends a worker, whatever handler it was forked with.
@@ -385,15 +472,16 @@ def _worker(
 
 def _count_tasks(
     settings: CountSettings,
-    tasks: Queue[tuple[int, Shard] | None],
+    tasks: Queue[tuple[object, ...] | None],
     results: Queue[tuple[object, ...]],
     stop: threading.Event,
     keeping: Keeping | None = None,
 ) -> None:
-    """Count the shards from ``tasks`` until a None, into one tally, and say what happens on
-    ``results``: bytes read, each shard's ``ShardCount``, the table at the end (None when
-    ``keeping``: the counts went to runs). Once ``stop`` is set it ends at the next progress
-    report, saying nothing more."""
+    """Count what ``tasks`` holds until a None, into one tally: ``("shard", index, shard)``
+    or ``("texts", block)`` (a stream's, read by the parent). Say what happens on
+    ``results``: bytes read, each shard's ``ShardCount``, each block counted, the table at the
+    end (None when ``keeping``: the counts went to runs). Once ``stop`` is set it ends at
+    the next progress report, saying nothing more."""
 
     def progress(n: int) -> None:
         if stop.is_set():
@@ -403,9 +491,19 @@ def _count_tasks(
     tally = PretokenTally(settings.pretokenizer)  # one for every shard: each distinct pre-token is held once
     keeper = None if keeping is None else RunKeeper(keeping, tally)
     try:
-        for index, shard in iter(tasks.get, None):
+        for task in iter(tasks.get, None):
             if stop.is_set():
                 return
+            kind, *rest = task
+            if kind == "texts":
+                block = rest[0]
+                assert isinstance(block, list)
+                for text in block:
+                    tally.add(text)
+                results.put(("fed",))
+                continue
+            index, shard = rest
+            assert isinstance(index, int) and isinstance(shard, Shard)
             if keeper is not None:
                 keeper.started(index)
             result = count_shard(shard, settings, progress, tally)

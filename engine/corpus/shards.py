@@ -209,7 +209,7 @@ def count_shard(
     (and line or row) of bad input, unless ``settings.skip_bad_records`` and it is a bad record.
     """
     own = PretokenTally(settings.pretokenizer) if tally is None else tally
-    with _texts(shard, settings, progress) as (texts, done):
+    with shard_texts(shard, settings, progress) as (texts, done):
         for text in texts:
             own.add(text)
             del text
@@ -227,7 +227,7 @@ def source_texts(
     skipped (with ``settings.skip_bad_records``) once the file is read.
     """
     for shard in plan_shards([source], settings, shard_bytes=max(source.size, 1)):
-        with _texts(shard, settings, progress, hashed=False) as (texts, done):
+        with shard_texts(shard, settings, progress, hashed=False) as (texts, done):
             if source.format != TEXT:
                 yield from ((text, True) for text in texts)
             else:
@@ -244,12 +244,12 @@ def source_texts(
 
 def first_text(shard: Shard, settings: CountSettings, chars: int) -> str:
     """The first ``chars`` characters of the shard's first document: something to show."""
-    with _texts(shard, settings, None, hashed=False) as (texts, _):
+    with shard_texts(shard, settings, None, hashed=False) as (texts, _):
         return next(iter(texts), "")[:chars]
 
 
 @contextmanager
-def _texts(
+def shard_texts(
     shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None, hashed: bool = True
 ) -> Iterator[tuple[Iterable[str], Callable[[], tuple[int, int, bytes]]]]:
     """The shard's texts (blocks of a plain-text file, or documents), and a function giving
