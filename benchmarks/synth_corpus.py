@@ -21,13 +21,20 @@ Made from the real corpora (``../shared/corpora``): ``en-mix-6m.txt`` and ``zh-x
   all new). A Zipf-Mandelbrot law gives β = 1/A; A = 1.6 for English, and Q = 12 sets the
   head (how much of the text `` the`` and ``,`` take). Pre-tokens drawn side by side also
   join into new ones (``it`` + ``The``), so the generated corpus grows a little faster than
-  1/A, as web text (more authors, more names) does than one book collection: measured, 86,917
-  distinct in 10 MB, 450,145 in 100 MB, 2,418,497 in 1 GB, β = 0.72; that law extrapolated
+  1/A, as web text (more authors, more names) does than one book collection: measured, 97,592
+  distinct in 11.8 MB, 454,433 in 101 MB, 2,417,964 in 1 GB, β = 0.72; that law extrapolated
   gives about 13 million at 10 GB and 67 million at 100 GB.
 - **A mix of documents.** 94% English, 3% Chinese (zh-xiyouji's pre-tokens by the same law,
   A = 1.2 and Q = 2; past its last, two or three of its runs joined) and 3% code: lines of
   Python with identifiers from the English words, numbers and operators. A document is 40 to
   2,000 pre-tokens (about 180 bytes to 9 KB; a Chinese one a quarter as many, as long).
+
+Made a block of 1,024 documents at a time: their pre-tokens' ranks drawn in one call into
+``numpy``, their bytes gathered from one buffer of every kept pre-token (already escaped for
+JSON when writing shards) by one index. One process writes about 36 MB of text a second as
+zstd shards, where bpe-tui counts them at about 55 MB/s a process (measured together on the
+shared 2-core machine at load average 1.2-2), so ``--workers`` should be a little above the
+counting's to keep up.
 
 Deterministic: shard ``i`` of seed ``s`` is drawn from ``numpy``'s generator seeded with
 ``(s, i)``, so shards can be made in parallel (``--workers``) and any one made again alone;
@@ -95,10 +102,7 @@ class Language:
             self.rest = sorted(t for t in text if t.isalpha() and t.islower())
         else:  # runs of Chinese characters
             self.starts = self.rest = sorted({w for w in self.real if len(w) > 1 and _HAN.fullmatch(w)})
-        words = [self.word(r) for r in range(CACHED)]
-        self.raw = np.array([w.encode("utf-8") for w in words], dtype=object)
-        self.escaped = np.array([_escaped(w) for w in words], dtype=object)
-        self.sizes = np.array([len(w) for w in self.raw], dtype=np.int64)
+        self.cached = [self.word(r) for r in range(CACHED)]
 
     def word(self, rank: int) -> str:
         """The pre-token of ``rank`` (0 the most frequent)."""
@@ -115,20 +119,12 @@ class Language:
             made = made[0] + made[1:].capitalize()
         return made
 
-    def draw(self, rng: np.random.Generator, n: int, escaped: bool) -> tuple[list[bytes], np.ndarray]:
-        """``n`` pre-tokens drawn by the language's law, as UTF-8 (``escaped``: as inside a
-        JSON string), and their sizes in UTF-8 bytes."""
+    def ranks(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` ranks drawn by the language's law (the inverse of its distribution function
+        at uniform draws)."""
         a, q = LAW[self.name]
         x = (q + 1) * (1 - rng.random(n)) ** (-1 / (a - 1)) - q
-        ranks = np.minimum(x, 2.0**53).astype(np.int64) - 1  # past 2^53 a float skips integers
-        cached = np.minimum(ranks, CACHED - 1)
-        words = (self.escaped if escaped else self.raw)[cached]
-        sizes = self.sizes[cached]
-        for k in np.flatnonzero(ranks >= CACHED).tolist():
-            word = self.word(int(ranks[k]))
-            words[k] = _escaped(word) if escaped else word.encode("utf-8")
-            sizes[k] = len(word.encode("utf-8"))
-        return words.tolist(), sizes
+        return np.minimum(x, 2.0**53).astype(np.int64) - 1  # past 2^53 a float skips integers
 
 
 def _escaped(text: str) -> bytes:
@@ -136,33 +132,56 @@ def _escaped(text: str) -> bytes:
     return json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8")
 
 
-class Drawn:
-    """A language's pre-tokens drawn a block at a time (one call into ``numpy`` for many
-    documents), handed out ``n`` at a time with their size."""
+class Table:
+    """Every kept pre-token of both languages, then a document's opening and end, as one
+    buffer of bytes (UTF-8, or ``escaped`` as inside a JSON string) with where each entry
+    starts, how long it is and how many bytes of text it stands for. A block's text is
+    gathered from it by entry numbers in one pass (``gather``); its other pieces (pre-tokens
+    too rare to keep, code) go into the room at its end."""
 
-    BLOCK = 1 << 18
+    def __init__(self, langs: dict[str, Language], escaped: bool) -> None:
+        ends = ('{"text": "', '"}\n') if escaped else ("", "\n\n")
+        entries = [*langs["en"].cached, *langs["zh"].cached]
+        encoded = [_escaped(e) if escaped else e.encode("utf-8") for e in entries] + [e.encode() for e in ends]
+        self.escaped = escaped
+        self.lens = np.fromiter(map(len, encoded), np.int64, len(encoded))
+        self.text = np.fromiter((len(e.encode("utf-8")) for e in [*entries, "", ""]), np.int64, len(encoded))
+        self.starts = np.cumsum(self.lens) - self.lens
+        self.kept = int(self.lens.sum())
+        self.buf = np.empty(self.kept + (16 << 20), np.uint8)
+        self.buf[: self.kept] = np.frombuffer(b"".join(encoded), np.uint8)
+        self.open, self.end = len(entries), len(entries) + 1
 
-    def __init__(self, language: Language, rng: np.random.Generator, escaped: bool) -> None:
-        self.language, self.rng, self.escaped = language, rng, escaped
-        self.words: list[bytes] = []
-        self.ends = np.zeros(1, dtype=np.int64)
-        self.at = 0
-
-    def take(self, n: int) -> tuple[list[bytes], int]:
-        if self.at + n > len(self.words):
-            words, sizes = self.language.draw(self.rng, max(n, self.BLOCK), self.escaped)
-            left = np.diff(self.ends[self.at :])
-            self.words = self.words[self.at :] + words
-            self.ends = np.concatenate(([0], np.cumsum(np.concatenate((left, sizes)))))
-            self.at = 0
-        self.at += n
-        return self.words[self.at - n : self.at], int(self.ends[self.at] - self.ends[self.at - n])
+    def gather(self, ids: np.ndarray, others: list[str]) -> tuple[bytes, np.ndarray, np.ndarray]:
+        """The bytes of entries ``ids`` one after another, where ``len(lens) + k`` stands for
+        ``others[k]``; and each entry's size in bytes as written and in bytes of text."""
+        made = [_escaped(o) if self.escaped else o.encode("utf-8") for o in others]
+        room = b"".join(made)
+        if self.kept + len(room) > len(self.buf):
+            self.buf = np.concatenate((self.buf[: self.kept], np.empty(2 * len(room), np.uint8)))
+        self.buf[self.kept : self.kept + len(room)] = np.frombuffer(room, np.uint8)
+        other = ids >= len(self.lens)
+        own = np.where(other, 0, ids)
+        lens, starts, text = self.lens[own], self.starts[own], self.text[own]
+        if others:
+            made_lens = np.fromiter(map(len, made), np.int64, len(made))
+            k = ids[other] - len(self.lens)
+            lens[other] = made_lens[k]
+            starts[other] = self.kept + (np.cumsum(made_lens) - made_lens)[k]
+            text[other] = np.fromiter((len(o.encode("utf-8")) for o in others), np.int64, len(others))[k]
+        at = np.cumsum(lens) - lens
+        return self.buf[np.repeat(starts - at, lens) + np.arange(int(lens.sum()))].tobytes(), lens, text
 
 
 @cache
-def languages(sources: tuple[Path, Path] = (ENGLISH, CHINESE)) -> dict[str, Language]:
+def languages(sources: tuple[Path, Path]) -> dict[str, Language]:
     """The two languages, from an English and a Chinese text."""
     return {"en": Language("en", sources[0]), "zh": Language("zh", sources[1])}
+
+
+@cache
+def table(sources: tuple[Path, Path], escaped: bool) -> Table:
+    return Table(languages(sources), escaped)
 
 
 def code(rng: np.random.Generator, words: Language, n: int) -> str:
@@ -178,29 +197,51 @@ def code(rng: np.random.Generator, words: Language, n: int) -> str:
     return "\n".join(lines)
 
 
-def documents(
+DOCUMENTS = 1024
+"""Documents drawn at once: one call into ``numpy`` for each of their parts."""
+KINDS = [kind for kind, _ in MIX]
+
+
+def blocks(
     seed: int, shard: int, size: int, escaped: bool = False, sources: tuple[Path, Path] = (ENGLISH, CHINESE)
-) -> Iterator[tuple[list[bytes], int]]:
-    """The documents of shard ``shard`` of ``seed``, about ``size`` bytes of text: each as
-    its pieces in UTF-8 (``escaped``: as inside a JSON string) and its size in bytes."""
+) -> Iterator[tuple[bytes, int]]:
+    """Shard ``shard`` of ``seed``, about ``size`` bytes of text, as blocks of whole documents:
+    their bytes as written (a JSONL line each when ``escaped``, else each followed by a blank
+    line) and the bytes of text they hold. The same draws either way."""
     rng = np.random.default_rng([seed, shard])
-    langs = languages(sources)
-    drawn = {name: Drawn(language, rng, escaped) for name, language in langs.items()}
+    langs, words = languages(sources), table(sources, escaped)
+    en, zh, code_kind = (KINDS.index(k) for k in ("en", "zh", "code"))
     made = 0
     while made < size:
-        kinds = rng.choice(len(MIX), 4096, p=[share for _, share in MIX]).tolist()
-        lengths = rng.integers(40, 2001, 4096).tolist()
-        for kind, n in zip(kinds, lengths, strict=True):
-            name = MIX[kind][0]
-            if name == "code":
-                text = code(rng, langs["en"], n)
-                pieces, bytes_ = [_escaped(text) if escaped else text.encode("utf-8")], len(text.encode("utf-8"))
-            else:  # a Chinese pre-token is a whole run of characters: fewer of them for as many bytes
-                pieces, bytes_ = drawn[name].take(n if name == "en" else n // 4 + 1)
-            made += bytes_
-            yield pieces, bytes_
-            if made >= size:
-                return
+        kinds = rng.choice(len(MIX), DOCUMENTS, p=[share for _, share in MIX])
+        lengths = rng.integers(40, 2001, DOCUMENTS)
+        # a Chinese pre-token is a whole run of characters: fewer of them for as many bytes; code is one piece
+        counts = np.where(kinds == zh, lengths // 4 + 1, np.where(kinds == code_kind, 1, lengths))
+        per = counts + 2  # the opening, the pieces, the end
+        ends = np.cumsum(per)
+        starts = ends - per
+        ids = np.empty(int(ends[-1]), np.int64)
+        kind_at = np.repeat(kinds, per)
+        body = np.ones(len(ids), bool)
+        body[starts] = body[ends - 1] = False
+        others: list[str] = []
+        for kind, offset in ((en, 0), (zh, CACHED)):
+            at = body & (kind_at == kind)
+            ranks = langs[KINDS[kind]].ranks(rng, int(at.sum()))
+            rare = ranks >= CACHED
+            made_ids = ranks + offset
+            made_ids[rare] = len(words.lens) + len(others) + np.arange(int(rare.sum()))
+            others += [langs[KINDS[kind]].word(int(r)) for r in ranks[rare].tolist()]
+            ids[at] = made_ids
+        at = np.flatnonzero(body & (kind_at == code_kind))
+        ids[at] = len(words.lens) + len(others) + np.arange(len(at))
+        others += [code(rng, langs["en"], int(n)) for n in lengths[kinds == code_kind].tolist()]
+        ids[starts], ids[ends - 1] = words.open, words.end
+        out, lens, text = words.gather(ids, others)
+        total = made + np.cumsum(np.add.reduceat(text, starts))  # the text made after each document
+        last = min(int(np.searchsorted(total, size)), DOCUMENTS - 1)  # the document that fills the shard
+        yield out[: int(np.cumsum(lens)[ends[last] - 1])], int(total[last]) - made
+        made = int(total[last])
 
 
 def write_shard(folder: str, seed: int, shard: int, size: int, sources: tuple[Path, Path] = (ENGLISH, CHINESE)) -> int:
@@ -211,9 +252,9 @@ def write_shard(folder: str, seed: int, shard: int, size: int, sources: tuple[Pa
     part = path.with_suffix(".zst.part")
     written = 0
     with zstd.open(part, "wb", level=1) as out:
-        for pieces, bytes_ in documents(seed, shard, size, True, sources):
-            out.write(b"".join([b'{"text": "', *pieces, b'"}\n']))
-            written += bytes_
+        for block, text in blocks(seed, shard, size, True, sources):
+            out.write(block)
+            written += text
     os.replace(part, path)
     return written
 
@@ -230,8 +271,8 @@ def stream(total: int, seed: int, sources: tuple[Path, Path], shard_bytes: int =
     out = sys.stdout.buffer
     try:
         for shard, size in enumerate(sizes(total, shard_bytes)):
-            for pieces, _ in documents(seed, shard, size, False, sources):
-                out.write(b"".join([*pieces, b"\n\n"]))
+            for block, _ in blocks(seed, shard, size, False, sources):
+                out.write(block)
         out.flush()
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
@@ -265,7 +306,7 @@ def calibrate() -> None:
     for path in (ENGLISH, CHINESE):
         text = path.read_text(encoding="utf-8")
         heaps(path.name, (text[i : i + 100_000] for i in range(0, len(text), 100_000)), [100_000 * 2**k for k in range(7)])
-    made = (b"".join(pieces).decode("utf-8") for shard, size in enumerate(sizes(10**9)) for pieces, _ in documents(0, shard, size))
+    made = (block.decode("utf-8") for shard, size in enumerate(sizes(10**9)) for block, _ in blocks(0, shard, size))
     heaps("generated", made, [10**7, 10**8])
 
 
