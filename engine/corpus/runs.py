@@ -56,18 +56,24 @@ class Keeping:
     every: float | None = None
 
 
+def _stamp(path: str) -> tuple[int, int]:
+    """A file's size and time of change; for a path with a protocol (read through fsspec),
+    nothing to tell a change by."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return -1, -1
+    return st.st_size, st.st_mtime_ns
+
+
 def plan_digest(shards: Sequence[Shard], settings: CountSettings) -> str:
     """What a count is of: the settings that change counts and every shard, with its file's
     size and time of change, so that runs of other files or settings are not taken for it."""
-    files = {s.path: os.stat(s.path) for s in shards if not s.stream}
+    files = {s.path: _stamp(s.path) for s in shards if not s.stream}
     counted_as = [repr(settings.pattern), repr(settings.special_tokens), settings.text_field, settings.errors, settings.skip_bad_records]
     plan = {
         "settings": counted_as,
-        "shards": [
-            [s.path, s.format, s.compression, s.start, s.end, s.row_group, files[s.path].st_size, files[s.path].st_mtime_ns]
-            for s in shards
-            if not s.stream
-        ],
+        "shards": [[s.path, s.format, s.compression, s.start, s.end, s.row_group, *files[s.path]] for s in shards if not s.stream],
     }
     return hashlib.blake2b(json.dumps(plan).encode(), digest_size=16).hexdigest()
 
