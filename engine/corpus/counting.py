@@ -127,7 +127,7 @@ def count_table(
 
     ``keep``: a folder where the counts are kept as they are made (``engine.corpus.runs``):
     a count stopped and started again with the same files and settings reads only the
-    shards it had not finished. ``max_memory``: the bytes the counters' tallies may hold
+    shards it had not finished (not on a Dask cluster). ``max_memory``: the bytes the counters' tallies may hold
     together; past it they are written out as runs (to ``keep``, or a temporary folder) and
     joined at the end."""
     keep_mmap_threshold()  # before the first block is read: see MMAP_THRESHOLD
@@ -151,7 +151,7 @@ def count_table(
 
     report("read", 0, total)
     name = label([s.path for s in sources])
-    if keep is not None or max_memory is not None:
+    if dask is None and (keep is not None or max_memory is not None):  # a cluster keeps nothing on this disk
         table, results, resumed = _count_kept(shards, settings, workers, read, name, keep, max_memory)
         return table, summarize(sources, shards, results, found.skipped, resumed)
     tally = PretokenTally(settings.pretokenizer)
