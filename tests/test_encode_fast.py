@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import struct
 import sys
 import threading
 from array import array
@@ -214,6 +215,20 @@ def test_packed_ids_become_the_same_ints(tok):
         tok._table.fill(out, 1, [packed(ids[:2], "I")])
     tok._table.fill(out, 0, [packed(ids[:2], "I")])
     assert out == ids[:2]
+
+
+def test_worker_threads_hand_over_packed_ids_and_their_ends(tok):
+    """A worker thread packs its texts' ids with their ends; ``Vocab.lists`` makes the lists
+    ``encode`` gives, and refuses ids that are no entry and ends out of order."""
+    texts = [*SAMPLE.splitlines(), "", SAMPLE * 300]
+    packed_ids, ends = tok._new_encoder().encode_ends(texts)
+    assert tok._table.lists(packed_ids, ends) == [tok.encode(text) for text in texts]
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        tok._table.lists(packed([1, max(tok.vocab) + 1], "I"), struct.pack("n", 2))
+    with pytest.raises(ValueError, match="out of order"):
+        tok._table.lists(packed([1, 2], "I"), struct.pack("2n", 2, 1))
+    with pytest.raises(ValueError, match="a size each"):
+        tok._table.lists(packed([1], "I"), bytes(struct.calcsize("n") - 1))
 
 
 def test_lists_of_ids_are_left_to_reference_counting(tok):

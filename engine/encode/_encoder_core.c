@@ -596,6 +596,52 @@ static void list_fill_end(ListFill *f) {
     f->ntouched = 0;
 }
 
+/* lists(packed, ends) -> list[list[int]]: the lists of the texts whose ids encode_ends packed
+ * (little-endian 4-byte ints) and ended where ends says (native sizes). ValueError for an id
+ * that is no entry, or ends out of order. */
+static PyObject *Vocab_lists(Vocab *v, PyObject *args) {
+    Py_buffer ids, ends;
+    if (!PyArg_ParseTuple(args, "y*y*", &ids, &ends)) return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t count = ends.len / (Py_ssize_t)sizeof(size_t);
+    size_t total = (size_t)ids.len / 4, start = 0;
+    if (ids.len % 4 || ends.len % (Py_ssize_t)sizeof(size_t)) {
+        PyErr_SetString(PyExc_ValueError, "packed ids are 4 bytes each, ends a size each");
+        goto done;
+    }
+    if (!(out = PyList_New(count))) goto done;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        size_t end;
+        memcpy(&end, (const uint8_t *)ends.buf + k * sizeof(size_t), sizeof end);
+        PyObject *list = end >= start && end <= total ? PyList_New((Py_ssize_t)(end - start)) : NULL;
+        ListFill fill;
+        if (!list) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "the ends are out of order");
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, k, list);
+        if (list_fill_start(&fill, v, list, end - start)) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        size_t put = list_fill(&fill, (const uint8_t *)ids.buf + 4 * start, end - start, 1, v->nids);
+        list_fill_end(&fill);
+        if (put < end - start) { /* the items put hold their references; the rest are NULL */
+            Py_SET_SIZE(list, (Py_ssize_t)put);
+            PyErr_SetString(PyExc_ValueError, "a token id is not in the vocabulary");
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyObject_GC_UnTrack(list); /* see ids_list */
+        start = end;
+    }
+done:
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&ends);
+    return out;
+}
+
 /* unfilled(n) -> list: a list of n items still to be put by fill(), for the ids of a long
  * text whose pieces threads encoded; nothing else may touch it before. */
 static PyObject *Vocab_unfilled(Vocab *Py_UNUSED(v), PyObject *arg) {
@@ -690,6 +736,7 @@ static PyObject *Vocab_canonical(Vocab *v, PyObject *Py_UNUSED(arg)) {
 
 static PyMethodDef Vocab_methods[] = {
     {"canonical", (PyCFunction)Vocab_canonical, METH_NOARGS, "Each id's entry length, then the entries in id order."},
+    {"lists", (PyCFunction)Vocab_lists, METH_VARARGS, "The lists of ids of texts that Encoder.encode_ends packed."},
     {"unfilled", (PyCFunction)Vocab_unfilled, METH_O, "A list of n items still to be put by fill()."},
     {"fill", (PyCFunction)Vocab_fill, METH_VARARGS, "Put the ids of packed parts into a list from unfilled(), without the GIL."},
     {"decode_bytes", (PyCFunction)Vocab_decode_bytes, METH_O, "The bytes of a sequence of ids, joined."},
@@ -1422,6 +1469,9 @@ static PyObject *encode_many_as(Encoder *e, PyObject *texts, int width, int join
     Py_END_ALLOW_THREADS
     if (err || !fits) {
         encode_error(failed >= 0 ? PyTuple_GET_ITEM(items, failed) : Py_None, err, fits);
+    } else if (joined == 2) { /* the ends of the texts' ids after them, as native sizes */
+        out = Py_BuildValue("(y#y#)", (const char *)e->out, (Py_ssize_t)(e->out_len * (size_t)width), (const char *)(offsets + 1),
+                            (Py_ssize_t)(count * sizeof(size_t)));
     } else if (joined) {
         out = PyBytes_FromStringAndSize((const char *)e->out, (Py_ssize_t)(e->out_len * (size_t)width));
     } else if ((out = PyList_New(count))) {
@@ -1474,6 +1524,14 @@ static PyObject *Encoder_encode_many(Encoder *e, PyObject *args) {
     return encode_many_as(e, texts, width, 0, -1, Py_None);
 }
 
+/* encode_ends(texts: Sequence[str]) -> tuple[bytes, bytes]: the ids of the texts packed as
+ * 4-byte ints, one after the other, and where each text's end (native sizes): for a worker
+ * thread, whose allocations come from memory of its own that is new to the process (glibc
+ * gives each thread its arena), to hand to the calling thread, which makes the lists. */
+static PyObject *Encoder_encode_ends(Encoder *e, PyObject *texts) {
+    return encode_many_as(e, texts, 4, 2, -1, Py_None);
+}
+
 /* encode_packed_many(texts: Sequence[str], width: int, eot: int = -1, ends: Sequence[bool] | None = None) -> bytes */
 static PyObject *Encoder_encode_packed_many(Encoder *e, PyObject *args) {
     PyObject *texts, *ends = Py_None;
@@ -1497,6 +1555,8 @@ static PyMethodDef Encoder_methods[] = {
      "encode()'s ids as the bytes of a little-endian array of 2- or 4-byte unsigned ints."},
     {"encode_many", (PyCFunction)Encoder_encode_many, METH_VARARGS,
      "encode() of each text (width 0), or encode_packed() (width 2 or 4), the GIL released once for all."},
+    {"encode_ends", (PyCFunction)Encoder_encode_ends, METH_O,
+     "The ids of the texts packed as 4-byte ints, one after the other, and each text's end (native sizes)."},
     {"encode_packed_many", (PyCFunction)Encoder_encode_packed_many, METH_VARARGS,
      "encode_packed() of the texts joined, eot after each text whose flag in ends is true."},
     {NULL, NULL, 0, NULL},

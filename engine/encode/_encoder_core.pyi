@@ -25,6 +25,9 @@ class Vocab:
     def canonical(self) -> bytes:
         """Each id's entry length (little-endian, 4 bytes; 0xFFFFFFFF for none), then the
         entries' bytes in id order."""
+    def lists(self, packed: bytes, ends: bytes, /) -> list[list[int]]:
+        """The lists of ids of texts that ``Encoder.encode_ends`` packed: ``packed`` their ids
+        (little-endian 4-byte ints), ``ends`` where each text's ends (native sizes)."""
     def unfilled(self, n: int, /) -> list[int]:
         """A list of ``n`` items still to be put by ``fill``: nothing else may touch it before."""
     def fill(self, out: list[int], at: int, parts: list[bytes], /) -> None:
@@ -70,6 +73,9 @@ class Encoder:
     @overload
     def encode_many(self, texts: Sequence[str], width: int, /) -> list[bytes]:
         """``encode_packed`` of each text (``width`` 2 or 4), the GIL released once for them all."""
+    def encode_ends(self, texts: Sequence[str], /) -> tuple[bytes, bytes]:
+        """The ids of the texts packed as 4-byte ints, one after the other, and where each
+        text's end (native sizes), for ``Vocab.lists``: the GIL released once for them all."""
     def encode_packed_many(self, texts: Sequence[str], width: int, eot: int = -1, ends: Sequence[bool] | None = None, /) -> bytes:
         """The ``encode_packed`` ids of the texts joined, ``eot`` (unless negative) after each
         text whose flag in ``ends`` is true (after each text when ``ends`` is None)."""

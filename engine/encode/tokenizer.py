@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import chain, islice, repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.stages import AddedToken, PatternSpec, Stage, describe, simplest
@@ -583,7 +583,13 @@ class Tokenizer:
         if not self._compiled:
             return map(self.encode, texts)
         units = (((unit, kind), kind) for unit, kind in self._units(texts, threads))
-        return _assembled(self._in_threads(units, threads, _listed_unit), partial(self._joined_ids, threads=threads))
+        if threads == 1:
+            return _assembled(self._in_threads(units, 1, _listed_unit), partial(self._joined_ids, threads=1))
+        # The threads hand their ids over packed and this thread makes the lists: lists made
+        # in a worker thread come from memory of its own, new to the process (glibc gives each
+        # thread an arena), and its page faults made many small texts slower in two threads.
+        lists = partial(_apply, self._table.lists)
+        return _assembled(self._in_threads(units, threads, _ended_unit), partial(self._joined_ids, threads=threads), lists)
 
     def encode_packed_stream(self, texts: Iterable[str], dtype: str = "uint32", workers: int | None = None) -> Iterator[bytes]:
         """``encode_packed`` of each text, as ``encode_stream`` does ``encode``: packing too
@@ -849,9 +855,21 @@ def _packed_unit(width: int) -> Callable[[Encoder, list[str]], list[bytes]]:
 
 
 def _listed_unit(encoder: Encoder, unit: tuple[list[str], int]) -> list[list[int]] | list[bytes]:
-    """A unit of ``encode_stream``: whole texts' lists, or a piece of a long text packed."""
+    """A unit of ``encode_stream`` in one thread: whole texts' lists, or a piece of a long
+    text packed."""
     texts, kind = unit
     return encoder.encode_many(texts) if kind == _WHOLE else encoder.encode_many(texts, 4)
+
+
+def _ended_unit(encoder: Encoder, unit: tuple[list[str], int]) -> tuple[bytes, bytes] | list[bytes]:
+    """A unit of ``encode_stream`` in a worker thread: whole texts' ids packed with their
+    ends, or a piece of a long text packed."""
+    texts, kind = unit
+    return encoder.encode_ends(texts) if kind == _WHOLE else encoder.encode_many(texts, 4)
+
+
+def _apply(f: Callable[..., R], args: tuple[Any, ...]) -> R:
+    return f(*args)
 
 
 def _joined_unit(width: int, eot: int) -> Callable[[Encoder, tuple[list[str], list[bool]]], bytes]:
@@ -861,15 +879,17 @@ def _joined_unit(width: int, eot: int) -> Callable[[Encoder, tuple[list[str], li
     return run
 
 
-def _assembled(results: Iterator[tuple[list[W] | list[bytes], int]], made: Callable[[list[bytes]], W]) -> Iterator[W]:
-    """The stream's results from the units': each of a ``_WHOLE`` unit's, and for a long text
-    ``made`` of its pieces' packed ids."""
+def _assembled(
+    results: Iterator[tuple[Any, int]], made: Callable[[list[bytes]], W], whole: Callable[[Any], Iterable[W]] = iter
+) -> Iterator[W]:
+    """The stream's results from the units': ``whole`` of a ``_WHOLE`` unit's (its results),
+    and for a long text ``made`` of its pieces' packed ids."""
     parts: list[bytes] = []
     for out, kind in results:
         if kind == _WHOLE:
-            yield from cast("list[W]", out)
+            yield from whole(out)
             continue
-        parts.append(cast("list[bytes]", out)[0])
+        parts.append(out[0])
         if kind == _LAST:
             yield made(parts)
             parts = []
