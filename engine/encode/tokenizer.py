@@ -568,16 +568,16 @@ class Tokenizer:
         The compiled encoder releases the GIL, so threads run in parallel; each has an
         encoder of its own, kept for the next call, and all share the tokenizer's cache of
         pre-tokens' ids (what one thread merges, the others find, in this call and later
-        ones). A thread takes texts in units of about
-        ``UNIT_CHARS`` characters, encoded with the GIL released once for the unit, so many
-        short texts cost little more than one long one; a text longer than ``2 * UNIT_CHARS``
-        is cut where no pre-token changes (``PreTokenizer.safe_cut``) and its pieces are
-        encoded in parallel. At most two units per thread are in flight, and reading the
-        texts (in this thread) overlaps with the encoding. A thread makes the lists of a unit
-        of whole texts itself, while the others encode; a long text's pieces come back
-        packed, are joined as bytes and made ints once, here (joining lists costs more).
-        Under a pattern that runs through ``regex`` the regex holds the GIL: the texts are
-        encoded one after another.
+        ones). A thread takes texts in units of about ``UNIT_CHARS`` characters, encoded
+        with the GIL released once for the unit, so many short texts cost little more than
+        one long one; a text longer than ``2 * UNIT_CHARS`` is cut where no pre-token
+        changes (``PreTokenizer.safe_cut``) and its pieces are encoded in parallel. At most
+        two units per thread are in flight, and reading the texts (in this thread) overlaps
+        with the encoding. The ids come back packed: a unit's with where each text ends,
+        made lists here (``Vocab.lists``); a long text's pieces made one list by the threads
+        together (``Vocab.fill``). The lists are left to reference counting, out of the
+        cycle collector's walks (they hold only ints). Under a pattern that runs through
+        ``regex`` the regex holds the GIL: the texts are encoded one after another.
         """
         threads = self.threads(workers)
         if not self._compiled:
