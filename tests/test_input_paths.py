@@ -295,7 +295,7 @@ def test_a_long_stream_alone_is_counted_on_every_core(monkeypatch, tmp_path, suf
     fed: list[list[str]] = []
     blocks = counting._blocks
     monkeypatch.setattr(counting, "_blocks", lambda texts: (fed.append(block) or block for block in blocks(texts)))
-    settings = CountSettings(special_tokens=(SPECIAL,))
+    settings = CountSettings(special_tokens=(SPECIAL,), block_bytes=1024)  # text read a KB at a time, however the pipe delivers it
     streamed, summary = count_inputs([tmp_path / f"pipe.{suffix}"], settings, workers=2)
     writer.join(timeout=60)
     assert len(fed) > 2  # it went to the workers
