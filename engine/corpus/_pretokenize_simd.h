@@ -223,6 +223,24 @@ static ptrdiff_t pt_scalar_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, in
         return n;                                                                                                         \
     }
 
+/* The masks of a block from its vectors v, through an instruction set's tests (ISA: SSE2,
+ * AVX2 or NEON): each class a bit a byte, the rarer ones only where the family needs them. */
+#define PT_CLASSIFY(v, ISA)                                                                          \
+    do {                                                                                             \
+        m->letter = PT_##ISA##_BITS(v, PT_##ISA##_LETTER);                                           \
+        m->digit = PT_##ISA##_BITS(v, PT_##ISA##_DIGIT);                                             \
+        m->space = PT_##ISA##_BITS(v, PT_##ISA##_SPACE);                                             \
+        m->blank = PT_##ISA##_BITS(v, PT_##ISA##_BLANK);                                             \
+        m->quote = PT_##ISA##_BITS(v, PT_##ISA##_QUOTE);                                             \
+        m->wide = PT_##ISA##_BITS(v, PT_##ISA##_WIDE);                                               \
+        m->newline = needs & PT_NEED_NEWLINES ? PT_##ISA##_BITS(v, PT_##ISA##_NEWLINE) : 0;          \
+        m->upper = needs & PT_NEED_O200K ? PT_##ISA##_BITS(v, PT_##ISA##_UPPER) : 0;                 \
+        m->slash = needs & PT_NEED_O200K ? PT_##ISA##_BITS(v, PT_##ISA##_SLASH) : 0;                 \
+        if (m->wide)                                                                                 \
+            pt_block_latin1(m, PT_##ISA##_BITS(v, PT_##ISA##_C3), PT_##ISA##_BITS(v, PT_##ISA##_SIGNS), \
+                            needs & PT_NEED_O200K ? PT_##ISA##_BITS(v, PT_##ISA##_CAPITAL) : 0);     \
+    } while (0)
+
 #ifdef PT_X86
 /* x in [lo, lo + n), as signed bytes shifted so that the range starts at -128. */
 #define PT_SSE2_IN(x, lo, n) _mm_cmplt_epi8(_mm_add_epi8((x), _mm_set1_epi8((char)(0x80 - (lo)))), _mm_set1_epi8((char)(-128 + (n))))
@@ -246,18 +264,7 @@ static ptrdiff_t pt_scalar_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, in
 static inline void pt_classify_sse2(const uint8_t *p, int needs, PtMasks *m) {
     __m128i v[4];
     for (int k = 0; k < 4; k++) v[k] = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
-    m->letter = PT_SSE2_BITS(v, PT_SSE2_LETTER);
-    m->digit = PT_SSE2_BITS(v, PT_SSE2_DIGIT);
-    m->space = PT_SSE2_BITS(v, PT_SSE2_SPACE);
-    m->blank = PT_SSE2_BITS(v, PT_SSE2_BLANK);
-    m->quote = PT_SSE2_BITS(v, PT_SSE2_QUOTE);
-    m->wide = PT_SSE2_BITS(v, PT_SSE2_WIDE);
-    m->newline = needs & PT_NEED_NEWLINES ? PT_SSE2_BITS(v, PT_SSE2_NEWLINE) : 0;
-    m->upper = needs & PT_NEED_O200K ? PT_SSE2_BITS(v, PT_SSE2_UPPER) : 0;
-    m->slash = needs & PT_NEED_O200K ? PT_SSE2_BITS(v, PT_SSE2_SLASH) : 0;
-    if (m->wide)
-        pt_block_latin1(m, PT_SSE2_BITS(v, PT_SSE2_C3), PT_SSE2_BITS(v, PT_SSE2_SIGNS),
-                        needs & PT_NEED_O200K ? PT_SSE2_BITS(v, PT_SSE2_CAPITAL) : 0);
+    PT_CLASSIFY(v, SSE2);
 }
 
 PT_BLOCK_ENDS(pt_ends_sse2, pt_classify_sse2)
@@ -285,18 +292,7 @@ PT_BLOCK_ENDS(pt_ends_sse2, pt_classify_sse2)
 static inline void pt_classify_avx2(const uint8_t *p, int needs, PtMasks *m) {
     __m256i v[2];
     for (int k = 0; k < 2; k++) v[k] = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * k));
-    m->letter = PT_AVX2_BITS(v, PT_AVX2_LETTER);
-    m->digit = PT_AVX2_BITS(v, PT_AVX2_DIGIT);
-    m->space = PT_AVX2_BITS(v, PT_AVX2_SPACE);
-    m->blank = PT_AVX2_BITS(v, PT_AVX2_BLANK);
-    m->quote = PT_AVX2_BITS(v, PT_AVX2_QUOTE);
-    m->wide = PT_AVX2_BITS(v, PT_AVX2_WIDE);
-    m->newline = needs & PT_NEED_NEWLINES ? PT_AVX2_BITS(v, PT_AVX2_NEWLINE) : 0;
-    m->upper = needs & PT_NEED_O200K ? PT_AVX2_BITS(v, PT_AVX2_UPPER) : 0;
-    m->slash = needs & PT_NEED_O200K ? PT_AVX2_BITS(v, PT_AVX2_SLASH) : 0;
-    if (m->wide)
-        pt_block_latin1(m, PT_AVX2_BITS(v, PT_AVX2_C3), PT_AVX2_BITS(v, PT_AVX2_SIGNS),
-                        needs & PT_NEED_O200K ? PT_AVX2_BITS(v, PT_AVX2_CAPITAL) : 0);
+    PT_CLASSIFY(v, AVX2);
 }
 
 PT_BLOCK_ENDS(pt_ends_avx2, pt_classify_avx2)
@@ -348,18 +344,7 @@ static inline uint64_t pt_neon_bits(uint8x16_t a, uint8x16_t b, uint8x16_t c, ui
 static inline void pt_classify_neon(const uint8_t *p, int needs, PtMasks *m) {
     uint8x16_t v[4];
     for (int k = 0; k < 4; k++) v[k] = vld1q_u8(p + 16 * k);
-    m->letter = PT_NEON_BITS(v, PT_NEON_LETTER);
-    m->digit = PT_NEON_BITS(v, PT_NEON_DIGIT);
-    m->space = PT_NEON_BITS(v, PT_NEON_SPACE);
-    m->blank = PT_NEON_BITS(v, PT_NEON_BLANK);
-    m->quote = PT_NEON_BITS(v, PT_NEON_QUOTE);
-    m->wide = PT_NEON_BITS(v, PT_NEON_WIDE);
-    m->newline = needs & PT_NEED_NEWLINES ? PT_NEON_BITS(v, PT_NEON_NEWLINE) : 0;
-    m->upper = needs & PT_NEED_O200K ? PT_NEON_BITS(v, PT_NEON_UPPER) : 0;
-    m->slash = needs & PT_NEED_O200K ? PT_NEON_BITS(v, PT_NEON_SLASH) : 0;
-    if (m->wide)
-        pt_block_latin1(m, PT_NEON_BITS(v, PT_NEON_C3), PT_NEON_BITS(v, PT_NEON_SIGNS),
-                        needs & PT_NEED_O200K ? PT_NEON_BITS(v, PT_NEON_CAPITAL) : 0);
+    PT_CLASSIFY(v, NEON);
 }
 
 PT_BLOCK_ENDS(pt_ends_neon, pt_classify_neon)
