@@ -26,10 +26,14 @@ def _warm_up() -> None:
     # collects again.
     gc.disable()
     os.register_at_fork(after_in_child=gc.enable)
-    # What each tab's app loads as it starts, besides the app: its driver, and what Textual
-    # and Rich load lazily on a first frame.
+    # What each tab's app loads as it starts, besides the app: its driver, what Textual and
+    # Rich load lazily on a first frame, and what starts its trainer. An import in a tab
+    # costs more than the module: it writes to the import system's objects, copying pages.
+    import multiprocessing.popen_forkserver  # noqa: F401
+
     import textual.drivers.headless_driver  # noqa: F401
     import textual.drivers.web_driver  # noqa: F401
+    import textual.layouts.factory  # noqa: F401
     import textual.layouts.horizontal  # noqa: F401
     import textual.layouts.stream  # noqa: F401
     import textual.pilot  # noqa: F401
