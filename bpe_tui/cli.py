@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from typing import NoReturn
 
@@ -266,44 +266,59 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, rest = parser.parse_known_args(argv)
     if rest and args.command != "serve":  # only serve passes arguments on
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if args.command == "serve":
+        from bpe_tui.serve.command import run_serve
+
+        return _said(lambda: run_serve(args, rest, parser, prepare, run, warm))
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run a parsed command other than ``serve``: each browser tab of ``bpe-tui serve`` runs
+    the command the server parsed once, building no parser of its own."""
+    return _said(lambda: _run_command(args))
+
+
+def _said(command: Callable[[], int]) -> int:
+    """``command()``, its bad input said in one line (exit status 2), Ctrl-C in another (130)."""
     try:
-        if args.command == "serve":
-            from bpe_tui.serve.command import run_serve
-
-            return run_serve(args, rest, parser, prepare, main, warm)
-        if args.command == "check":
-            from bpe_tui.check.command import run_check_command
-
-            return run_check_command(args)
-        if args.command == "explain":
-            from bpe_tui.help.command import run_explain
-
-            return run_explain(args)
-        if args.command == "train":
-            from bpe_tui.train.command import run_train
-
-            return run_train(args)
-        if args.command == "race":
-            from bpe_tui.race.command import run_race
-
-            return run_race(args)
-        if args.command == "compare":
-            from bpe_tui.compare.command import run_compare
-
-            return run_compare(args)
-        if args.command == "decode":
-            from bpe_tui.encode.decode_command import run_decode
-
-            return run_decode(args)
-        from bpe_tui.encode.command import run_encode
-
-        return run_encode(args)
+        return command()
     except BpeError as e:
         print(f"bpe-tui: {one_line(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("bpe-tui: interrupted", file=sys.stderr)
         return 130
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    if args.command == "check":
+        from bpe_tui.check.command import run_check_command
+
+        return run_check_command(args)
+    if args.command == "explain":
+        from bpe_tui.help.command import run_explain
+
+        return run_explain(args)
+    if args.command == "train":
+        from bpe_tui.train.command import run_train
+
+        return run_train(args)
+    if args.command == "race":
+        from bpe_tui.race.command import run_race
+
+        return run_race(args)
+    if args.command == "compare":
+        from bpe_tui.compare.command import run_compare
+
+        return run_compare(args)
+    if args.command == "decode":
+        from bpe_tui.encode.decode_command import run_decode
+
+        return run_decode(args)
+    from bpe_tui.encode.command import run_encode
+
+    return run_encode(args)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import logging
 import shlex
 import socket
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from bpe_tui.serve.warm import WarmClass, cold
@@ -51,8 +51,9 @@ def served_command(served: list[str]) -> str:
 
 Prepare = Callable[[argparse.Namespace], object]
 """Checks what a command names (the corpus, the model), as the command itself does first."""
-Main = Callable[[Sequence[str]], int]
-"""The CLI, which each tab's process runs on the served command."""
+Run = Callable[[argparse.Namespace], int]
+"""The CLI's run of a parsed command: each tab's process runs the served command, parsed once
+by the server (a tab builds no parser: that would copy pages of the warm parent)."""
 Warm = Callable[[argparse.Namespace], None]
 """What every tab of a served command does alike, done once in the warm parent."""
 
@@ -134,9 +135,7 @@ def full_page(title: str, max_sessions: int) -> str:
     )
 
 
-def run_serve(
-    args: argparse.Namespace, served: list[str], parser: argparse.ArgumentParser, prepare: Prepare, main: Main, warm: Warm
-) -> int:
+def run_serve(args: argparse.Namespace, served: list[str], parser: argparse.ArgumentParser, prepare: Prepare, run: Run, warm: Warm) -> int:
     try:
         from aiohttp import web
         from textual_serve.server import Server
@@ -155,7 +154,9 @@ def run_serve(
     reason = cold()
     lines = banner(title, args.host, url, cap, reason)
     full = full_page(title, cap)
-    warm_class = None if reason is not None else WarmClass(main, warm, served_args, served, _tab_environment(title))
+    warm_class = None
+    if reason is None:  # the tabs run the command as parsed, not as ``prepare`` filled it in
+        warm_class = WarmClass(run, warm, served_args, parser.parse_args(served), _tab_environment(title))
 
     class BpeServer(Server):  # here, as textual-serve is imported only to serve
         def __init__(self, *args: Any, **kwargs: Any) -> None:

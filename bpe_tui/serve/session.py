@@ -10,6 +10,7 @@ server's sockets. It is a process of its own: a crash, ``q`` or a SIGKILL ends t
 
 from __future__ import annotations
 
+import argparse
 import multiprocessing.forkserver
 import multiprocessing.resource_tracker
 import os
@@ -18,9 +19,11 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 
 
-def run_session(main: Callable[[Sequence[str]], int], served: list[str], environ: dict[str, str], streams: Sequence[Connection]) -> None:
-    """Run ``main(served)`` (the CLI) on the tab's standard streams, in its environment (as
-    textual-serve made it: the web driver, the tab's size)."""
+def run_session(
+    run: Callable[[argparse.Namespace], int], served: argparse.Namespace, environ: dict[str, str], streams: Sequence[Connection]
+) -> None:
+    """Run ``run(served)`` (the CLI on the command the server parsed) on the tab's standard
+    streams, in its environment (as textual-serve made it: the web driver, the tab's size)."""
     for fd, stream in enumerate(streams):
         os.dup2(stream.fileno(), fd)
         stream.close()
@@ -31,4 +34,4 @@ def run_session(main: Callable[[Sequence[str]], int], served: list[str], environ
     # The app's own processes (the trainer) fork from the warm parent too, which was running
     # before this process and outlives it: there is no fork server to start, only to ask.
     multiprocessing.forkserver._forkserver.ensure_running = multiprocessing.resource_tracker.ensure_running  # type: ignore[method-assign]
-    sys.exit(main(served))
+    sys.exit(run(served))

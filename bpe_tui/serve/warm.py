@@ -30,7 +30,7 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing import spawn
 from multiprocessing.connection import Connection
@@ -62,13 +62,14 @@ class WarmClass:
 
     def __init__(
         self,
-        main: Callable[[Sequence[str]], int],
+        run: Callable[[argparse.Namespace], int],
         warm: Callable[[argparse.Namespace], None],
         args: argparse.Namespace,
-        served: list[str],
+        served: argparse.Namespace,
         environ: dict[str, str],
     ) -> None:
-        self._main, self._served = main, served
+        """``warm(args)`` readies the warm parent; each tab's app runs ``run(served)``."""
+        self._run, self._served = run, served
         self._folder = tempfile.mkdtemp(prefix="bpe-tui-serve-")  # mode 0700: only this user connects
         self.door = os.path.join(self._folder, "door")
         self._socket = socket.socket(socket.AF_UNIX)
@@ -110,7 +111,7 @@ class WarmClass:
                 while chunk := knock.recv(1 << 16):
                     message += chunk
                 tab = multiprocessing.get_context("forkserver").Process(
-                    target=run_session, args=(self._main, self._served, json.loads(message), streams), name=TAB
+                    target=run_session, args=(self._run, self._served, json.loads(message), streams), name=TAB
                 )
                 tab.start()
             finally:
