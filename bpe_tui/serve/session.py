@@ -20,17 +20,23 @@ from multiprocessing.connection import Connection
 
 
 def run_session(
-    run: Callable[[argparse.Namespace], int], served: argparse.Namespace, environ: dict[str, str], streams: Sequence[Connection]
+    run: Callable[[argparse.Namespace], int],
+    served: argparse.Namespace,
+    changed: dict[str, str],
+    removed: Sequence[str],
+    streams: Sequence[Connection],
 ) -> None:
     """Run ``run(served)`` (the CLI on the command the server parsed) on the tab's standard
-    streams, in its environment (as textual-serve made it: the web driver, the tab's size)."""
+    streams, in its environment as textual-serve made it (the web driver, the tab's size):
+    the warm parent's, with the variables ``changed`` set and those ``removed`` unset."""
     for fd, stream in enumerate(streams):
         os.dup2(stream.fileno(), fd)
         stream.close()
     # The fork server closed its standard input; Textual's web driver reads sys.__stdin__.
     sys.stdin = sys.__stdin__ = open(0, encoding="utf-8", closefd=False)  # type: ignore[misc]
-    os.environ.clear()
-    os.environ.update(environ)
+    for name in removed:
+        del os.environ[name]
+    os.environ.update(changed)
     # The app's own processes (the trainer) fork from the warm parent too, which was running
     # before this process and outlives it: there is no fork server to start, only to ask.
     multiprocessing.forkserver._forkserver.ensure_running = multiprocessing.resource_tracker.ensure_running  # type: ignore[method-assign]

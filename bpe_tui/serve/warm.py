@@ -80,7 +80,8 @@ class WarmClass:
         """Starting a tab blocks (a few milliseconds): one thread, so tabs start one at a time."""
         self.tabs: set[BaseProcess] = set()
         """The app process of each open tab, until it ends."""
-        _start_warm_parent(warm, args, environ)
+        self._environ = _start_warm_parent(warm, args, environ)
+        """The warm parent's environment: each tab is sent how its own differs."""
 
     def command(self) -> str:
         """What textual-serve runs for each tab: the launcher, knocking at this door."""
@@ -110,8 +111,13 @@ class WarmClass:
                     raise ValueError(f"the launcher sent {len(streams)} streams, not 3")
                 while chunk := knock.recv(1 << 16):
                     message += chunk
+                # Only the difference: a tab rewriting every variable would copy the pages of
+                # the warm parent's that hold them.
+                environ: dict[str, str] = json.loads(message)
+                changed = {name: value for name, value in environ.items() if self._environ.get(name) != value}
+                removed = [name for name in self._environ if name not in environ]
                 tab = multiprocessing.get_context("forkserver").Process(
-                    target=run_session, args=(self._run, self._served, json.loads(message), streams), name=TAB
+                    target=run_session, args=(self._run, self._served, changed, removed, streams), name=TAB
                 )
                 tab.start()
             finally:
@@ -141,10 +147,11 @@ class WarmClass:
         self._hands.shutdown()
 
 
-def _start_warm_parent(warm: Callable[[argparse.Namespace], None], args: argparse.Namespace, environ: dict[str, str]) -> None:
-    """Start the fork server with ``warm_parent`` preloaded, in a tab's ``environ``. The
-    warm-up travels pickled, as multiprocessing sends a process its target, with what
-    unpickling it needs (``__main__`` when the server runs as ``python -m bpe_tui.cli``)."""
+def _start_warm_parent(warm: Callable[[argparse.Namespace], None], args: argparse.Namespace, environ: dict[str, str]) -> dict[str, str]:
+    """Start the fork server with ``warm_parent`` preloaded, in a tab's ``environ``, and
+    return the environment it runs in. The warm-up travels pickled, as multiprocessing sends
+    a process its target, with what unpickling it needs (``__main__`` when the server runs
+    as ``python -m bpe_tui.cli``)."""
     preparation = spawn.get_preparation_data("bpe-tui warm parent")
     preparation.pop("authkey", None)  # each tab's process is sent its own, as multiprocessing sends it
     saved = os.environ.copy()
@@ -156,3 +163,4 @@ def _start_warm_parent(warm: Callable[[argparse.Namespace], None], args: argpars
     finally:
         os.environ.clear()
         os.environ.update(saved)
+    return {**saved, **environ}  # the warm parent drops WARM as it reads it
