@@ -127,13 +127,17 @@ def warm_parent(server: int) -> psutil.Process:
     return next(p for p in psutil.Process(server).children() if "forkserver" in " ".join(p.cmdline()))
 
 
-def class_costs(server: int) -> tuple[list[Cost], list[Cost], list[Cost]]:
-    """The apps, the trainers, and what serves the whole class (the warm parent, the resource
-    tracker). An app reads its tab on standard input, a pipe; a trainer's is /dev/null."""
-    apps, trainers = [], []
-    for process in warm_parent(server).children():
+def class_costs(server: int) -> tuple[list[Cost], list[Cost], Cost, Cost]:
+    """The apps, the trainers, and what serves the whole class: the warm parent, and the
+    resource tracker (the server's other child). An app reads its tab on standard input, a
+    pipe; a trainer's is /dev/null."""
+    apps: list[Cost] = []
+    trainers: list[Cost] = []
+    parent = warm_parent(server)
+    for process in parent.children():
         (apps if os.readlink(f"/proc/{process.pid}/fd/0").startswith("pipe:") else trainers).append(Cost(process))
-    return apps, trainers, [Cost(p) for p in psutil.Process(server).children()]
+    tracker = next(p for p in psutil.Process(server).children() if p.pid != parent.pid)
+    return apps, trainers, Cost(parent), Cost(tracker)
 
 
 def group_members(pgid: int) -> list[int]:
@@ -228,7 +232,7 @@ async def run(sessions: int, steps: int, memory_gb: float, corpus: list[str]) ->
             if not everyone.done():
                 raise RuntimeError(f"only {room.stepped} of {sessions} tabs stepped in {LIMIT * 2:.0f} s")
             all_in = time.perf_counter() - started
-            apps, trainers, shared = class_costs(server.pid)
+            apps, trainers, warm_cost, tracker_cost = class_costs(server.pid)
             serving = Cost(psutil.Process(server.pid))
             room.leave.set()
             results = await asyncio.wait_for(asyncio.gather(*tabs), timeout=LIMIT)
@@ -245,7 +249,7 @@ async def run(sessions: int, steps: int, memory_gb: float, corpus: list[str]) ->
     drawn = [float(r["drawn"]) for r in results]  # type: ignore[arg-type]
     ready = [float(r["ready"]) for r in results]  # type: ignore[arg-type]
     step_times = [s for r in results for s in r["steps"]]  # type: ignore[attr-defined]
-    everything = apps + trainers + shared
+    everything = [*apps, *trainers, warm_cost, tracker_cost]
     share = sum(c.pss for c in everything) / len(apps)
     served = " ".join(corpus) or "(bundled sample)"
     print(f"bpe-tui serve train {served}: {sessions} tabs at once, {steps} merges each; {os.cpu_count()} cores")
@@ -259,10 +263,10 @@ async def run(sessions: int, steps: int, memory_gb: float, corpus: list[str]) ->
         print(f"{f'RSS of an {name} (MiB)':<26}{spread([c.rss for c in costs], 1 / MIB, 1)}")
         print(f"{f'PSS of an {name} (MiB)':<26}{spread([c.pss for c in costs], 1 / MIB, 1)}")
         print(f"{f'CPU of an {name} (s)':<26}{spread([c.cpu for c in costs])}")
-    print(f"processes: {len(apps)} apps, {len(trainers)} trainers; the warm parent and resource tracker: {len(shared)}")
+    print(f"processes: {len(apps)} apps, {len(trainers)} trainers, the warm parent and the resource tracker")
     print(
-        f"a tab's share of the class's PSS: {share / MIB:.1f} MiB (warm parent and tracker "
-        f"{sum(c.pss for c in shared) / MIB:.0f} MiB in all, {sum(c.rss for c in shared) / MIB:.0f} MiB RSS)"
+        f"a tab's share of the class's PSS: {share / MIB:.1f} MiB (the warm parent's PSS {warm_cost.pss / MIB:.1f} MiB, "
+        f"RSS {warm_cost.rss / MIB:.0f} MiB; the resource tracker's PSS {tracker_cost.pss / MIB:.1f} MiB)"
     )
     relayed = serving.cpu - server_cpu
     print(f"server: RSS {idle / MIB:.0f} MiB idle, {serving.rss / MIB:.0f} MiB with {sessions} tabs; {relayed:.1f} CPU seconds for them")
