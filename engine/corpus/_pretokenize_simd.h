@@ -28,6 +28,7 @@
 #ifndef PRETOKENIZE_SIMD_H
 #define PRETOKENIZE_SIMD_H
 
+#include "_bits.h"
 #include "_pretokenize_core.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -58,16 +59,6 @@ static inline int pt_needs(int family) {
     return family == PATTERN_GPT2 ? 0 : family == PATTERN_O200K ? PT_NEED_NEWLINES | PT_NEED_O200K : PT_NEED_NEWLINES;
 }
 
-/* The index of the lowest set bit of x (x != 0): a de Bruijn multiply, portable C. */
-static inline int pt_lowest(uint64_t x) {
-    static const uint8_t index[64] = {
-        0,  1,  2,  53, 3,  7,  54, 27, 4,  38, 41, 8,  34, 55, 48, 28, 62, 5,  39, 46, 44, 42,
-        22, 9,  24, 35, 59, 56, 49, 18, 29, 11, 63, 52, 6,  26, 37, 40, 33, 47, 61, 45, 43, 21,
-        23, 58, 17, 10, 51, 25, 36, 32, 60, 20, 57, 16, 50, 31, 19, 15, 30, 14, 13, 12,
-    };
-    return index[((x & (0 - x)) * 0x022FDD63CC95386DULL) >> 58];
-}
-
 /* Bits 0 to n-1 (none when n <= 0). */
 static inline uint64_t pt_below(int n) { return n <= 0 ? 0 : n >= 64 ? ~0ULL : (1ULL << n) - 1; }
 
@@ -83,7 +74,7 @@ static inline int pt_contraction_bytes(uint8_t a, uint8_t b, int fold) {
 static inline uint64_t pt_block_contractions(uint64_t start, uint64_t quotes, const uint8_t *p, int valid, int fold, int suffix) {
     int after = -1; /* where the last contraction ended */
     for (; quotes; quotes &= quotes - 1) {
-        int q = pt_lowest(quotes);
+        int q = lowest_bit(quotes);
         if (q + 2 >= valid) break;
         if (suffix && q == after) continue;
         int k = pt_contraction_bytes(p[q + 1], p[q + 2], fold);
@@ -122,10 +113,10 @@ static inline uint64_t pt_block_absorbed(const PtMasks *m, uint64_t other, int o
 static inline uint64_t pt_block_after_newlines(uint64_t spaces, uint64_t newlines, int valid) {
     uint64_t run = spaces & ~newlines, candidates = run & newlines << 1, starts = 0;
     for (; candidates; candidates &= candidates - 1) {
-        int c = pt_lowest(candidates);
+        int c = lowest_bit(candidates);
         uint64_t beyond = ~run >> c;
         if (!beyond) break;
-        int land = c + pt_lowest(beyond);
+        int land = c + lowest_bit(beyond);
         if (land < valid && !(newlines >> land & 1)) starts |= 1ULL << c;
     }
     return starts;
@@ -175,7 +166,7 @@ static inline int pt_block_worth(const uint8_t *p, ptrdiff_t left) {
     if (left < 8) return p[0] < 0x80;
     memcpy(&w, p, 8);
     w &= 0x8080808080808080ULL;
-    return !w || p[pt_lowest(w) >> 3] == 0xC3;
+    return !w || p[lowest_bit(w) >> 3] == 0xC3;
 }
 
 /* The scalar scanner from byte i, a pre-token at least, into ends from n on, until a block is
@@ -209,7 +200,7 @@ static ptrdiff_t pt_scalar_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, in
                 PtMasks m;                                                                                                \
                 classify(p, pt_needs(family), &m);                                                                        \
                 int valid = left < PT_BLOCK ? (int)left : PT_BLOCK;                                                       \
-                if (m.wide && pt_lowest(m.wide) < valid) valid = pt_lowest(m.wide);                                       \
+                if (m.wide && lowest_bit(m.wide) < valid) valid = lowest_bit(m.wide);                                       \
                 starts = pt_block_starts(&m, p, valid, family) & pt_below(valid - 2) & ~1ULL;                              \
             }                                                                                                             \
             if (!starts) {                                                                                                \
@@ -217,7 +208,7 @@ static ptrdiff_t pt_scalar_ends(const uint8_t *s, ptrdiff_t len, ptrdiff_t i, in
                 i = ends[n - 1];                                                                                          \
                 continue;                                                                                                 \
             }                                                                                                             \
-            for (; starts && n < max; starts &= starts - 1) ends[n++] = i + pt_lowest(starts);                           \
+            for (; starts && n < max; starts &= starts - 1) ends[n++] = i + lowest_bit(starts);                           \
             i = ends[n - 1];                                                                                              \
         }                                                                                                                 \
         return n;                                                                                                         \
