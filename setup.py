@@ -14,6 +14,7 @@ trainers' cores share the headers of ``engine/train``."""
 
 MERGE_CORE_HEADERS = [
     "engine/_pair_hash.h",
+    "engine/corpus/_bits.h",
     "engine/train/_core_module.h",
     "engine/train/_grow.h",
     "engine/train/_lazy_heap.h",
@@ -23,7 +24,7 @@ MERGE_CORE_HEADERS = [
     "engine/train/_token_bytes.h",
 ]
 """What BPE's and WordPiece's cores share: pair records, lazy heap, event rows, tokens' bytes, the
-Python module around the Core (Unigram's core uses ``_core_module.h`` and ``_positions.h``)."""
+Python module around the Core, bit scans (Unigram's core uses ``_core_module.h`` and ``_positions.h``)."""
 
 COMPILER_ERRORS = (CCompilerError, CompileError, ExecError, LinkError, PlatformError)
 """What setuptools raises when there is no compiler, or it cannot run."""
@@ -103,6 +104,7 @@ setup(
                 "engine/_atomics.h",
                 "engine/_bytes_hash.h",
                 "engine/_pair_hash.h",
+                "engine/corpus/_bits.h",
                 "engine/corpus/_pretokenize_core.h",
                 "engine/corpus/_pretokenize_simd.h",
                 "engine/corpus/_unicode_classes.h",
@@ -115,6 +117,7 @@ setup(
             include_dirs=SHARED,
             depends=[
                 "engine/_bytes_hash.h",
+                "engine/corpus/_bits.h",
                 "engine/corpus/_pretokenize_core.h",
                 "engine/corpus/_pretokenize_simd.h",
                 "engine/corpus/_unicode_classes.h",
@@ -123,7 +126,7 @@ setup(
         Extension(
             "engine.corpus._pretokenize",
             ["engine/corpus/_pretokenize.c", "engine/corpus/_pretokenize_core.c"],
-            depends=["engine/corpus/_pretokenize_core.h", "engine/corpus/_pretokenize_simd.h", "engine/corpus/_unicode_classes.h"],
+            depends=["engine/corpus/_bits.h", "engine/corpus/_pretokenize_core.h", "engine/corpus/_pretokenize_simd.h", "engine/corpus/_unicode_classes.h"],
         ),
         Extension("engine.formats._ranks_core", ["engine/formats/_ranks_core.c"]),
     ],

@@ -93,16 +93,39 @@ def test_words_and_cells_outlive_the_callers_dict():
 
 
 @pytest.mark.parametrize("big", [0, 2**40])
-def test_memory_counts_four_bytes_a_position_and_only_large_counts_apart(big):
+def test_memory_counts_two_bytes_a_position_and_only_large_counts_apart(big):
     counts = {b" the": 7, b"cat": 3, b"": 2, b"dog": big}
     trainer = Trainer(counts, 300)
     trainer.run()
     memory = trainer.memory()
     positions = sum(map(len, counts)) + len(counts) + 1  # a separator before each word and after the last
-    assert memory["tokens"] == 4 * positions
+    assert memory["tokens"] == 2 * positions
+    assert memory["token marks"] == 16 * ((positions + 63) // 64)  # two bits a position, 64 at a time
     assert (memory["large word counts"] > 0) == (big > 0)  # the others are in their separators
     assert all(isinstance(v, int) and v >= 0 for v in memory.values()) and memory["pair records"] > 0
     assert [trainer.word_cells(i).count for i in range(len(counts))] == list(counts.values())
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    counts=st.dictionaries(st.binary(max_size=10), st.one_of(small, st.integers(250, 70_000), huge), min_size=1, max_size=14),
+    narrow=st.integers(257, 290),
+)
+def test_cells_widened_in_the_middle_of_a_run_change_nothing(counts, narrow):
+    """A core whose 2-byte cells widen to 4 once a merge makes an id past ``narrow`` (and that
+    keeps every count from ``narrow - 1`` up aside) merges, splits and gives back its words as
+    one that never widens."""
+    table = WordTable.from_counts(counts)
+    base = [bytes([i]) for i in range(256)] + [b"<|endoftext|>"]
+    cores = [Core(table.words, table.ends, table.counts, base, narrow), Core(table.words, table.ends, table.counts, base)]
+    merges = cores[0].run(60)
+    assert merges == cores[1].run(60)
+    for core in cores:
+        assert core.table() == (table.words, table.ends.tobytes(), table.counts.tobytes())
+    for i in range(len(counts)):
+        assert cores[0].cells(i) == cores[1].cells(i)
+    widened = cores[0].memory()["tokens"] == 2 * cores[1].memory()["tokens"]
+    assert widened == (257 + len(merges) - 1 >= narrow)  # the id of the last merge
 
 
 def test_core_refuses_buffers_that_do_not_describe_words():

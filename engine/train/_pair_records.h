@@ -11,8 +11,8 @@
  * - ``Core``, with ``PairRec *pairs``, ``int32_t npairs, paircap``, ``int32_t *slots``
  *   (the hash table: an index into ``pairs``, -1 free), ``uint32_t hmask, hused``, ``Touch
  *   *touch``, ``int32_t ntouch, touchcap`` and ``int64_t stored`` (positions in the lists);
- * - ``more_pairs(c)``: room for one more record, and for what the core keeps beside each
- *   (zeroed); ``add_position(c, p, at)``: position ``at`` into pair ``p``'s pair_positions
+ * - ``new_record(c)``: the id of a record to make (room for it, and for what the core keeps
+ *   beside each, zeroed), or -1 with an exception set; ``add_position(c, p, at)``: position ``at`` into pair ``p``'s pair_positions
  *   (both 0, or -1 with an exception set); ``change_noted(c, p)`` and ``note_change(c, p)``:
  *   whether pair ``p``'s count before this step is noted, and noting that it is.
  */
@@ -60,6 +60,7 @@ static inline int rehash(Core *c, uint32_t size) {
     if (!slots) return -1;
     uint32_t mask = size - 1;
     for (int32_t p = 0; p < c->npairs; p++) {
+        if (c->pairs[p].a < 0) continue;  /* a record given up, for reuse */
         uint32_t i = slot_of(pair_key(c->pairs[p].a, c->pairs[p].b), mask);
         while (slots[i] >= 0) i = (i + 1) & mask;
         slots[i] = p;
@@ -74,20 +75,39 @@ static inline int rehash(Core *c, uint32_t size) {
 static inline int32_t get_pair(Core *c, int32_t a, int32_t b) {
     uint32_t i = probe(c, a, b);
     if (c->slots[i] >= 0) return c->slots[i];
-    if (c->npairs == c->paircap && more_pairs(c)) return -1;
-    int32_t p = c->npairs++;
+    int32_t p = new_record(c);
+    if (p < 0) return -1;
     c->pairs[p] = (PairRec){.a = a, .b = b};
     c->slots[i] = p;
     if (++c->hused * 2 > c->hmask + 1 && rehash(c, (c->hmask + 1) * 2)) return -1;
     return p;
 }
 
+/* Take record ``p``'s pair out of the hash table: the records after it in its run of full
+ * slots move back where their own slot allows, so every probe still finds them. */
+static inline void unslot(Core *c, int32_t p) {
+    uint32_t i = probe(c, c->pairs[p].a, c->pairs[p].b), j = i;
+    for (;;) {
+        j = (j + 1) & c->hmask;
+        int32_t q = c->slots[j];
+        if (q < 0) break;
+        uint32_t home = slot_of(pair_key(c->pairs[q].a, c->pairs[q].b), c->hmask);
+        if (((j - home) & c->hmask) >= ((j - i) & c->hmask)) {  /* its slot is not after i */
+            c->slots[i] = q;
+            i = j;
+        }
+    }
+    c->slots[i] = -1;
+    c->hused--;
+}
+
 /* Change the count of (x, y) by ``delta`` in the merge of record ``merged``, noting its count
  * before the step (and the side) on its first change; ``at`` >= 0 is a position where the
- * pair now starts (a pair gaining records it). */
-static inline int change(Core *c, int32_t merged, int32_t x, int32_t y, int64_t delta, int side, int32_t at) {
-    int32_t p = get_pair(c, x, y);
-    if (p < 0) return -1;
+ * pair now starts (a pair gaining records it). A pair that loses count without a record is
+ * one a plain run of BPE's core gave up (its count no longer kept): nothing to change. */
+static inline int change(Core *c, int32_t merged, int32_t x, int32_t y, int64_t delta, int side, int64_t at) {
+    int32_t p = at >= 0 ? get_pair(c, x, y) : find_pair(c, x, y);
+    if (p < 0) return at >= 0 ? -1 : 0;  /* a pair losing count that has no record was given up */
     if (p == merged) return 0;  /* (a, a) is also a pair lost by its own merge: it is gone */
     PairRec *r = &c->pairs[p];
     if (!change_noted(c, p)) {

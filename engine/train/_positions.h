@@ -1,13 +1,14 @@
 /* Positions in words laid out one after another, each word starting at ``starts[w]`` (the
- * BPE core's tokens, the Unigram core's characters): the word a position lies in, and
- * positions in order, for qsort. */
+ * BPE core's cells, the Unigram core's characters): the word a position lies in, and
+ * positions in order, for qsort. Positions are uint32 (a core whose are int32 passes its
+ * starts, never negative, as they are). */
 #ifndef ENGINE_POSITIONS_H
 #define ENGINE_POSITIONS_H
 
 #include <stdint.h>
 
 /* The word holding position ``pos``: the last of the ``nwords`` starting at or before it. */
-static inline int32_t word_at(const int32_t *starts, int32_t nwords, int32_t pos) {
+static inline int32_t word_at(const uint32_t *starts, int32_t nwords, uint32_t pos) {
     int32_t lo = 0, hi = nwords - 1;
     while (lo < hi) {
         int32_t mid = lo + (hi - lo + 1) / 2;

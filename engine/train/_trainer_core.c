@@ -1,17 +1,19 @@
 /* The optimized trainer's state and merge loop (seed lecture 000, PART 3), compiled.
  *
  * engine/train/trainer.py wraps this in the public ``Trainer``; the algorithm is described there.
- * Here, the seed's structures as flat C data:
+ * Here, the seed's structures as flat C data, small enough for the tens of millions of distinct
+ * pre-tokens of a corpus of a hundred gigabytes (about 4 bytes a byte of them in all):
  *
- * - tokens: every distinct word laid out once, one token per position, with a separator
- *   between words. A token at position p covers its bytes' positions, so the next token
- *   starts at p + its length; the positions it has merged away hold MERGED(p) (the last one
- *   is kept current), so the previous token's start is read at p - 1. These are the seed's
- *   prev/next links, without two more int32 per position. The separator after a word holds
- *   its count, as SEP(count) below every MERGED value (a count too large for that is kept
- *   aside, in ``big``): a merge reads it by going token by token to the end of a short word
- *   and from the word starts in a long one (``word_end``), rather than keeping the count at
- *   every position (4 or 8 bytes a position more).
+ * - cells: every distinct word laid out once, one cell per position, with a separator
+ *   between words. A token at position p covers its bytes' positions and its id is in cell p,
+ *   so the next token starts at p + its length. Two bits a position, in ``marks``, say where a
+ *   token (or separator) starts and where a separator is: the previous token's start is the
+ *   start before p, without the seed's prev/next arrays, and a merge only clears a bit. Cells
+ *   are as wide as the ids need: a byte until the first merge (while the table the words came
+ *   from is still held), then 2 bytes while every id fits (a vocabulary of 65,536), then 4. A
+ *   separator's cell holds the word's count (a count too large for it is kept aside, in
+ *   ``big``): a merge finds a word's end from the marks and reads it there, rather than
+ *   keeping the count at every position.
  * - pairs: one record per pair ever seen, holding its pair_counter count and its
  *   pair_positions list (append-only; a position is checked when used; a long list that is
  *   mostly stale is compacted). Records never move or disappear (ids into ``pairs`` stay
@@ -40,13 +42,14 @@
 #include <malloc.h>
 #endif
 
+#include "_bits.h"
 #include "_core_module.h"
 #include "_grow.h"
 #include "_positions.h"
 #include "_step_events.h"
 #include "_token_bytes.h"
 
-/* Ask for memory a loop will read a few iterations later: a merge reads the tokens at its
+/* Ask for memory a loop will read a few iterations later: a merge reads the cells at its
  * pair's positions, scattered through a layout far larger than the caches. A hint only,
  * through the SSE intrinsic that gcc, clang and MSVC all have on x86; elsewhere nothing. */
 #if defined(__SSE__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 1)
@@ -55,29 +58,29 @@
 #else
 #define PREFETCH(addr) ((void)(addr))
 #endif
-#define AHEAD 16
+#define AHEAD 16 /* a power of two: the ring of positions read ahead */
 
-#define MERGED(start) (-2 - (start))  /* a position merged away into the token at ``start`` */
-/* A separator: SEP(code) for code >= 0 (the count, or big_from + its index in ``big``); the
- * one before the first word is sep_top. All of them lie below MERGED(npos). */
-#define SEP(code) (c->sep_top - 1 - (code))
-#define IS_SEP(t) ((t) <= c->sep_top)
-
-/* A pair_positions list. Most pairs occur in a few words only: up to INLINE positions are
- * kept in the record itself (cap 0), more in an array of cap. The lists of the layout are
- * made at their size (in a long word they hold most of the state's memory); lists that grow
- * double. */
-#define INLINE 2
-#define FIRST_ARRAY 8
+/* A pair_positions list: its positions in ascending order, each kept as its distance from the
+ * one before (the first as itself) in a varint, 7 bits a byte. Every list grows in one left to
+ * right pass (the layout's, or the merge that made its pair's newer token), and most of a
+ * large corpus's positions belong to frequent pairs, a few bytes apart: 1 or 2 bytes a
+ * position rather than 4. Up to INLINE bytes are kept in the record itself (cap 0), more in
+ * an array of cap bytes. The lists of the layout are made at their size (in a long word they
+ * hold most of the state's memory); lists that grow double. */
+#define INLINE 8
+#define FIRST_ARRAY 16
+#define VARINT_MAX 5 /* bytes of a uint32 */
 /* Packed to 4 bytes (a pragma gcc, clang and MSVC all honour): a heap entry is 12 bytes, not
  * 16. The assertions below keep the layout from changing. */
 #pragma pack(push, 4)
 typedef struct {
     union {
-        int32_t *v;
-        int32_t in[INLINE];
+        uint8_t *v;
+        uint8_t in[INLINE];
     };
-    int32_t n, cap;
+    uint32_t len, cap; /* bytes used; bytes of the array, 0 while in the record */
+    uint32_t last;     /* the last position added: the next is kept as its distance from it */
+    int32_t n;         /* positions */
 } Positions;
 
 typedef struct {
@@ -90,24 +93,41 @@ typedef struct {
     int64_t count;        /* the count when pushed: stale once the pair's count is lower */
     int32_t pair;
 } Entry;
+
+typedef struct {
+    uint32_t at;          /* the separator's position */
+    int64_t count;
+} BigCount;
 #pragma pack(pop)
-_Static_assert(sizeof(Positions) == 16 && _Alignof(Positions) == 4, "a positions list is 16 bytes");
-_Static_assert(sizeof(PairRec) == 32 && _Alignof(PairRec) == 4, "a pair record is 32 bytes");
+_Static_assert(sizeof(Positions) == 24 && _Alignof(Positions) == 4, "a positions list is 24 bytes");
+_Static_assert(sizeof(PairRec) == 40 && _Alignof(PairRec) == 4, "a pair record is 40 bytes");
 _Static_assert(sizeof(Entry) == 12 && _Alignof(Entry) == 4, "a heap entry is 12 bytes");
+
+/* 64 positions' marks: bit k of ``start`` is set where a token or a separator starts, of
+ * ``sep`` where a separator is. Side by side, a read of one brings the other. */
+typedef struct {
+    uint64_t start, sep;
+} Marks;
 
 typedef struct {
     PyObject_HEAD
-    int32_t *tokens;
-    int32_t *starts;      /* each word's first position */
-    int32_t sep_top;      /* the greatest separator value: MERGED(npos) */
-    int32_t big_from;     /* separator codes from here index ``big``: counts too large to be codes */
-    int64_t *big;
+    void *cells;          /* uint8_t, uint16_t or uint32_t: ``width`` bytes */
+    int width;
+    uint32_t narrow_ids;  /* token ids below this fit a 2-byte cell */
+    uint32_t count_code;  /* a separator holding this (or more) has its count in ``big`` */
+    Marks *marks;
+    uint32_t *starts;     /* each word's first position */
+    BigCount *big;        /* by position */
     int32_t nbig, bigcap;
-    int32_t nwords, npos;
+    int32_t nwords;
+    uint32_t npos;
     Token *vocab;         /* each token id's bytes */
     int32_t ntok, tokcap;
     PairRec *pairs;
     int32_t npairs, paircap;
+    int32_t *spare;       /* records given up, for new pairs to reuse */
+    int32_t nspare, sparecap;
+    int64_t floor;        /* a plain run keeps no new pair counted below this (see ``Core_run``) */
     uint64_t *noted;      /* a bit per pair: changed in this step, its count before noted */
     int32_t *slots;       /* hash table of (a, b): index into pairs, -1 free */
     uint32_t hmask, hused;
@@ -122,15 +142,89 @@ typedef struct {
     Events events;        /* a detailed step's */
 } Core;
 
+/* -- cells and marks -------------------------------------------------------------------- */
+
+static inline uint32_t read_cell(const void *cells, int width, uint32_t p) {
+    return width == 2 ? ((const uint16_t *)cells)[p] : width == 1 ? ((const uint8_t *)cells)[p] : ((const uint32_t *)cells)[p];
+}
+
+static inline void write_cell(void *cells, int width, uint32_t p, uint32_t v) {
+    if (width == 2) ((uint16_t *)cells)[p] = (uint16_t)v;
+    else if (width == 1) ((uint8_t *)cells)[p] = (uint8_t)v;
+    else ((uint32_t *)cells)[p] = v;
+}
+
+static inline uint32_t cell(const Core *c, uint32_t p) {
+    return read_cell(c->cells, c->width, p);
+}
+
+static inline void set_cell(Core *c, uint32_t p, uint32_t v) {
+    write_cell(c->cells, c->width, p, v);
+}
+
+static inline const void *cell_address(const Core *c, uint32_t p) {
+    return (const uint8_t *)c->cells + (size_t)p * (size_t)c->width;
+}
+
+static inline int is_start(const Core *c, uint32_t p) {
+    return (int)(c->marks[p >> 6].start >> (p & 63) & 1);
+}
+
+static inline int is_sep(const Core *c, uint32_t p) {
+    return (int)(c->marks[p >> 6].sep >> (p & 63) & 1);
+}
+
+/* The token at ``p`` (a start that is no separator), or -1 at a separator. */
+static inline int32_t token_at(const Core *c, uint32_t p) {
+    return is_sep(c, p) ? -1 : (int32_t)cell(c, p);
+}
+
+/* The position after the token at ``pos``. */
+static inline uint32_t next_start(const Core *c, uint32_t pos) {
+    return pos + (uint32_t)c->vocab[cell(c, pos)].len;
+}
+
+/* The largest count a separator's cell holds itself at ``width``. */
+static uint32_t count_code_of(const Core *c, int width) {
+    return width == 1 ? UINT8_MAX : width == 2 ? c->narrow_ids - 1 : UINT32_MAX;
+}
+
+/* Make every cell ``width`` bytes, for the id a merge is about to make. In place, from the last
+ * cell back, so each cell is read before its room is written; the counts kept aside that the
+ * wider cells hold go back into their separators. */
+static int widen(Core *c, int width) {
+    void *cells = realloc(c->cells, (size_t)(c->npos ? c->npos : 1) * (size_t)width);
+    if (!cells) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (uint32_t p = c->npos; p-- > 0;) write_cell(cells, width, p, read_cell(cells, c->width, p));
+    c->cells = cells;
+    c->width = width;
+    uint32_t code = count_code_of(c, width);
+    int32_t kept = 0;
+    for (int32_t i = 0; i < c->nbig; i++) {
+        if (c->big[i].count < code) {
+            set_cell(c, c->big[i].at, (uint32_t)c->big[i].count);
+        } else {
+            set_cell(c, c->big[i].at, code);
+            c->big[kept++] = c->big[i];
+        }
+    }
+    c->nbig = kept;
+    c->count_code = code;
+    return 0;
+}
+
 /* -- pair_positions lists, tokens, memory given back ---------------------------------- */
 
-static inline int32_t *positions_of(Positions *ps) {
+static inline uint8_t *positions_bytes_of(Positions *ps) {
     return ps->cap ? ps->v : ps->in;
 }
 
 /* Bytes a positions list holds outside its record. */
 static size_t positions_bytes(const Positions *ps) {
-    return (size_t)ps->cap * sizeof(int32_t);
+    return ps->cap;
 }
 
 /* Empty a list; ``freed`` counts the bytes given back. */
@@ -140,35 +234,84 @@ static void positions_free(Positions *ps, size_t *freed) {
     *ps = (Positions){0};
 }
 
-/* Make an empty list's room for ``k`` positions at once. */
-static int positions_reserve(Positions *ps, int32_t k) {
+/* Make an empty list's room for ``k`` bytes at once. */
+static int positions_reserve(Positions *ps, uint64_t k) {
     if (k <= INLINE) return 0;
-    ps->v = malloc((size_t)k * sizeof(int32_t));
-    if (!ps->v) {
+    if (k > UINT32_MAX || !(ps->v = malloc((size_t)k))) {
         PyErr_NoMemory();
         return -1;
     }
-    ps->cap = k;
+    ps->cap = (uint32_t)k;
     return 0;
 }
 
-static int positions_add(Positions *ps, int32_t pos, size_t *freed) {
-    int32_t n = ps->n;
-    if (n == (ps->cap ? ps->cap : INLINE)) {  /* out of the record, or full */
-        int64_t cap = ps->cap ? 2 * (int64_t)ps->cap : FIRST_ARRAY;
-        if (cap > INT32_MAX) cap = INT32_MAX;  /* positions are int32: a list never holds more */
+/* ``d`` as a varint at ``out``; its length. */
+static inline uint32_t put_varint(uint8_t *out, uint32_t d) {
+    uint32_t k = 0;
+    for (; d >= 128; d >>= 7) out[k++] = (uint8_t)(d | 128);
+    out[k++] = (uint8_t)d;
+    return k;
+}
+
+static inline uint32_t varint_len(uint32_t d) {
+    uint32_t k = 1;
+    for (; d >= 128; d >>= 7) k++;
+    return k;
+}
+
+/* A list read in order, a position at a time (``positions_next``). */
+typedef struct {
+    const uint8_t *p, *end;
+    uint32_t at;
+} Reader;
+
+static inline Reader positions_read(Positions *ps) {
+    const uint8_t *b = positions_bytes_of(ps);
+    return (Reader){b, b + ps->len, 0};
+}
+
+/* The next position into ``*pos``: 1, or 0 at the end. */
+static inline int positions_next(Reader *r, uint32_t *pos) {
+    if (r->p == r->end) return 0;
+    uint32_t d = 0;
+    int shift = 0;
+    uint8_t byte;
+    do {
+        byte = *r->p++;
+        d |= (uint32_t)(byte & 127) << shift;
+        shift += 7;
+    } while (byte & 128);
+    *pos = r->at += d;
+    return 1;
+}
+
+static int positions_add(Positions *ps, uint32_t pos, size_t *freed) {
+    if (ps->n && pos <= ps->last) {  /* the order the distances rely on */
+        PyErr_SetString(PyExc_SystemError, "a pair_positions list must grow left to right");
+        return -1;
+    }
+    uint8_t enc[VARINT_MAX];
+    uint32_t k = put_varint(enc, pos - ps->last), need = ps->len + k;
+    if (need > (ps->cap ? ps->cap : INLINE)) {  /* out of the record, or full */
+        uint64_t cap = ps->cap ? 2 * (uint64_t)ps->cap : FIRST_ARRAY;
+        if (cap > UINT32_MAX) {
+            PyErr_SetString(PyExc_MemoryError, "a pair_positions list would pass 4 GB");
+            return -1;
+        }
         *freed += positions_bytes(ps);  /* where realloc moves the array */
-        int32_t *v = ps->cap ? realloc(ps->v, (size_t)cap * sizeof(int32_t)) : malloc((size_t)cap * sizeof(int32_t));
+        uint8_t *v = ps->cap ? realloc(ps->v, (size_t)cap) : malloc((size_t)cap);
         if (!v) {
             PyErr_NoMemory();
             return -1;
         }
-        if (!ps->cap) memcpy(v, ps->in, sizeof(ps->in));
+        if (!ps->cap) memcpy(v, ps->in, ps->len);
         ps->v = v;
-        ps->cap = (int32_t)cap;
+        ps->cap = (uint32_t)cap;
     }
-    (ps->cap ? ps->v : ps->in)[n] = pos;
-    ps->n = n + 1;
+    memcpy(positions_bytes_of(ps) + ps->len, enc, k);
+    ps->len = need;
+    ps->last = pos;
+    ps->n++;
     return 0;
 }
 
@@ -222,8 +365,13 @@ static inline void note_change(Core *c, int32_t p) {
     c->noted[p >> 6] |= 1ull << (p & 63);
 }
 
-static inline int add_position(Core *c, int32_t p, int32_t at) {
-    return positions_add(&c->pairs[p].pos, at, &c->freed);
+static int32_t new_record(Core *c) {
+    if (c->nspare) return c->spare[--c->nspare];
+    return c->npairs == c->paircap && more_pairs(c) ? -1 : c->npairs++;
+}
+
+static inline int add_position(Core *c, int32_t p, int64_t at) {
+    return positions_add(&c->pairs[p].pos, (uint32_t)at, &c->freed);
 }
 
 #include "_pair_records.h"
@@ -253,13 +401,15 @@ static int requeue(Core *c) {
 /* -- construction ----------------------------------------------------------------------- */
 
 static void Core_dealloc(Core *c) {
-    free(c->tokens);
+    free(c->cells);
+    free(c->marks);
     free(c->big);
     free(c->starts);
     for (int32_t t = 0; t < c->ntok; t++) free(c->vocab[t].data);
     free(c->vocab);
     for (int32_t p = 0; p < c->npairs; p++) positions_free(&c->pairs[p].pos, &c->freed);
     free(c->pairs);
+    free(c->spare);
     free(c->noted);
     free(c->slots);
     free(c->heap);
@@ -268,79 +418,105 @@ static void Core_dealloc(Core *c) {
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
+/* Mark position ``p`` as where a token starts, and also a separator if ``sep``. */
+static inline void mark(Core *c, uint32_t p, int sep) {
+    c->marks[p >> 6].start |= 1ull << (p & 63);
+    if (sep) c->marks[p >> 6].sep |= 1ull << (p & 63);
+}
+
+/* The separator at ``pos`` after a word of ``count``: the count in its cell, or in ``big``. */
+static int put_separator(Core *c, uint32_t pos, int64_t count) {
+    mark(c, pos, 1);
+    if (count < c->count_code) {
+        set_cell(c, pos, (uint32_t)count);
+        return 0;
+    }
+    if (grow((void **)&c->big, &c->bigcap, (int64_t)c->nbig + 1, sizeof(BigCount))) return -1;
+    c->big[c->nbig++] = (BigCount){pos, count};
+    set_cell(c, pos, c->count_code);
+    return 0;
+}
+
 /* Lay out ``nw`` words (their bytes one after another in ``s``, each ending at ``ends``, each
  * with its count in ``counts``), count their pairs and record where they start. Every pair
  * is a pair of bytes here: a table of 65,536 finds their records, made in the order they
- * first occur, and a first pass counts each one's positions, so its list is made at its
- * size, without growing, before the second pass fills it. */
-static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t *counts, Py_ssize_t nw, int64_t n) {
+ * first occur, and a first pass sizes each one's list (its positions and the bytes their
+ * distances take), so it is made at its size, without growing, before the second pass fills
+ * it. */
+static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t *counts, Py_ssize_t nw, uint32_t n) {
     c->nwords = (int32_t)nw;
-    c->npos = (int32_t)n;
-    c->sep_top = MERGED((int32_t)n);
-    c->big_from = (int32_t)(INT32_MAX - 2 - n - nw);  /* so that SEP(big_from + nw - 1) fits int32 */
-    c->tokens = malloc((size_t)n * sizeof(int32_t));
-    c->starts = malloc((size_t)(nw ? nw : 1) * sizeof(int32_t));
+    c->npos = n;
+    c->cells = malloc((size_t)(n ? n : 1));
+    c->marks = calloc(((size_t)n + 63) / 64, sizeof(Marks));
+    c->starts = malloc((size_t)(nw ? nw : 1) * sizeof(uint32_t));
     int32_t *byte_pair = malloc(65536 * sizeof(int32_t));
+    uint32_t *last = calloc(65536, sizeof(uint32_t));
+    uint64_t *size = calloc(65536, sizeof(uint64_t));
     int r = -1;
-    if (!c->tokens || !c->starts || !byte_pair) {
+    if (!c->cells || !c->marks || !c->starts || !byte_pair || !last || !size) {
         PyErr_NoMemory();
         goto done;
     }
     memset(byte_pair, 0xff, 65536 * sizeof(int32_t));
     if (rehash(c, 1 << 8)) goto done;  /* small: grows as it fills, which the tests then reach */
-    for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
+    uint32_t pos = 1;
+    for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++], pos++) {
         int64_t k = counts[w];
         if (k < 0) {
             PyErr_SetString(PyExc_ValueError, "word counts must not be negative");
             goto done;
         }
-        for (int64_t i = from + 1; i < ends[w]; i++) {
-            int32_t *p = &byte_pair[s[i - 1] << 8 | s[i]];
+        for (int64_t i = from; i < ends[w]; i++, pos++) {
+            if (i == from) continue;
+            int key = s[i - 1] << 8 | s[i];
+            int32_t *p = &byte_pair[key];
             if (*p < 0 && (*p = get_pair(c, s[i - 1], s[i])) < 0) goto done;
             c->pairs[*p].count += k;
-            c->pairs[*p].pos.n++;  /* counted here, filled below */
+            size[key] += varint_len(pos - 1 - last[key]);
+            last[key] = pos - 1;
         }
     }
-    for (int32_t p = 0; p < c->npairs; p++) {
-        Positions *ps = &c->pairs[p].pos;
-        int32_t k = ps->n;
-        ps->n = 0;
-        if (positions_reserve(ps, k)) goto done;
-    }
-    int32_t pos = 0;
-    c->tokens[pos++] = c->sep_top;
+    for (int key = 0; key < 65536; key++)
+        if (byte_pair[key] >= 0 && positions_reserve(&c->pairs[byte_pair[key]].pos, size[key])) goto done;
+    pos = 0;
+    if (put_separator(c, pos++, 0)) goto done;
     for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
         int64_t k = counts[w];
         c->starts[w] = pos;
         c->corpus_bytes += (ends[w] - from) * k;
         for (int64_t i = from; i < ends[w]; i++) {
             if (i > from && positions_add(&c->pairs[byte_pair[s[i - 1] << 8 | s[i]]].pos, pos - 1, &c->freed)) goto done;
-            c->tokens[pos++] = s[i];
+            mark(c, pos, 0);
+            set_cell(c, pos++, s[i]);
         }
-        if (k >= c->big_from) {
-            if (grow((void **)&c->big, &c->bigcap, (int64_t)c->nbig + 1, sizeof(int64_t))) goto done;
-            c->big[c->nbig] = k;
-            k = c->big_from + c->nbig++;
-        }
-        c->tokens[pos++] = SEP(k);
+        if (put_separator(c, pos++, k)) goto done;
     }
     r = 0;
 done:
     free(byte_pair);
+    free(last);
+    free(size);
     return r;
 }
 
-/* Core(words, ends, counts, base_tokens): lay out the words of a ``WordTable`` (its three
- * buffers; engine/corpus/word_table.py), count their pairs and queue them all. */
+/* Core(words, ends, counts, base_tokens, narrow_ids=65536): lay out the words of a
+ * ``WordTable`` (its three buffers; engine/corpus/word_table.py), count their pairs and queue
+ * them all. Token ids below ``narrow_ids`` (at most 65,536) are kept in 2-byte cells; a lower
+ * one widens the cells to 4 bytes sooner (a test's way to reach that). */
 static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
     Py_buffer words, ends, counts;
     PyObject *base;
-    if (!PyArg_ParseTuple(args, "y*y*y*O!", &words, &ends, &counts, &PyList_Type, &base)) return -1;
+    unsigned long narrow = 65536;
+    if (!PyArg_ParseTuple(args, "y*y*y*O!|k", &words, &ends, &counts, &PyList_Type, &base, &narrow)) return -1;
     int r = -1;
     Py_ssize_t nw = counts.len / (Py_ssize_t)sizeof(int64_t);
     const int64_t *end = ends.buf;
-    if (c->tokens) {
+    if (c->cells) {
         PyErr_SetString(PyExc_RuntimeError, "a Core is initialized once");
+        goto done;
+    }
+    if (narrow < 257 || narrow > 65536) {
+        PyErr_SetString(PyExc_ValueError, "narrow_ids must be from 257 to 65536");
         goto done;
     }
     if (ends.len != counts.len || counts.len % (Py_ssize_t)sizeof(int64_t) ||
@@ -353,15 +529,18 @@ static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
             PyErr_SetString(PyExc_ValueError, "word ends must not go back or past the words");
             goto done;
         }
-    if (words.len + 2 * nw + 3 > INT32_MAX) {  /* positions and separator values fit int32 */
-        PyErr_SetString(PyExc_MemoryError, "too many distinct pre-token bytes to lay out (over 2^31)");
+    if ((uint64_t)words.len + (uint64_t)nw + 1 > UINT32_MAX) {  /* positions are uint32 */
+        PyErr_SetString(PyExc_MemoryError, "too many distinct pre-token bytes to lay out (over 2^32)");
         goto done;
     }
+    c->narrow_ids = (uint32_t)narrow;
+    c->width = 1;
+    c->count_code = count_code_of(c, 1);
     for (Py_ssize_t t = 0; t < PyList_GET_SIZE(base); t++) {
         Token tok;
         if (base_token(PyList_GET_ITEM(base, t), &tok) || add_token(c, &tok, NULL)) goto done;
     }
-    if (lay_out(c, words.buf, end, counts.buf, nw, words.len + nw + 1)) goto done;
+    if (lay_out(c, words.buf, end, counts.buf, nw, (uint32_t)(words.len + nw + 1))) goto done;
     for (int32_t p = 0; p < c->npairs; p++) {
         if (c->pairs[p].count > 0) c->live++;
         c->stored += c->pairs[p].pos.n;
@@ -377,43 +556,56 @@ done:
 
 /* -- merging ---------------------------------------------------------------------------- */
 
-/* The start of the token before the one at ``pos`` (or of the separator there). */
-static inline int32_t prev_start(const Core *c, int32_t pos) {
-    int32_t t = c->tokens[pos - 1];
-    return t >= 0 || IS_SEP(t) ? pos - 1 : -2 - t;
+/* The start of the token before the one at ``pos`` (or of the separator there): the last
+ * start marked before it. */
+static inline uint32_t prev_start(const Core *c, uint32_t pos) {
+    uint32_t p = pos - 1, i = p >> 6;
+    uint64_t m = c->marks[i].start & (~0ull >> (63 - (p & 63)));
+    while (!m) m = c->marks[--i].start;  /* position 0 is a separator: it ends */
+    return (i << 6) + (uint32_t)highest_bit(m);
 }
 
 /* Word w's separator: just before the next word's start. */
-static inline int32_t word_sep(const Core *c, int32_t w) {
+static inline uint32_t word_sep(const Core *c, int32_t w) {
     return (w + 1 < c->nwords ? c->starts[w + 1] : c->npos) - 1;
 }
 
-/* Tokens a merge steps over to find a word's end before it looks the word up instead. */
+/* Words of marks a merge reads to find a word's end before it looks the word up instead. */
 #define SHORT_WORD 16
 
-/* The separator after the token (or separator) at ``pos``: the end of its word. Most words
- * are a few tokens, and going token by token is quickest; in a long one, the end is found
- * from the word starts, so a merge costs what its occurrences cost, not the word's length. */
-static inline int32_t word_end(const Core *c, int32_t pos) {
-    int32_t from = pos;
-    for (int k = 0; k < SHORT_WORD; k++) {
-        int32_t t = c->tokens[pos];
-        if (t < 0) return pos;
-        pos += c->vocab[t].len;
+/* The separator at or after ``pos``: the end of its word. Most words end within a word of
+ * marks; in a long one, the end is found from the word starts, so a merge costs what its
+ * occurrences cost, not the word's length. */
+static inline uint32_t word_end(const Core *c, uint32_t pos) {
+    uint32_t i = pos >> 6;
+    uint64_t m = c->marks[i].sep & (~0ull << (pos & 63));
+    for (int k = 0; !m; k++) {
+        if (k == SHORT_WORD) return word_sep(c, word_at(c->starts, c->nwords, pos));
+        m = c->marks[++i].sep;
     }
-    return word_sep(c, word_at(c->starts, c->nwords, from));  /* a merged-away position lies in its word */
+    return (i << 6) + (uint32_t)lowest_bit(m);
 }
 
-/* The count a word's separator holds. */
-static inline int64_t count_at(const Core *c, int32_t sep) {
-    int64_t code = (int64_t)c->sep_top - 1 - sep;
-    return code < c->big_from ? code : c->big[code - c->big_from];
+/* The count the separator at ``sep`` holds. */
+static inline int64_t count_at(const Core *c, uint32_t sep) {
+    uint32_t v = cell(c, sep);
+    if (v < c->count_code) return v;
+    int32_t lo = 0, hi = c->nbig - 1;  /* kept aside, by position */
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (c->big[mid].at < sep) lo = mid + 1;
+        else hi = mid;
+    }
+    return c->big[lo].count;
 }
 
 /* Does the pair (a, b) start at ``pos`` now? The check a merge makes before using a
- * recorded position; a live token's end is read, so it stays inside the layout. */
-static inline int starts_pair(const Core *c, int32_t pos, int32_t a, int32_t b) {
-    return c->tokens[pos] == a && c->tokens[pos + c->vocab[a].len] == b;
+ * recorded position: a token still starts there (a recorded position is never a separator),
+ * and the next is no separator. */
+static inline int starts_pair(const Core *c, uint32_t pos, int32_t a, int32_t b) {
+    if (!is_start(c, pos) || (int32_t)cell(c, pos) != a) return 0;
+    uint32_t nxt = pos + (uint32_t)c->vocab[a].len;
+    return !is_sep(c, nxt) && (int32_t)cell(c, nxt) == b;
 }
 
 /* Lists at least this long are compacted once most of their positions are stale. */
@@ -423,26 +615,63 @@ static inline int starts_pair(const Core *c, int32_t pos, int32_t a, int32_t b) 
  * back the room they took. A pair's count is at least its live positions (each weighs its
  * word's count, at least 1), so a list over twice as long as the count is mostly stale: a
  * neighbour's merges took its positions away, and it would hold them until its own merge.
- * In a long word, that is most of what the lists hold. */
+ * In a long word, that is most of what the lists hold. Written over the list as it is read:
+ * the distance between two kept positions never takes more bytes than the distances it
+ * spans did. */
 static void compact(Core *c, PairRec *r) {
     Positions *ps = &r->pos;
-    int32_t *at = positions_of(ps), k = 0;
-    for (int32_t i = 0; i < ps->n; i++)
-        if (starts_pair(c, at[i], r->a, r->b)) at[k++] = at[i];
+    Reader in = positions_read(ps);
+    uint8_t *out = positions_bytes_of(ps);
+    uint32_t len = 0, last = 0, pos;
+    int32_t k = 0;
+    while (positions_next(&in, &pos))
+        if (starts_pair(c, pos, r->a, r->b)) {
+            len += put_varint(out + len, pos - last);
+            last = pos;
+            k++;
+        }
     c->stored -= ps->n - k;
-    c->freed += (size_t)(ps->cap - k) * sizeof(int32_t);
-    if (k <= INLINE) {
-        int32_t keep[INLINE];
-        memcpy(keep, at, (size_t)k * sizeof(int32_t));
+    c->freed += ps->cap - len;
+    if (len <= INLINE) {
+        uint8_t keep[INLINE];
+        memcpy(keep, out, len);
         free(ps->v);
         memcpy(ps->in, keep, sizeof(keep));
         ps->cap = 0;
     } else {
-        int32_t *v = realloc(ps->v, (size_t)k * sizeof(int32_t));
+        uint8_t *v = realloc(ps->v, len);
         if (v) ps->v = v;  /* else the larger array stays, as good */
-        ps->cap = v ? k : ps->cap;
+        ps->cap = v ? len : ps->cap;
     }
+    ps->len = len;
+    ps->last = last;
     ps->n = k;
+}
+
+/* Forget record ``p``, a pair made in this step and never queued: its positions, its slot,
+ * the record itself (kept for a new pair to reuse). */
+static int give_up(Core *c, int32_t p) {
+    PairRec *r = &c->pairs[p];
+    c->stored -= r->pos.n;
+    positions_free(&r->pos, &c->freed);
+    unslot(c, p);
+    *r = (PairRec){.a = -1, .b = -1};
+    if (grow((void **)&c->spare, &c->sparecap, (int64_t)c->nspare + 1, sizeof(int32_t))) return -1;
+    c->spare[c->nspare++] = p;
+    return 0;
+}
+
+/* Entries on the heap past twice the live pairs (and this many) make a plain run sweep it. */
+#define SWEEP_FROM 4096
+
+/* In a plain run, a pair whose count fell to 0 in a neighbour's merge keeps its heap entry,
+ * deep in the heap, and its record, until the entry reaches the top. Once such entries are
+ * as many as the live pairs, the heap is made again of the live ones and the dead records are
+ * given up. */
+static int sweep(Core *c) {
+    for (int32_t p = 0; p < c->npairs; p++)
+        if (c->pairs[p].a >= 0 && c->pairs[p].count <= 0 && give_up(c, p)) return -1;
+    return requeue(c);
 }
 
 /* Merge every occurrence of pair record ``m`` left to right and apply the count changes.
@@ -450,41 +679,53 @@ static void compact(Core *c, PairRec *r) {
 static int merge(Core *c, int32_t m, int queue) {
     int32_t a = c->pairs[m].a, b = c->pairs[m].b, tok = c->ntok;
     Token left = c->vocab[a], right = c->vocab[b];  /* copies: adding may move the array */
+    int width = (uint32_t)tok < c->narrow_ids ? 2 : 4;
+    if (width > c->width && widen(c, width)) return -1;
     if (add_token(c, &left, &right)) return -1;
     Positions ps = c->pairs[m].pos;
     c->pairs[m].pos = (Positions){0};
     c->pairs[m].count = 0;
     c->live--;
     c->stored -= ps.n;
-    int32_t *at = positions_of(&ps);
-    if (a == b) qsort(at, (size_t)ps.n, sizeof(int32_t), cmp_pos);  /* a a a: leftmost first */
     for (int32_t i = 0; i < c->ntouch; i++) c->noted[c->touch[i].pair >> 6] &= ~(1ull << (c->touch[i].pair & 63));
     c->ntouch = 0;  /* the last step's changes, forgotten */
-    int32_t *tokens = c->tokens, la = left.len, lb = right.len;
-    int32_t seen = -1, end = -1;  /* the last word's end was found from ``seen``: positions */
+    uint32_t la = (uint32_t)left.len, lb = (uint32_t)right.len;
+    int64_t seen = -1, end = -1;  /* the last word's end was found from ``seen``: positions */
     int64_t w = 0;                /* between them lie in it, so its count ``w`` is known */
+    uint32_t ring[AHEAD];         /* the next positions, read ahead to ask for their cells */
+    Reader in = positions_read(&ps);
+    for (int32_t i = 0; i < AHEAD && positions_next(&in, &ring[i]); i++) PREFETCH(cell_address(c, ring[i]));
     for (int32_t i = 0; i < ps.n; i++) {
-        int32_t pos = at[i];
-        if (i + AHEAD < ps.n) PREFETCH(&tokens[at[i + AHEAD]]);
-        if (tokens[pos] != a) continue;
-        int32_t nxt = pos + la;
-        if (tokens[nxt] != b) continue;
-        int32_t after = nxt + lb, y = tokens[after];
-        int32_t prv = prev_start(c, pos), x = tokens[prv];
-        if ((x >= 0 || y >= 0) && (pos < seen || pos > end)) {  /* no neighbour: no count to change */
+        uint32_t pos = ring[i & (AHEAD - 1)], ahead;
+        if (positions_next(&in, &ahead)) {
+            ring[i & (AHEAD - 1)] = ahead;
+            PREFETCH(cell_address(c, ahead));
+            PREFETCH(&c->marks[ahead >> 6]);
+        }
+        if (!is_start(c, pos) || (int32_t)cell(c, pos) != a) continue;
+        uint32_t nxt = pos + la;
+        if (is_sep(c, nxt) || (int32_t)cell(c, nxt) != b) continue;
+        uint32_t after = nxt + lb, prv = prev_start(c, pos);
+        int32_t x = token_at(c, prv), y = token_at(c, after);
+        if ((x >= 0 || y >= 0) && ((int64_t)pos < seen || (int64_t)pos > end)) {  /* no neighbour: no count to change */
             seen = pos;
             end = word_end(c, after);
-            w = count_at(c, tokens[end]);
+            w = count_at(c, (uint32_t)end);
         }
         if (x >= 0 && (change(c, m, x, a, -w, 0, -1) || change(c, m, x, tok, w, 0, prv))) goto fail;
         if (y >= 0 && (change(c, m, b, y, -w, 1, -1) || change(c, m, tok, y, w, 1, pos))) goto fail;
-        tokens[pos] = tok;
-        tokens[nxt] = tokens[after - 1] = MERGED(pos);
+        set_cell(c, pos, (uint32_t)tok);
+        c->marks[nxt >> 6].start &= ~(1ull << (nxt & 63));
     }
     positions_free(&ps, &c->freed);
     for (int32_t i = 0; i < c->ntouch; i++) {
         Touch t = c->touch[i];
         PairRec *r = &c->pairs[t.pair];
+        int made = r->a == tok || r->b == tok;  /* this step: never queued */
+        if (made && r->count < c->floor) {
+            if (event_change(&c->events, r->a, r->b, &t, r->count) || give_up(c, t.pair)) return -1;
+            continue;
+        }
         if (r->count == 0) {  /* dead for good: drop its positions */
             c->stored -= r->pos.n;
             positions_free(&r->pos, &c->freed);
@@ -493,11 +734,13 @@ static int merge(Core *c, int32_t m, int queue) {
         }
         c->live += (r->count > 0) - (t.before > 0);
         /* Only pairs holding the new token can have risen; nothing has queued them yet. */
-        if (queue && r->count > 0 && (r->a == tok || r->b == tok) &&
+        if (queue && r->count > 0 && made &&
             (heap_add(c, (Entry){r->count, t.pair}) || event_push(&c->events, r->a, r->b, r->count)))
             return -1;
         if (event_change(&c->events, r->a, r->b, &t, r->count)) return -1;
     }
+    /* A plain run gives up the merged pair's record, its heap entry gone, and sweeps. */
+    if (c->floor && (give_up(c, m) || (c->heapn > 2 * c->live + SWEEP_FROM && sweep(c)))) return -1;
     give_back(c);
     return 0;
 fail:
@@ -505,9 +748,9 @@ fail:
     return -1;
 }
 
-/* Pop the winner: correct or drop stale entries until the top is current. Returns its
- * record, -1 when no pair is left, -2 on error. */
-static int32_t select_pair(Core *c, int64_t *count) {
+/* Pop the best kept pair: correct or drop stale entries until the top is current. Returns
+ * its record, -1 when no pair is left, -2 on error. */
+static int32_t pop_best(Core *c, int64_t *count) {
     while (c->heapn) {
         Entry top = c->heap[0];
         const PairRec *r = &c->pairs[top.pair];
@@ -523,9 +766,79 @@ static int32_t select_pair(Core *c, int64_t *count) {
             if (event_push(&c->events, r->a, r->b, r->count)) return -2;
         } else {
             heap_pop(c);
+            if (c->floor && give_up(c, top.pair)) return -2;  /* dead, and its entry gone */
         }
     }
     return -1;
+}
+
+/* Count every pair of the layout afresh, keeping the records of those counted ``floor`` or
+ * more (all with 0): how a plain run's state is made whole again for whatever reads it, and
+ * how a run lowers its floor. Two passes over the words, as the layout's: counts and the
+ * sizes of the lists (kept meanwhile in the records' list fields), then the positions. */
+static int recount(Core *c, int64_t floor) {
+    for (int32_t p = 0; p < c->npairs; p++) positions_free(&c->pairs[p].pos, &c->freed);
+    memset(c->noted, 0, NOTED_WORDS(c->paircap) * sizeof(uint64_t));
+    memset(c->slots, 0xff, (size_t)(c->hmask + 1) * sizeof(int32_t));
+    c->npairs = c->nspare = c->ntouch = c->heapn = 0;
+    c->hused = 0;
+    c->live = c->stored = 0;
+    c->floor = floor;
+    for (int32_t w = 0; w < c->nwords; w++) {
+        int64_t k = count_at(c, word_sep(c, w));
+        uint32_t pos = c->starts[w];
+        for (uint32_t nxt; !is_sep(c, pos) && !is_sep(c, nxt = next_start(c, pos)); pos = nxt) {
+            int32_t p = get_pair(c, (int32_t)cell(c, pos), (int32_t)cell(c, nxt));
+            if (p < 0) return -1;
+            Positions *ps = &c->pairs[p].pos;
+            c->pairs[p].count += k;
+            ps->len += varint_len(pos - ps->last);
+            ps->last = pos;
+            ps->n++;
+        }
+    }
+    int32_t kept = 0;
+    for (int32_t p = 0; p < c->npairs; p++) {
+        PairRec r = c->pairs[p];
+        if (r.count < floor) continue;
+        uint32_t len = r.pos.len;
+        r.pos = (Positions){0};
+        if (positions_reserve(&r.pos, len)) return -1;
+        c->pairs[kept++] = r;
+    }
+    c->npairs = kept;
+    uint32_t size = 1 << 8;
+    while (size < 2 * (uint32_t)kept) size *= 2;
+    if (rehash(c, size)) return -1;
+    c->hused = (uint32_t)kept;
+    for (int32_t w = 0; w < c->nwords; w++) {
+        uint32_t pos = c->starts[w];
+        for (uint32_t nxt; !is_sep(c, pos) && !is_sep(c, nxt = next_start(c, pos)); pos = nxt) {
+            int32_t p = find_pair(c, (int32_t)cell(c, pos), (int32_t)cell(c, nxt));
+            if (p >= 0 && positions_add(&c->pairs[p].pos, pos, &c->freed)) return -1;
+        }
+    }
+    for (int32_t p = 0; p < c->npairs; p++) {
+        c->live += c->pairs[p].count > 0;
+        c->stored += c->pairs[p].pos.n;
+    }
+    give_back(c);
+    return requeue(c);
+}
+
+/* Every pair counted and kept again, if a plain run gave some up: what any reader sees. */
+static int whole(Core *c) {
+    return c->floor ? recount(c, 0) : 0;
+}
+
+/* The winner: the best kept pair, unless a pair given up could beat it (it is below the
+ * floor, or none is left), when the pairs are counted again with a lower floor. */
+static int32_t select_pair(Core *c, int64_t *count) {
+    for (;;) {
+        int32_t m = pop_best(c, count);
+        if (m == -2 || !c->floor || (m >= 0 && *count >= c->floor)) return m;
+        if (recount(c, c->floor / 4)) return -2;
+    }
 }
 
 /* Up to ``limit`` current pairs with ``count`` still queued, in tie-break order. */
@@ -551,7 +864,7 @@ static PyObject *ties(Core *c, int64_t count, int limit) {
  * packed rows (see the Core struct), and the sizes after it. */
 static PyObject *Core_step(Core *c, PyObject *arg) {
     int limit = (int)PyLong_AsLong(arg);
-    if (limit == -1 && PyErr_Occurred()) return NULL;
+    if ((limit == -1 && PyErr_Occurred()) || whole(c)) return NULL;
     events_start(&c->events);
     int64_t count;
     int32_t m = select_pair(c, &count);
@@ -568,18 +881,26 @@ static PyObject *Core_step(Core *c, PyObject *arg) {
                          rows_bytes(&e->pushes), rows_bytes(&e->stale), c->heapn, (long long)c->live);
 }
 
-/* run(n) -> [(left, right, count), ...]: up to n merges, fewer when the pairs run out. */
-static PyObject *Core_run(Core *c, PyObject *arg) {
-    Py_ssize_t n = PyLong_AsSsize_t(arg);
-    if (n == -1 && PyErr_Occurred()) return NULL;
+/* run(n, floor=0) -> [(left, right, count), ...]: up to n merges, fewer when the pairs run
+ * out. From here on, a pair a merge makes with a count below the floor, raised to ``floor``
+ * if that is higher, is given up at once, its record, slot and positions: most pairs a large
+ * corpus makes occur a few times, and a run to a vocabulary whose last merges count some
+ * hundreds never needs them (engine/train/trainer.py chooses the floor). The merges stay
+ * exact: when the best pair kept is below the floor, everything is counted again with a
+ * lower one, and a step or a query counts the pairs again whole. */
+static PyObject *Core_run(Core *c, PyObject *args) {
+    Py_ssize_t n;
+    long long floor = 0;
+    if (!PyArg_ParseTuple(args, "n|L", &n, &floor)) return NULL;
+    if (floor > c->floor) c->floor = floor;
     PyObject *done = PyList_New(0);
     if (!done) return NULL;
     for (Py_ssize_t k = 0; k < n; k++) {
         int64_t count;
         int32_t m = select_pair(c, &count);
         if (m == -1) break;
-        if (m == -2 || merge(c, m, 1) ||
-            append_new(done, Py_BuildValue("iiL", c->pairs[m].a, c->pairs[m].b, (long long)count))) {
+        int32_t a = m >= 0 ? c->pairs[m].a : 0, b = m >= 0 ? c->pairs[m].b : 0;  /* the merge may give m up */
+        if (m == -2 || merge(c, m, 1) || append_new(done, Py_BuildValue("iiL", a, b, (long long)count))) {
             Py_DECREF(done);
             return NULL;
         }
@@ -590,6 +911,7 @@ static PyObject *Core_run(Core *c, PyObject *arg) {
 /* redo(pairs): merge these known pairs in order without selecting or queueing, then
  * queue every live pair afresh (going back rebuilds the start and redoes the merges). */
 static PyObject *Core_redo(Core *c, PyObject *pairs) {
+    if (whole(c)) return NULL;
     PyObject *seq = PySequence_Fast(pairs, "redo takes a sequence of pairs");
     if (!seq) return NULL;
     c->heapn = 0;
@@ -619,7 +941,7 @@ fail:
  * walk stops once stored counts fall below the k-th best current count. */
 static PyObject *Core_top_pairs(Core *c, PyObject *arg) {
     Py_ssize_t k = PyLong_AsSsize_t(arg);
-    if (k == -1 && PyErr_Occurred()) return NULL;
+    if ((k == -1 && PyErr_Occurred()) || whole(c)) return NULL;
     if (k <= 0 || !c->heapn) return PyList_New(0);
     Entry *best = malloc((size_t)k * sizeof(Entry));
     Py_ssize_t nb = 0;
@@ -655,13 +977,13 @@ static int64_t word_len(const Core *c, Py_ssize_t w) {
 }
 
 static int64_t word_count(const Core *c, Py_ssize_t w) {
-    return count_at(c, c->tokens[word_sep(c, (int32_t)w)]);
+    return count_at(c, word_sep(c, (int32_t)w));
 }
 
 /* Write word w's bytes to ``out``: its tokens' bytes, whatever the merges so far. */
 static void word_bytes(const Core *c, Py_ssize_t w, uint8_t *out) {
-    for (int32_t pos = c->starts[w]; c->tokens[pos] >= 0; pos += c->vocab[c->tokens[pos]].len) {
-        const Token *t = &c->vocab[c->tokens[pos]];
+    for (uint32_t pos = c->starts[w]; !is_sep(c, pos); pos = next_start(c, pos)) {
+        const Token *t = &c->vocab[cell(c, pos)];
         memcpy(out + (pos - c->starts[w]), t->data, (size_t)t->len);
     }
 }
@@ -711,8 +1033,8 @@ static PyObject *Core_segmentation(Core *c, PyObject *arg) {
     Py_ssize_t w = index_arg(arg, c->nwords, "no such word");
     if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
-    for (int32_t pos = c->starts[w]; out && c->tokens[pos] >= 0; pos += c->vocab[c->tokens[pos]].len)
-        if (append_new(out, PyLong_FromLong(c->tokens[pos]))) Py_CLEAR(out);
+    for (uint32_t pos = c->starts[w]; out && !is_sep(c, pos); pos = next_start(c, pos))
+        if (append_new(out, PyLong_FromUnsignedLong(cell(c, pos)))) Py_CLEAR(out);
     return out;
 }
 
@@ -722,19 +1044,20 @@ static PyObject *Core_segmentation(Core *c, PyObject *arg) {
 static PyObject *Core_pair_positions(Core *c, PyObject *args) {
     int a, b;
     Py_ssize_t limit;
-    if (!PyArg_ParseTuple(args, "iin", &a, &b, &limit)) return NULL;
+    if (!PyArg_ParseTuple(args, "iin", &a, &b, &limit) || whole(c)) return NULL;
     int known = a >= 0 && b >= 0 && a < c->ntok && b < c->ntok;  /* else no key to look up */
     int32_t p = known ? find_pair(c, a, b) : -1;
-    Positions *ps = p >= 0 ? &c->pairs[p].pos : NULL;
-    const int32_t *at = ps ? positions_of(ps) : NULL;
-    int32_t n = ps ? ps->n : 0, shown = (int32_t)(limit < 0 ? 0 : limit < n ? limit : n);
+    Positions none = {0}, *ps = p >= 0 ? &c->pairs[p].pos : &none;
+    int32_t n = ps->n, shown = (int32_t)(limit < 0 ? 0 : limit < n ? limit : n);
     int64_t live = 0;
-    for (int32_t i = 0; i < n; i++) live += starts_pair(c, at[i], a, b);
+    Reader in = positions_read(ps);
     PyObject *out = PyList_New(shown);
-    for (int32_t i = 0; out && i < shown; i++) {
-        int32_t pos = at[i];
-        int32_t word = word_at(c->starts, c->nwords, pos);
-        PyObject *item = Py_BuildValue("(iiO)", pos, word, starts_pair(c, pos, a, b) ? Py_True : Py_False);
+    uint32_t pos;
+    for (int32_t i = 0; positions_next(&in, &pos); i++) {
+        int now = starts_pair(c, pos, a, b);
+        live += now;
+        if (!out || i >= shown) continue;
+        PyObject *item = Py_BuildValue("(kiO)", (unsigned long)pos, word_at(c->starts, c->nwords, pos), now ? Py_True : Py_False);
         if (!item) Py_CLEAR(out);
         else PyList_SET_ITEM(out, i, item);
     }
@@ -747,10 +1070,10 @@ static PyObject *Core_cells(Core *c, PyObject *arg) {
     Py_ssize_t w = index_arg(arg, c->nwords, "no such word");
     if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
-    for (int32_t pos = c->starts[w]; out && c->tokens[pos] >= 0; pos += c->vocab[c->tokens[pos]].len) {
-        int32_t prv = prev_start(c, pos), nxt = pos + c->vocab[c->tokens[pos]].len;
-        if (append_new(out, Py_BuildValue("(iiii)", pos, c->tokens[pos], c->tokens[prv] < 0 ? -1 : prv,
-                                          c->tokens[nxt] < 0 ? -1 : nxt)))
+    for (uint32_t pos = c->starts[w]; out && !is_sep(c, pos); pos = next_start(c, pos)) {
+        uint32_t prv = prev_start(c, pos), nxt = next_start(c, pos);
+        long long before = is_sep(c, prv) ? -1 : (long long)prv, after = is_sep(c, nxt) ? -1 : (long long)nxt;
+        if (append_new(out, Py_BuildValue("(kkLL)", (unsigned long)pos, (unsigned long)cell(c, pos), before, after)))
             Py_CLEAR(out);
     }
     return out;
@@ -758,6 +1081,7 @@ static PyObject *Core_cells(Core *c, PyObject *arg) {
 
 /* pair_counter() -> {(left, right): count} for every live pair (a copy). */
 static PyObject *Core_pair_counter(Core *c, PyObject *Py_UNUSED(ignored)) {
+    if (whole(c)) return NULL;
     PyObject *out = PyDict_New();
     for (int32_t p = 0; out && p < c->npairs; p++)
         if (c->pairs[p].count > 0 && put_pair_count(out, &c->pairs[p])) Py_CLEAR(out);
@@ -770,10 +1094,11 @@ static PyObject *Core_memory(Core *c, PyObject *Py_UNUSED(ignored)) {
     for (int32_t t = 0; t < c->ntok; t++) tokens += (size_t)c->vocab[t].len + 1;
     for (int32_t p = 0; p < c->npairs; p++) positions += positions_bytes(&c->pairs[p].pos);
     return Py_BuildValue(
-        "{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}",
-        "tokens", (Py_ssize_t)c->npos * (Py_ssize_t)sizeof(int32_t),
-        "large word counts", (Py_ssize_t)c->bigcap * (Py_ssize_t)sizeof(int64_t),
-        "word starts", (Py_ssize_t)c->nwords * (Py_ssize_t)sizeof(int32_t),
+        "{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}",
+        "tokens", (Py_ssize_t)c->npos * (Py_ssize_t)c->width,
+        "token marks", (Py_ssize_t)(((size_t)c->npos + 63) / 64 * sizeof(Marks)),
+        "large word counts", (Py_ssize_t)c->bigcap * (Py_ssize_t)sizeof(BigCount),
+        "word starts", (Py_ssize_t)c->nwords * (Py_ssize_t)sizeof(uint32_t),
         "vocabulary", (Py_ssize_t)(c->tokcap * sizeof(Token) + tokens),
         "pair records", (Py_ssize_t)(c->paircap * sizeof(PairRec) + NOTED_WORDS(c->paircap) * sizeof(uint64_t)),
         "pair_positions arrays", (Py_ssize_t)positions,
@@ -783,7 +1108,7 @@ static PyObject *Core_memory(Core *c, PyObject *Py_UNUSED(ignored)) {
 
 static PyMethodDef Core_methods[] = {
     {"step", (PyCFunction)Core_step, METH_O, "One merge with its events, or None."},
-    {"run", (PyCFunction)Core_run, METH_O, "Up to n merges; the (left, right, count) of each."},
+    {"run", (PyCFunction)Core_run, METH_VARARGS, "Up to n merges; the (left, right, count) of each."},
     {"redo", (PyCFunction)Core_redo, METH_O, "Merge known pairs in order, then requeue."},
     {"top_pairs", (PyCFunction)Core_top_pairs, METH_O, "The k pairs that would win next."},
     {"segmentation", (PyCFunction)Core_segmentation, METH_O, "Word i's current token ids."},
@@ -798,12 +1123,29 @@ static PyMethodDef Core_methods[] = {
 };
 
 static PyMemberDef Core_members[] = {
-    {"heap_size", Py_T_INT, offsetof(Core, heapn), Py_READONLY, "Entries on the heap, stale ones included."},
-    {"live_pairs", Py_T_LONGLONG, offsetof(Core, live), Py_READONLY, "Pairs with a count above 0."},
     {"corpus_bytes", Py_T_LONGLONG, offsetof(Core, corpus_bytes), Py_READONLY, "The words' bytes times their counts."},
-    {"stored_positions", Py_T_LONGLONG, offsetof(Core, stored), Py_READONLY, "Positions held by live pairs' lists."},
     {"words", Py_T_INT, offsetof(Core, nwords), Py_READONLY, "The number of words laid out."},
     {NULL, 0, 0, 0, NULL},
+};
+
+/* The sizes of the pair state, read whole (see ``whole``). */
+static PyObject *Core_heap_size(Core *c, void *Py_UNUSED(closure)) {
+    return whole(c) ? NULL : PyLong_FromLong(c->heapn);
+}
+
+static PyObject *Core_live_pairs(Core *c, void *Py_UNUSED(closure)) {
+    return whole(c) ? NULL : PyLong_FromLongLong(c->live);
+}
+
+static PyObject *Core_stored_positions(Core *c, void *Py_UNUSED(closure)) {
+    return whole(c) ? NULL : PyLong_FromLongLong(c->stored);
+}
+
+static PyGetSetDef Core_getset[] = {
+    {"heap_size", (getter)Core_heap_size, NULL, "Entries on the heap, stale ones included.", NULL},
+    {"live_pairs", (getter)Core_live_pairs, NULL, "Pairs with a count above 0.", NULL},
+    {"stored_positions", (getter)Core_stored_positions, NULL, "Positions held by live pairs' lists.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyTypeObject CoreType = {
@@ -811,6 +1153,7 @@ static PyTypeObject CoreType = {
     .tp_name = "engine.train._trainer_core.Core",
     .tp_doc = "The trainer's state: laid-out words, pair records, hash table and lazy heap.",
     CORE_TYPE_SLOTS,
+    .tp_getset = Core_getset,
 };
 
 static struct PyModuleDef module = {

@@ -13,14 +13,19 @@ class Core:
     corpus_bytes: int
     words: int
 
-    def __init__(self, words: ReadableBuffer, ends: ReadableBuffer, counts: ReadableBuffer, base_tokens: list[bytes], /) -> None:
+    def __init__(
+        self, words: ReadableBuffer, ends: ReadableBuffer, counts: ReadableBuffer, base_tokens: list[bytes], narrow_ids: int = 65536, /
+    ) -> None:
         """Lay out a ``WordTable``'s words, or ``table()``'s (any buffers: ``ends`` and
-        ``counts`` int64, one per word)."""
+        ``counts`` int64, one per word). Token ids below ``narrow_ids`` fit the layout's
+        2-byte cells; the first merge past them widens the cells to 4 bytes."""
     def step(self, tie_limit: int, /) -> tuple[int, int, int, list[Pair], bytes, bytes, bytes, int, int] | None:
         """One merge: (left, right, count, ties, changes, pushes, stale, heap_size,
         live_pairs), the events as packed int64 rows; None when no pair is left."""
-    def run(self, n: int, /) -> list[tuple[int, int, int]]:
-        """Up to n merges; the (left, right, count) of each."""
+    def run(self, n: int, floor: int = 0, /) -> list[tuple[int, int, int]]:
+        """Up to n merges; the (left, right, count) of each. Pairs made with a count below
+        ``floor`` (or a higher floor set before) are given up until something reads the
+        pairs; the merges stay exact."""
     def redo(self, pairs: list[Pair], /) -> None:
         """Merge known pairs in order without selecting or queueing, then requeue."""
     def top_pairs(self, k: int, /) -> list[tuple[Pair, int]]: ...

@@ -31,6 +31,7 @@ is the plain version to read first.
 from __future__ import annotations
 
 import gc
+import math
 import os
 import shutil
 from array import array
@@ -153,6 +154,29 @@ class MergePairs(Sequence[Pair]):
 
     def append(self, pair: Pair) -> None:
         self.ids.extend(pair)
+
+
+FLOOR_FROM = 256
+"""Merges a plain run makes before it chooses a floor (``run_floor``)."""
+
+
+def run_floor(counts: Sequence[int], target: int) -> int:
+    """The floor of a plain run's next merges (``Core.run``): a count below which a pair made
+    now will not be one of the merges up to ``target`` (the last planned: a run that stops
+    sooner keeps a floor the rest can use), as far as the merges so far tell.
+
+    Merge counts fall as a power of the merge's number (about -1.2 on English and on
+    ``benchmarks/synth_corpus.py``), so the last one's count is extrapolated from the last
+    doubling's slope, made steeper by a quarter, and the floor is a quarter of it. Most pairs
+    a merge makes fall below it. A guess that proves too high costs a recount, never a
+    different merge.
+    """
+    k = len(counts)
+    if k < FLOOR_FROM or target <= k:
+        return 0
+    now, half = counts[k - 1], counts[k // 2 - 1]
+    slope = math.log(half / now) / math.log(k / (k // 2))
+    return int(now * (k / target) ** (1.25 * slope + 0.25) / 4)
 
 
 class Trainer:
@@ -428,7 +452,7 @@ class Trainer:
         report = self.progress
         while len(self.merge_pairs) < target and not self.stop_requested:
             want = min(RUN_SLICE, target - len(self.merge_pairs))
-            done = self._core.run(want)
+            done = self._core.run(want, run_floor(self.merge_counts, self.merges_planned))
             for a, b, count in done:
                 self._record(a, b, count)
             if len(done) < want:

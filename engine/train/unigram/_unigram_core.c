@@ -515,7 +515,7 @@ static int find_candidates(const Core *self, const int32_t *sa, const uint8_t *r
     }
     /* weight[k]: the counts of the words of suffixes sa[0 .. k - 1] */
     weight[0] = 0;
-    for (int32_t k = 0; k < n; k++) weight[k + 1] = weight[k] + self->counts[word_at(self->starts, self->nwords, sa[k])];
+    for (int32_t k = 0; k < n; k++) weight[k + 1] = weight[k] + self->counts[word_at((const uint32_t *)self->starts, self->nwords, (uint32_t)sa[k])];
     int32_t top = 0;
     stack_lcp[0] = stack_lb[0] = 0;
     for (int32_t k = 1; k <= n; k++) {

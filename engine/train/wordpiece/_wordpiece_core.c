@@ -206,8 +206,12 @@ static inline void note_change(Core *c, int32_t p) {
     c->pairs[p].noted = c->merges;
 }
 
-static inline int add_position(Core *c, int32_t p, int32_t at) {
-    return list_add(&c->positions[p], at);
+static inline int32_t new_record(Core *c) {
+    return c->npairs == c->paircap && more_pairs(c) ? -1 : c->npairs++;
+}
+
+static inline int add_position(Core *c, int32_t p, int64_t at) {
+    return list_add(&c->positions[p], (int32_t)at);
 }
 
 #include "_pair_records.h"
