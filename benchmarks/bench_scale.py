@@ -1,9 +1,11 @@
-"""Scale: a corpus of 32 JSONL.gz shards, counted by local processes and by a Dask
+"""Scale: a corpus of JSONL shards, counted by local processes and by a Dask
 ``LocalCluster(2)``, beside Hugging Face tokenizers and rustbpe, side by side in one run.
 
 The corpus is ``bench_large``'s (``en-mix-6m.txt`` repeated, a varied number on every line),
 cut into documents at blank lines, dealt round-robin to 32 gzip-compressed JSONL shards in a
-temporary directory. Each trainer runs in a fresh process:
+temporary directory; or, with ``--corpus synth``, ``synth_corpus.py``'s zstd JSONL shards,
+whose distinct pre-tokens keep growing with the size as a web corpus's do. Each trainer runs
+in a fresh process:
 
 - ``bpe-tui``: ``count_inputs`` with 2 worker processes, then the merges in this process;
 - ``bpe-tui-1``: the same counted in this one process (``workers=1``, ``--workers 1``), the
@@ -28,6 +30,7 @@ merge loop has allocated at the end.
     python benchmarks/bench_scale.py --gb 0.5 --gb 2     # memory at two corpus sizes
     python benchmarks/bench_scale.py --gb 0.1 --trainer bpe-tui --trainer bpe-tui-dask
     python benchmarks/bench_scale.py --dir /data --keep  # keep the shards to run again
+    python benchmarks/bench_scale.py --corpus synth --gb 1 --trainer bpe-tui --trainer rustbpe
 """
 
 from __future__ import annotations
@@ -35,8 +38,10 @@ from __future__ import annotations
 import argparse
 import gzip
 import importlib.util
+import io
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -72,10 +77,21 @@ def generate(folder: Path, size: int, shards: int = SHARDS) -> int:
     return written
 
 
+def generate_synth(folder: Path, size: int) -> int:
+    """``synth_corpus.py``'s shards of about ``size`` bytes of text (seed 0, every core); the
+    text's size in bytes."""
+    gb = f"{size / 1e9:g}"
+    subprocess.run([sys.executable, str(Path(__file__).with_name("synth_corpus.py")), "--gb", gb, "--out", str(folder)], check=True)
+    return size
+
+
 def documents(folder: Path) -> Iterator[str]:
     """The documents of the shards, in order: what the peers train on."""
-    for path in sorted(folder.glob("*.jsonl.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as f:
+    import zstandard
+
+    for path in sorted(folder.glob("*.jsonl.*")):
+        raw = gzip.open(path) if path.suffix == ".gz" else zstandard.ZstdDecompressor().stream_reader(path.open("rb"))
+        with io.TextIOWrapper(raw, encoding="utf-8") as f:
             for line in f:
                 yield json.loads(line)["text"]
 
@@ -112,7 +128,7 @@ def child(name: str, folder: Path, vocab_size: int) -> None:
             import distributed  # noqa: F401  (43 MB of code the trainer needs before any count)
         info["rss_imports_mb"] = peak_rss_mb()
         where = {"dask": "local:2"} if name == "bpe-tui-dask" else {"workers": 1 if name == "bpe-tui-1" else 2}
-        words, summary = count_table([str(folder / "*.jsonl.gz")], CountSettings("gpt2", (SPECIAL,)), **where)  # as Trainer.from_files does
+        words, summary = count_table([str(folder / "*.jsonl.*")], CountSettings("gpt2", (SPECIAL,)), **where)  # as Trainer.from_files does
         info["count_s"] = time.perf_counter() - started
         info["rss_counted_mb"] = peak_rss_mb()
         info["distinct"] = len(words)
@@ -147,8 +163,8 @@ def child(name: str, folder: Path, vocab_size: int) -> None:
     print(json.dumps(info))
 
 
-def report(text_bytes: int, stored: int, runs: dict[str, tuple[float, float, float, dict]]) -> None:
-    print(f"\n{text_bytes / 1e9:.2f} GB of text in {SHARDS} JSONL.gz shards ({stored / 1e9:.2f} GB stored)")
+def report(text_bytes: int, shards: int, stored: int, runs: dict[str, tuple[float, float, float, dict]]) -> None:
+    print(f"\n{text_bytes / 1e9:.2f} GB of text in {shards} JSONL shards ({stored / 1e9:.2f} GB stored)")
     print(f"  {'trainer':<15}{'wall s':>8}{'x HF':>7}{'x local':>9}{'RSS self MB':>13}{'with workers':>14}{'PSS':>7}  notes")
     hf = runs.get("hf-tokenizers", (0.0,))[0]
     local = runs.get("bpe-tui", (0.0,))[0]
@@ -176,6 +192,7 @@ def main() -> None:
     parser.add_argument("--dir", help="where to write the shards (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the shards in --dir, and use those already there")
     parser.add_argument("--trainer", action="append", choices=list(TRAINERS), help="(repeatable; default all installed)")
+    parser.add_argument("--corpus", choices=("repeated", "synth"), default="repeated", help="en-mix-6m repeated, or synth_corpus.py's")
     args = parser.parse_args()
     if args.child:
         child(args.child, Path(args.dir), args.vocab_size)
@@ -188,16 +205,17 @@ def main() -> None:
         Path(args.dir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.dir, prefix="bench-scale-") as tmp:
         for gb in args.gb or [2.0]:
-            folder = (Path(args.dir) if args.keep and args.dir else Path(tmp)) / f"corpus-{gb:g}gb"
+            folder = (Path(args.dir) if args.keep and args.dir else Path(tmp)) / f"{args.corpus}-{gb:g}gb"
             marker = folder / "text-bytes"
             started = time.perf_counter()
             if not marker.exists():
                 marker.parent.mkdir(parents=True, exist_ok=True)
-                marker.write_text(str(generate(folder, int(gb * 1e9))))
+                make = generate_synth if args.corpus == "synth" else generate
+                marker.write_text(str(make(folder, int(gb * 1e9))))
                 print(f"\n{gb:g} GB corpus generated in {time.perf_counter() - started:.0f} s")
-            stored = sum(p.stat().st_size for p in folder.glob("*.jsonl.gz"))
+            shards = list(folder.glob("*.jsonl.*"))
             runs = {name: measure(__file__, name, "--dir", str(folder), "--vocab-size", str(args.vocab_size)) for name in names}
-            report(int(marker.read_text()), stored, runs)
+            report(int(marker.read_text()), len(shards), sum(p.stat().st_size for p in shards), runs)
 
 
 if __name__ == "__main__":
