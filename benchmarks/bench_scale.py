@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import importlib.util
-import io
 import json
 import os
 import subprocess
@@ -87,11 +86,10 @@ def generate_synth(folder: Path, size: int) -> int:
 
 def documents(folder: Path) -> Iterator[str]:
     """The documents of the shards, in order: what the peers train on."""
-    import zstandard
+    from backports import zstd  # Python 3.14 has it as compression.zstd
 
     for path in sorted(folder.glob("*.jsonl.*")):
-        raw = gzip.open(path) if path.suffix == ".gz" else zstandard.ZstdDecompressor().stream_reader(path.open("rb"))
-        with io.TextIOWrapper(raw, encoding="utf-8") as f:
+        with (gzip if path.suffix == ".gz" else zstd).open(path, "rt", encoding="utf-8") as f:
             for line in f:
                 yield json.loads(line)["text"]
 

@@ -259,10 +259,10 @@ async def run(sessions: int, steps: int, memory_gb: float, corpus: list[str]) ->
     print(f"{'screen drawn (s)':<26}{spread(drawn)}")
     print(f"{'ready to step (s)':<26}{spread(ready)}")
     print(f"{'step n -> merge shown (s)':<26}{spread(step_times)}")
-    for name, costs in (("app", apps), ("trainer", trainers)):
-        print(f"{f'RSS of an {name} (MiB)':<26}{spread([c.rss for c in costs], 1 / MIB, 1)}")
-        print(f"{f'PSS of an {name} (MiB)':<26}{spread([c.pss for c in costs], 1 / MIB, 1)}")
-        print(f"{f'CPU of an {name} (s)':<26}{spread([c.cpu for c in costs])}")
+    for name, costs in (("an app", apps), ("a trainer", trainers)):
+        print(f"{f'RSS of {name} (MiB)':<26}{spread([c.rss for c in costs], 1 / MIB, 1)}")
+        print(f"{f'PSS of {name} (MiB)':<26}{spread([c.pss for c in costs], 1 / MIB, 1)}")
+        print(f"{f'CPU of {name} (s)':<26}{spread([c.cpu for c in costs])}")
     print(f"processes: {len(apps)} apps, {len(trainers)} trainers, the warm parent and the resource tracker")
     print(
         f"a tab's share of the class's PSS: {share / MIB:.1f} MiB (the warm parent's PSS {warm_cost.pss / MIB:.1f} MiB, "
