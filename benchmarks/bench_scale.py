@@ -19,7 +19,8 @@ Reported: wall time of the process until it has trained; peak RSS of the trainer
 (its own high-water mark) and of it with all its descendants (sampled every 0.1 s), as the sum
 of their RSS and of their PSS (a page the forked workers share with the trainer counts once in
 PSS, in each of them in RSS; rustbpe's threads share one process, where the two are alike); and
-for bpe-tui the final count table: distinct pre-tokens, its size packed (as training holds it)
+for bpe-tui a digest of the merges (the same for every way of counting), and the final count
+table: distinct pre-tokens, its size packed (as training holds it)
 and as a dict of bytes to int, the usual in-memory table (its keys and counts; made after the
 peak is read), the trainer's peak after its imports (with ``--dask``, ``distributed``'s too),
 after counting and once its core is built, its peak as a multiple of the dict, whole and above
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import importlib.util
 import json
 import os
@@ -138,6 +140,7 @@ def child(name: str, folder: Path, vocab_size: int) -> None:
         trainer.run()
         info["merge_s"] = time.perf_counter() - merging
         info["merges"] = trainer.merges_done
+        info["merges_digest"] = hashlib.blake2b(repr(trainer.merges).encode(), digest_size=8).hexdigest()  # alike, or not exact
         info["rss_self_mb"] = peak_rss_mb()
         print(TRAINED, flush=True)
         info["core_mb"] = {k: round(v / 1e6, 2) for k, v in trainer.memory().items()}

@@ -128,6 +128,7 @@ typedef struct {
     int32_t *spare;       /* records given up, for new pairs to reuse */
     int32_t nspare, sparecap;
     int64_t floor;        /* a plain run keeps no new pair counted below this (see ``Core_run``) */
+    int paired;           /* the pairs are counted (``ready``) */
     uint64_t *noted;      /* a bit per pair: changed in this step, its count before noted */
     int32_t *slots;       /* hash table of (a, b): index into pairs, -1 free */
     uint32_t hmask, hused;
@@ -438,70 +439,41 @@ static int put_separator(Core *c, uint32_t pos, int64_t count) {
 }
 
 /* Lay out ``nw`` words (their bytes one after another in ``s``, each ending at ``ends``, each
- * with its count in ``counts``), count their pairs and record where they start. Every pair
- * is a pair of bytes here: a table of 65,536 finds their records, made in the order they
- * first occur, and a first pass sizes each one's list (its positions and the bytes their
- * distances take), so it is made at its size, without growing, before the second pass fills
- * it. */
+ * with its count in ``counts``) in cells of a byte, a separator after each, and record where
+ * they start. Their pairs are counted from the cells later (``recount``), when the buffers
+ * they came from may be gone: the table of counts is never held beside the pairs' positions. */
 static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t *counts, Py_ssize_t nw, uint32_t n) {
     c->nwords = (int32_t)nw;
     c->npos = n;
     c->cells = malloc((size_t)(n ? n : 1));
     c->marks = calloc(((size_t)n + 63) / 64, sizeof(Marks));
     c->starts = malloc((size_t)(nw ? nw : 1) * sizeof(uint32_t));
-    int32_t *byte_pair = malloc(65536 * sizeof(int32_t));
-    uint32_t *last = calloc(65536, sizeof(uint32_t));
-    uint64_t *size = calloc(65536, sizeof(uint64_t));
-    int r = -1;
-    if (!c->cells || !c->marks || !c->starts || !byte_pair || !last || !size) {
+    if (!c->cells || !c->marks || !c->starts) {
         PyErr_NoMemory();
-        goto done;
+        return -1;
     }
-    memset(byte_pair, 0xff, 65536 * sizeof(int32_t));
-    if (rehash(c, 1 << 8)) goto done;  /* small: grows as it fills, which the tests then reach */
-    uint32_t pos = 1;
-    for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++], pos++) {
+    uint32_t pos = 0;
+    if (put_separator(c, pos++, 0)) return -1;
+    for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
         int64_t k = counts[w];
         if (k < 0) {
             PyErr_SetString(PyExc_ValueError, "word counts must not be negative");
-            goto done;
+            return -1;
         }
-        for (int64_t i = from; i < ends[w]; i++, pos++) {
-            if (i == from) continue;
-            int key = s[i - 1] << 8 | s[i];
-            int32_t *p = &byte_pair[key];
-            if (*p < 0 && (*p = get_pair(c, s[i - 1], s[i])) < 0) goto done;
-            c->pairs[*p].count += k;
-            size[key] += varint_len(pos - 1 - last[key]);
-            last[key] = pos - 1;
-        }
-    }
-    for (int key = 0; key < 65536; key++)
-        if (byte_pair[key] >= 0 && positions_reserve(&c->pairs[byte_pair[key]].pos, size[key])) goto done;
-    pos = 0;
-    if (put_separator(c, pos++, 0)) goto done;
-    for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
-        int64_t k = counts[w];
         c->starts[w] = pos;
         c->corpus_bytes += (ends[w] - from) * k;
         for (int64_t i = from; i < ends[w]; i++) {
-            if (i > from && positions_add(&c->pairs[byte_pair[s[i - 1] << 8 | s[i]]].pos, pos - 1, &c->freed)) goto done;
             mark(c, pos, 0);
             set_cell(c, pos++, s[i]);
         }
-        if (put_separator(c, pos++, k)) goto done;
+        if (put_separator(c, pos++, k)) return -1;
     }
-    r = 0;
-done:
-    free(byte_pair);
-    free(last);
-    free(size);
-    return r;
+    return 0;
 }
 
 /* Core(words, ends, counts, base_tokens, narrow_ids=65536): lay out the words of a
- * ``WordTable`` (its three buffers; engine/corpus/word_table.py), count their pairs and queue
- * them all. Token ids below ``narrow_ids`` (at most 65,536) are kept in 2-byte cells; a lower
+ * ``WordTable`` (its three buffers; engine/corpus/word_table.py); their pairs are counted and
+ * queued when first needed (``ready``). Token ids below ``narrow_ids`` (at most 65,536) are kept in 2-byte cells; a lower
  * one widens the cells to 4 bytes sooner (a test's way to reach that). */
 static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
     Py_buffer words, ends, counts;
@@ -540,13 +512,7 @@ static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
         Token tok;
         if (base_token(PyList_GET_ITEM(base, t), &tok) || add_token(c, &tok, NULL)) goto done;
     }
-    if (lay_out(c, words.buf, end, counts.buf, nw, (uint32_t)(words.len + nw + 1))) goto done;
-    for (int32_t p = 0; p < c->npairs; p++) {
-        if (c->pairs[p].count > 0) c->live++;
-        c->stored += c->pairs[p].pos.n;
-    }
-    give_back(c);
-    r = requeue(c);
+    r = rehash(c, 1 << 8) || lay_out(c, words.buf, end, counts.buf, nw, (uint32_t)(words.len + nw + 1)) ? -1 : 0;
 done:
     PyBuffer_Release(&words);
     PyBuffer_Release(&ends);
@@ -772,24 +738,45 @@ static int32_t pop_best(Core *c, int64_t *count) {
     return -1;
 }
 
+/* The record of the pair (x, y), made if ``make`` and new, else -1 if there is none (or -2 on
+ * error). Before the first merge every pair is two bytes, and ``byte_pair`` (given then)
+ * finds their records without hashing. */
+static inline int32_t pair_record(Core *c, int32_t *byte_pair, uint32_t x, uint32_t y, int make) {
+    int32_t *known = byte_pair ? &byte_pair[x << 8 | y] : NULL;
+    if (known && *known >= 0) return *known;
+    int32_t p = make ? get_pair(c, (int32_t)x, (int32_t)y) : find_pair(c, (int32_t)x, (int32_t)y);
+    if (make && p < 0) return -2;
+    if (known) *known = p;
+    return p;
+}
+
 /* Count every pair of the layout afresh, keeping the records of those counted ``floor`` or
- * more (all with 0): how a plain run's state is made whole again for whatever reads it, and
- * how a run lowers its floor. Two passes over the words, as the layout's: counts and the
- * sizes of the lists (kept meanwhile in the records' list fields), then the positions. */
+ * more (all with 0): how the pairs are counted first, how a plain run's state is made whole
+ * again for whatever reads it, and how a run lowers its floor. Two passes over the words:
+ * counts and the sizes of the lists (kept meanwhile in the records' list fields), then the
+ * positions, each list made at its size. */
 static int recount(Core *c, int64_t floor) {
+    int32_t *byte_pair = c->width == 1 ? malloc(65536 * sizeof(int32_t)) : NULL;
+    if (c->width == 1 && !byte_pair) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (byte_pair) memset(byte_pair, 0xff, 65536 * sizeof(int32_t));
     for (int32_t p = 0; p < c->npairs; p++) positions_free(&c->pairs[p].pos, &c->freed);
-    memset(c->noted, 0, NOTED_WORDS(c->paircap) * sizeof(uint64_t));
+    if (c->paircap) memset(c->noted, 0, NOTED_WORDS(c->paircap) * sizeof(uint64_t));
     memset(c->slots, 0xff, (size_t)(c->hmask + 1) * sizeof(int32_t));
     c->npairs = c->nspare = c->ntouch = c->heapn = 0;
     c->hused = 0;
     c->live = c->stored = 0;
     c->floor = floor;
+    c->paired = 1;
+    int r = -1;
     for (int32_t w = 0; w < c->nwords; w++) {
         int64_t k = count_at(c, word_sep(c, w));
         uint32_t pos = c->starts[w];
         for (uint32_t nxt; !is_sep(c, pos) && !is_sep(c, nxt = next_start(c, pos)); pos = nxt) {
-            int32_t p = get_pair(c, (int32_t)cell(c, pos), (int32_t)cell(c, nxt));
-            if (p < 0) return -1;
+            int32_t p = pair_record(c, byte_pair, cell(c, pos), cell(c, nxt), 1);
+            if (p < 0) goto done;
             Positions *ps = &c->pairs[p].pos;
             c->pairs[p].count += k;
             ps->len += varint_len(pos - ps->last);
@@ -799,23 +786,24 @@ static int recount(Core *c, int64_t floor) {
     }
     int32_t kept = 0;
     for (int32_t p = 0; p < c->npairs; p++) {
-        PairRec r = c->pairs[p];
-        if (r.count < floor) continue;
-        uint32_t len = r.pos.len;
-        r.pos = (Positions){0};
-        if (positions_reserve(&r.pos, len)) return -1;
-        c->pairs[kept++] = r;
+        PairRec rec = c->pairs[p];
+        if (rec.count < floor) continue;
+        uint32_t len = rec.pos.len;
+        rec.pos = (Positions){0};
+        if (positions_reserve(&rec.pos, len)) goto done;
+        c->pairs[kept++] = rec;
     }
     c->npairs = kept;
     uint32_t size = 1 << 8;
     while (size < 2 * (uint32_t)kept) size *= 2;
-    if (rehash(c, size)) return -1;
+    if (rehash(c, size)) goto done;
     c->hused = (uint32_t)kept;
+    if (byte_pair) memset(byte_pair, 0xff, 65536 * sizeof(int32_t));  /* the records moved */
     for (int32_t w = 0; w < c->nwords; w++) {
         uint32_t pos = c->starts[w];
         for (uint32_t nxt; !is_sep(c, pos) && !is_sep(c, nxt = next_start(c, pos)); pos = nxt) {
-            int32_t p = find_pair(c, (int32_t)cell(c, pos), (int32_t)cell(c, nxt));
-            if (p >= 0 && positions_add(&c->pairs[p].pos, pos, &c->freed)) return -1;
+            int32_t p = pair_record(c, byte_pair, cell(c, pos), cell(c, nxt), 0);
+            if (p >= 0 && positions_add(&c->pairs[p].pos, pos, &c->freed)) goto done;
         }
     }
     for (int32_t p = 0; p < c->npairs; p++) {
@@ -823,12 +811,16 @@ static int recount(Core *c, int64_t floor) {
         c->stored += c->pairs[p].pos.n;
     }
     give_back(c);
-    return requeue(c);
+    r = requeue(c);
+done:
+    free(byte_pair);
+    return r;
 }
 
-/* Every pair counted and kept again, if a plain run gave some up: what any reader sees. */
-static int whole(Core *c) {
-    return c->floor ? recount(c, 0) : 0;
+/* The pairs counted, and every one kept if a plain run gave some up: what any reader of the
+ * pairs sees. */
+static int ready(Core *c) {
+    return !c->paired || c->floor ? recount(c, 0) : 0;
 }
 
 /* The winner: the best kept pair, unless a pair given up could beat it (it is below the
@@ -864,7 +856,7 @@ static PyObject *ties(Core *c, int64_t count, int limit) {
  * packed rows (see the Core struct), and the sizes after it. */
 static PyObject *Core_step(Core *c, PyObject *arg) {
     int limit = (int)PyLong_AsLong(arg);
-    if ((limit == -1 && PyErr_Occurred()) || whole(c)) return NULL;
+    if ((limit == -1 && PyErr_Occurred()) || ready(c)) return NULL;
     events_start(&c->events);
     int64_t count;
     int32_t m = select_pair(c, &count);
@@ -891,7 +883,7 @@ static PyObject *Core_step(Core *c, PyObject *arg) {
 static PyObject *Core_run(Core *c, PyObject *args) {
     Py_ssize_t n;
     long long floor = 0;
-    if (!PyArg_ParseTuple(args, "n|L", &n, &floor)) return NULL;
+    if (!PyArg_ParseTuple(args, "n|L", &n, &floor) || (!c->paired && recount(c, 0))) return NULL;
     if (floor > c->floor) c->floor = floor;
     PyObject *done = PyList_New(0);
     if (!done) return NULL;
@@ -911,7 +903,7 @@ static PyObject *Core_run(Core *c, PyObject *args) {
 /* redo(pairs): merge these known pairs in order without selecting or queueing, then
  * queue every live pair afresh (going back rebuilds the start and redoes the merges). */
 static PyObject *Core_redo(Core *c, PyObject *pairs) {
-    if (whole(c)) return NULL;
+    if (ready(c)) return NULL;
     PyObject *seq = PySequence_Fast(pairs, "redo takes a sequence of pairs");
     if (!seq) return NULL;
     c->heapn = 0;
@@ -941,7 +933,7 @@ fail:
  * walk stops once stored counts fall below the k-th best current count. */
 static PyObject *Core_top_pairs(Core *c, PyObject *arg) {
     Py_ssize_t k = PyLong_AsSsize_t(arg);
-    if ((k == -1 && PyErr_Occurred()) || whole(c)) return NULL;
+    if ((k == -1 && PyErr_Occurred()) || ready(c)) return NULL;
     if (k <= 0 || !c->heapn) return PyList_New(0);
     Entry *best = malloc((size_t)k * sizeof(Entry));
     Py_ssize_t nb = 0;
@@ -1044,7 +1036,7 @@ static PyObject *Core_segmentation(Core *c, PyObject *arg) {
 static PyObject *Core_pair_positions(Core *c, PyObject *args) {
     int a, b;
     Py_ssize_t limit;
-    if (!PyArg_ParseTuple(args, "iin", &a, &b, &limit) || whole(c)) return NULL;
+    if (!PyArg_ParseTuple(args, "iin", &a, &b, &limit) || ready(c)) return NULL;
     int known = a >= 0 && b >= 0 && a < c->ntok && b < c->ntok;  /* else no key to look up */
     int32_t p = known ? find_pair(c, a, b) : -1;
     Positions none = {0}, *ps = p >= 0 ? &c->pairs[p].pos : &none;
@@ -1081,7 +1073,7 @@ static PyObject *Core_cells(Core *c, PyObject *arg) {
 
 /* pair_counter() -> {(left, right): count} for every live pair (a copy). */
 static PyObject *Core_pair_counter(Core *c, PyObject *Py_UNUSED(ignored)) {
-    if (whole(c)) return NULL;
+    if (ready(c)) return NULL;
     PyObject *out = PyDict_New();
     for (int32_t p = 0; out && p < c->npairs; p++)
         if (c->pairs[p].count > 0 && put_pair_count(out, &c->pairs[p])) Py_CLEAR(out);
@@ -1128,17 +1120,17 @@ static PyMemberDef Core_members[] = {
     {NULL, 0, 0, 0, NULL},
 };
 
-/* The sizes of the pair state, read whole (see ``whole``). */
+/* The sizes of the pair state, read whole (see ``ready``). */
 static PyObject *Core_heap_size(Core *c, void *Py_UNUSED(closure)) {
-    return whole(c) ? NULL : PyLong_FromLong(c->heapn);
+    return ready(c) ? NULL : PyLong_FromLong(c->heapn);
 }
 
 static PyObject *Core_live_pairs(Core *c, void *Py_UNUSED(closure)) {
-    return whole(c) ? NULL : PyLong_FromLongLong(c->live);
+    return ready(c) ? NULL : PyLong_FromLongLong(c->live);
 }
 
 static PyObject *Core_stored_positions(Core *c, void *Py_UNUSED(closure)) {
-    return whole(c) ? NULL : PyLong_FromLongLong(c->stored);
+    return ready(c) ? NULL : PyLong_FromLongLong(c->stored);
 }
 
 static PyGetSetDef Core_getset[] = {
