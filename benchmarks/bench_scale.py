@@ -54,6 +54,9 @@ from bench_train import GPT2_PATTERN, SPECIAL, hf_trainer
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARDS = 32
+DICT_UP_TO = 5_000_000
+"""Distinct pre-tokens up to which the counts are also made a dict to compare with (past it,
+making it takes minutes and gigabytes, and says nothing new)."""
 TRAINERS = {"bpe-tui": None, "bpe-tui-1": None, "bpe-tui-dask": None, "hf-tokenizers": "tokenizers", "rustbpe": "rustbpe"}
 """Trainer names and the module each needs."""
 
@@ -146,8 +149,9 @@ def child(name: str, folder: Path, vocab_size: int) -> None:
         info["core_mb"] = {k: round(v / 1e6, 2) for k, v in trainer.memory().items()}
         # The same counts as a dict of bytes to int, the usual in-memory count table (built
         # only now, after the peak is read: training never holds them this way).
-        counts = {word.text: word.count for word in trainer.words(info["distinct"])}
-        info["table_mb"] = (sys.getsizeof(counts) + sum(sys.getsizeof(k) + sys.getsizeof(v) for k, v in counts.items())) / 1e6
+        if info["distinct"] <= DICT_UP_TO:
+            counts = {word.text: word.count for word in trainer.words(info["distinct"])}
+            info["table_mb"] = (sys.getsizeof(counts) + sum(sys.getsizeof(k) + sys.getsizeof(v) for k, v in counts.items())) / 1e6
     elif name == "hf-tokenizers":
         tok, trainer = hf_trainer(vocab_size)
         tok.train_from_iterator(batches(documents(folder)), trainer)
