@@ -177,7 +177,9 @@ def report(text_bytes: int, shards: int, stored: int, runs: dict[str, tuple[floa
         ratios = f"{wall / hf:>7.2f}" if hf else f"{'':>7}"
         ratios += f"{wall / local:>9.2f}" if local else f"{'':>9}"
         notes = {k: v for k, v in info.items() if k not in ("rss_self_mb", "core_mb")}
-        text = ", ".join(f"{k} {v:,.2f}" if isinstance(v, float) else f"{k} {v:,}" for k, v in notes.items())
+        text = ", ".join(
+            f"{k} {v:,.2f}" if isinstance(v, float) else f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in notes.items()
+        )
         print(f"  {name:<15}{wall:>8.1f}{ratios}{info['rss_self_mb']:>13.0f}{tree:>14.0f}{tree_pss:>7.0f}  {text}", flush=True)
         if "table_mb" in info:
             rss, table = info["rss_self_mb"], info["table_mb"]
