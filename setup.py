@@ -126,7 +126,12 @@ setup(
         Extension(
             "engine.corpus._pretokenize",
             ["engine/corpus/_pretokenize.c", "engine/corpus/_pretokenize_core.c"],
-            depends=["engine/corpus/_bits.h", "engine/corpus/_pretokenize_core.h", "engine/corpus/_pretokenize_simd.h", "engine/corpus/_unicode_classes.h"],
+            depends=[
+                "engine/corpus/_bits.h",
+                "engine/corpus/_pretokenize_core.h",
+                "engine/corpus/_pretokenize_simd.h",
+                "engine/corpus/_unicode_classes.h",
+            ],
         ),
         Extension("engine.formats._ranks_core", ["engine/formats/_ranks_core.c"]),
     ],
