@@ -1087,14 +1087,6 @@ static ptrdiff_t pretoken_ids(Encoder *e, const uint8_t *s, size_t n, uint64_t h
     return (ptrdiff_t)k;
 }
 
-/* A hint only, through the SSE intrinsic gcc, clang and MSVC all have on x86; elsewhere nothing. */
-#if defined(__SSE__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 1)
-#include <xmmintrin.h>
-#define PREFETCH(p) _mm_prefetch((const char *)(p), _MM_HINT_T0)
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
-
 #define BATCH 128 /* pre-tokens found at once, their slots fetched before the first is looked up */
 
 /* The hot table's key of the n <= HOT_BYTES bytes at s. */
