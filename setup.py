@@ -118,6 +118,7 @@ setup(
             depends=[
                 "engine/_bytes_hash.h",
                 "engine/corpus/_bits.h",
+                "engine/corpus/_jsonl.h",
                 "engine/corpus/_pretokenize_core.h",
                 "engine/corpus/_pretokenize_simd.h",
                 "engine/corpus/_unicode_classes.h",

@@ -10,6 +10,9 @@
  *
  * With family -1 (a pattern that runs through `regex`), add(text) counts the text as one
  * pre-token; the caller splits it first.
+ *
+ * add_jsonl(data, at, field, specials) counts the documents of JSONL lines straight from their
+ * bytes (engine/corpus/_jsonl.h), up to the first line it leaves to the caller.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -18,6 +21,7 @@
 #include <string.h>
 
 #include "_bytes_hash.h"
+#include "_jsonl.h"
 #include "_pretokenize_core.h"
 
 #define EMPTY_SLOT UINT64_MAX
@@ -35,6 +39,8 @@ typedef struct {
     size_t n, cap;   /* distinct pre-tokens; room in ends and counts */
     uint64_t *index; /* a slot: the hash's high 32 bits, then the pre-token's number; or EMPTY_SLOT */
     size_t mask;     /* slots - 1; kept at most half full */
+    uint8_t *text;   /* add_jsonl's room for a line's text, kept from call to call */
+    size_t text_cap;
 } Tally;
 
 static inline size_t word_start(const Tally *t, size_t k) { return k ? (size_t)t->ends[k - 1] : 0; }
@@ -81,9 +87,8 @@ static int make_room(Tally *t, size_t need) {
     return 0;
 }
 
-/* Count one pre-token, s[0..len): -1 when out of memory (nothing changed then). */
-static inline int count_one(Tally *t, const uint8_t *s, size_t len) {
-    uint64_t h = bytes_hash(s, len);
+/* Count one pre-token, s[0..len) of hash h: -1 when out of memory (nothing changed then). */
+static int count_one(Tally *t, const uint8_t *s, size_t len, uint64_t h) {
     uint32_t tag = (uint32_t)(h >> 32);
     size_t slot = tag & t->mask;
     for (uint64_t v; (v = t->index[slot]) != EMPTY_SLOT; slot = (slot + 1) & t->mask) {
@@ -109,15 +114,52 @@ static inline int count_one(Tally *t, const uint8_t *s, size_t len) {
     return 0;
 }
 
+/* The pre-token its slot's tag first names along the probe of hash h, or -1 if none. */
+static inline int64_t tagged(const Tally *t, uint64_t h) {
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (size_t slot = tag & t->mask;; slot = (slot + 1) & t->mask) {
+        uint64_t v = t->index[slot];
+        if (v == EMPTY_SLOT) return -1;
+        if ((uint32_t)(v >> 32) == tag) return (uint32_t)v;
+    }
+}
+
+/* Count the got pre-tokens of s ending at ends[], the first starting at start: -1 when out of
+ * memory. A pre-token seen before costs three reads that miss the cache in a large tally
+ * (its slot, its end and count, its bytes), each waiting on the one before; so each is asked
+ * for across the batch (PREFETCH) before any is used. A pre-token whose tagged candidate is
+ * not it (new, or a tag shared by chance) is then looked up in full. */
+static int count_batch(Tally *t, const uint8_t *s, ptrdiff_t start, const ptrdiff_t *ends, ptrdiff_t got) {
+    uint64_t hash[BATCH];
+    int64_t candidate[BATCH];
+    for (ptrdiff_t k = 0, at = start; k < got; at = ends[k++]) {
+        hash[k] = bytes_hash(s + at, (size_t)(ends[k] - at));
+        PREFETCH(&t->index[(hash[k] >> 32) & t->mask]);
+    }
+    for (ptrdiff_t k = 0; k < got; k++) {
+        candidate[k] = tagged(t, hash[k]);
+        if (candidate[k] > 0) PREFETCH(&t->ends[candidate[k] - 1]);
+        if (candidate[k] >= 0) PREFETCH(&t->counts[candidate[k]]);
+    }
+    for (ptrdiff_t k = 0; k < got; k++)
+        if (candidate[k] >= 0) PREFETCH(t->words + word_start(t, (size_t)candidate[k]));
+    for (ptrdiff_t k = 0, at = start; k < got; at = ends[k++]) {
+        size_t len = (size_t)(ends[k] - at), c = (size_t)candidate[k];
+        if (candidate[k] >= 0 && (size_t)t->ends[c] - word_start(t, c) == len && memcmp(t->words + word_start(t, c), s + at, len) == 0)
+            t->counts[c]++;
+        else if (count_one(t, s + at, len, hash[k]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Count the pre-tokens of the UTF-8 text s[0..len): -1 when out of memory. */
 static int count_text(Tally *t, const uint8_t *s, ptrdiff_t len) {
-    if (t->family < 0) return len ? count_one(t, s, (size_t)len) : 0;
+    if (t->family < 0) return len ? count_one(t, s, (size_t)len, bytes_hash(s, (size_t)len)) : 0;
     ptrdiff_t ends[BATCH], got, start = 0;
     while ((got = pretoken_ends(s, len, start, t->family, ends, BATCH)) > 0) {
-        for (ptrdiff_t k = 0; k < got; k++) {
-            if (count_one(t, s + start, (size_t)(ends[k] - start)) < 0) return -1;
-            start = ends[k];
-        }
+        if (count_batch(t, s, start, ends, got) < 0) return -1;
+        start = ends[got - 1];
     }
     return 0;
 }
@@ -188,6 +230,97 @@ static PyObject *Tally_add_all(Tally *t, PyObject *texts) {
     Py_DECREF(it);
     if (PyErr_Occurred()) return NULL;
     Py_RETURN_NONE;
+}
+
+typedef struct {
+    const uint8_t *bytes;
+    size_t len;
+} Piece;
+
+/* Whether one of the n special tokens occurs in s[0..len). */
+static int holds_special(const Piece *specials, Py_ssize_t n, const uint8_t *s, size_t len) {
+    for (Py_ssize_t j = 0; j < n; j++) {
+        const uint8_t *t = specials[j].bytes, *last;
+        size_t m = specials[j].len;
+        if (!m || m > len) continue;
+        last = s + len - m; /* the last place it could start */
+        for (const uint8_t *p = s; p <= last && (p = memchr(p, t[0], (size_t)(last - p) + 1)); p++)
+            if (memcmp(p, t, m) == 0) return 1;
+    }
+    return 0;
+}
+
+/* add_jsonl(data, at, field, specials) -> (stop, lines): count the documents of the JSONL lines
+ * of data from byte at, each the string of its field (UTF-8 bytes), up to the first line left
+ * to the caller: one _jsonl.h leaves, or whose text holds one of the special tokens (bytes).
+ * stop is where that line starts (len(data) if none), lines how many came before it (blank
+ * ones too). The GIL is released while counting. */
+static PyObject *Tally_add_jsonl(Tally *t, PyObject *args) {
+    Py_buffer data;
+    Py_ssize_t at;
+    const char *field;
+    Py_ssize_t field_len;
+    PyObject *specials;
+    if (!PyArg_ParseTuple(args, "y*ny#O!:add_jsonl", &data, &at, &field, &field_len, &PyTuple_Type, &specials)) return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t n_specials = PyTuple_GET_SIZE(specials);
+    Piece *tokens = PyMem_Malloc((size_t)(n_specials ? n_specials : 1) * sizeof *tokens);
+    if (!tokens) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < n_specials; j++) {
+        PyObject *token = PyTuple_GET_ITEM(specials, j);
+        if (!PyBytes_Check(token)) {
+            PyErr_SetString(PyExc_TypeError, "special tokens must be bytes");
+            goto done;
+        }
+        tokens[j] = (Piece){(const uint8_t *)PyBytes_AS_STRING(token), (size_t)PyBytes_GET_SIZE(token)};
+    }
+    if (at < 0 || at > data.len) {
+        PyErr_SetString(PyExc_ValueError, "at is outside the data");
+        goto done;
+    }
+    if (check_free(t)) goto done;
+    if (t->family < 0) {
+        PyErr_SetString(PyExc_ValueError, "add_jsonl needs a compiled pre-tokenizer");
+        goto done;
+    }
+    const uint8_t *s = data.buf, *end = s + data.len, *line = s + at;
+    Py_ssize_t lines = 0;
+    int rc = 0;
+    if ((size_t)(end - line) + 1 > t->text_cap) { /* a line's text is never longer than the line */
+        uint8_t *room = realloc(t->text, (size_t)(end - line) + 1);
+        if (!room) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        t->text = room;
+        t->text_cap = (size_t)(end - line) + 1;
+    }
+    uint8_t *text = t->text;
+    t->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    while (line < end) {
+        const uint8_t *nl = memchr(line, '\n', (size_t)(end - line)), *stop = nl ? nl : end;
+        uint8_t *text_end;
+        int kind = jsonl_text(line, stop, (const uint8_t *)field, (size_t)field_len, text, &text_end);
+        if (kind < 0 || (kind && holds_special(tokens, n_specials, text, (size_t)(text_end - text)))) break;
+        if (kind && (rc = count_text(t, text, text_end - text)) < 0) break;
+        lines++;
+        line = nl ? nl + 1 : end;
+    }
+    Py_END_ALLOW_THREADS
+    t->busy = 0;
+    if (rc < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    out = Py_BuildValue("nn", (Py_ssize_t)(line - s), lines);
+done:
+    PyMem_Free(tokens);
+    PyBuffer_Release(&data);
+    return out;
 }
 
 typedef struct {
@@ -266,7 +399,7 @@ static Py_ssize_t Tally_len(Tally *t) { return (Py_ssize_t)t->n; }
 
 /* nbytes: the memory the tally holds (its words, ends, counts and index), as it grows. */
 static PyObject *Tally_nbytes(Tally *t, void *Py_UNUSED(closure)) {
-    return PyLong_FromSize_t(t->words_cap + 16 * t->cap + 8 * (t->mask + 1));
+    return PyLong_FromSize_t(t->words_cap + 16 * t->cap + 8 * (t->mask + 1) + t->text_cap);
 }
 
 /* -- merging sorted tables ---------------------------------------------------------------
@@ -451,12 +584,16 @@ static void Tally_dealloc(Tally *t) {
     free(t->ends);
     free(t->counts);
     free(t->index);
+    free(t->text);
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
 static PyMethodDef Tally_methods[] = {
     {"add", (PyCFunction)Tally_add, METH_O, "add(text)\n--\n\nCount the pre-tokens of a text."},
     {"add_all", (PyCFunction)Tally_add_all, METH_O, "add_all(texts)\n--\n\nCount the pre-tokens of each text of an iterable."},
+    {"add_jsonl", (PyCFunction)Tally_add_jsonl, METH_VARARGS,
+     "add_jsonl(data, at, field, specials)\n--\n\nCount the texts of JSONL lines from byte at, up to the first line left to the\n"
+     "caller (not one JSON object with the string field once, or holding a special token):\n(where it starts, the lines before it)."},
     {"table", (PyCFunction)Tally_table, METH_VARARGS,
      "table(sort=False)\n--\n\n(words, ends, counts): the distinct pre-tokens' bytes one after another, in the\n"
      "order first seen or sorted by bytes; where each ends and each one's count, as native int64."},

@@ -14,6 +14,12 @@ class Tally:
         """Count the pre-tokens of ``text`` (the GIL is released for a long one)."""
     def add_all(self, texts: Iterable[str], /) -> None:
         """Count the pre-tokens of each text."""
+    def add_jsonl(self, data: Buffer, at: int, field: bytes, specials: tuple[bytes, ...], /) -> tuple[int, int]:
+        """Count the texts (the string ``field``) of the JSONL lines of ``data`` from byte ``at``,
+        up to the first line left to the caller: one that is not a JSON object holding the
+        field once as a string (or that C does not read: see ``engine/corpus/_jsonl.h``), or
+        whose text holds one of the ``specials``. ``(where that line starts, or len(data);
+        how many lines came before it)``."""
     def table(self, sort: bool = False, /) -> tuple[bytes, bytes, bytes]:
         """``(words, ends, counts)``: the distinct pre-tokens' bytes one after another, in the
         order first seen or sorted by bytes; where each ends and each one's count, as native

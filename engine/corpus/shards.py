@@ -36,6 +36,7 @@ import importlib
 import io
 import json
 import os
+import re
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -209,7 +210,7 @@ def count_shard(
     (and line or row) of bad input, unless ``settings.skip_bad_records`` and it is a bad record.
     """
     own = PretokenTally(settings.pretokenizer) if tally is None else tally
-    with shard_texts(shard, settings, progress) as (texts, done):
+    with shard_texts(shard, settings, progress, tally=own) as (texts, done):
         for text in texts:
             own.add(text)
             del text
@@ -250,11 +251,12 @@ def first_text(shard: Shard, settings: CountSettings, chars: int) -> str:
 
 @contextmanager
 def shard_texts(
-    shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None, hashed: bool = True
+    shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None, hashed: bool = True, tally: PretokenTally | None = None
 ) -> Iterator[tuple[Iterable[str], Callable[[], tuple[int, int, bytes]]]]:
     """The shard's texts (blocks of a plain-text file, or documents), and a function giving
     ``(bytes read, bad records, digest)`` once they are consumed; the digest is empty unless
-    ``hashed`` (hashing a plain-text file costs about as much as decoding it)."""
+    ``hashed`` (hashing a plain-text file costs about as much as decoding it). With a
+    ``tally``, the JSONL records it can read itself are counted into it, not given."""
     bad = [0]
     if shard.format == PARQUET:
         digest = hashlib.blake2b(digest_size=16)
@@ -277,7 +279,7 @@ def shard_texts(
             reader = stream = _Reader(raw, None if stop is None else max(0, stop - start), progress, hashed, shard.stream)
         with _read_errors(shard, reader, stream):
             if shard.format == JSONL:
-                texts: Iterable[str] = _jsonl_documents(stream, shard, start, settings, bad)
+                texts: Iterable[str] = _jsonl_documents(stream, shard, start, settings, bad, tally)
             else:
                 texts = (text for text, _ in read_blocks(stream, pretok, settings.block_bytes, settings.errors, shard.path, start))
             yield texts, lambda: (reader.flush(), bad[0], b"" if reader.hash is None else reader.hash.digest())
@@ -512,19 +514,24 @@ def read_blocks(
             carry = text
 
 
-def _lines(f: Any, block_size: int) -> Iterator[bytes]:
-    """The lines of a binary stream, without their newlines. A line longer than a block is
-    held in pieces and joined once, when it ends."""
+def _line_blocks(f: Any, block_size: int) -> Iterator[bytes]:
+    """A binary stream as blocks of whole lines: each ends with a newline, but the last. A
+    line longer than a block is held in pieces and joined once, when it ends."""
     held: list[bytes] = []  # the line that the next block goes on with
     while data := f.read(block_size):
-        lines = data.split(b"\n")
-        del data
-        if len(lines) > 1 and held:
-            held.append(lines[0])
-            lines[0] = b"".join(held)
+        cut = data.rfind(b"\n") + 1
+        if not cut:
+            held.append(data)
+            continue
+        if held:
+            held.append(data[:cut])
+            yield b"".join(held)
             held.clear()
-        held.append(lines.pop())
-        yield from lines
+        else:
+            yield data if cut == len(data) else data[:cut]
+        if cut < len(data):
+            held.append(data[cut:])
+        del data
     if line := b"".join(held):
         yield line
 
@@ -540,6 +547,8 @@ _JSON_KINDS = {
 }
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""Half of a surrogate pair alone, which a JSON escape can write and no UTF-8 can hold."""
 _scan_json: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
 """The scanner ``json.loads`` runs (C where there is one), made by the decoder's ``__init__``."""
 _JSON_SPACE = " \t\n\r"
@@ -558,32 +567,60 @@ def _json_value(line: str) -> Any:
     return value
 
 
-def _jsonl_documents(f: Any, shard: Shard, start: int, settings: CountSettings, bad: list[int]) -> Iterator[str]:
+def _jsonl_documents(
+    f: Any, shard: Shard, start: int, settings: CountSettings, bad: list[int], tally: PretokenTally | None = None
+) -> Iterator[str]:
+    """The texts of the JSONL stream's records. With a ``tally`` that can (``jsonl_field``),
+    the records it reads in C are counted into it and only the others' texts given."""
     field = settings.text_field
-    for number, line in enumerate(_lines(f, min(settings.block_bytes, LINE_BLOCK))):
-        if not line.strip():
-            continue
-        try:
-            record = _json_value(line.decode("utf-8", settings.errors))
-        except UnicodeDecodeError:
-            problem = "not valid UTF-8 (use --errors replace to train anyway)"
-        except ValueError as e:
-            problem = f"not valid JSON ({getattr(e, 'msg', e)})"
-        else:
-            if not isinstance(record, dict) or field not in record:
-                problem = f'no "{field}" field' + (
-                    "" if isinstance(record, dict) else f" (the line holds {_JSON_KINDS.get(type(record), 'a value')})"
-                )
-            elif not isinstance(text := record[field], str):
-                problem = f'"{field}" is {_JSON_KINDS.get(type(text), "a value")}, not a string'
-            else:
+    fast = tally.jsonl_field(field) if tally is not None else None
+    number = 0
+    for block in _line_blocks(f, min(settings.block_bytes, LINE_BLOCK)):
+        at = 0
+        while at < len(block):
+            if fast is not None:
+                at, lines = fast(block, at)
+                number += lines
+                if at == len(block):
+                    break
+            end = block.find(b"\n", at)
+            end = len(block) if end < 0 else end
+            line, at = block[at:end], end + 1
+            number += 1
+            if (text := _record_text(line, field, settings, bad, shard, start, number - 1)) is not None:
                 yield text
-                continue
-        if settings.skip_bad_records:
-            bad[0] += 1
-            continue
-        where = _line_number(shard.path, start) + number
-        raise CorpusError(f"{shard.path}: line {where:,}: {problem}; --skip-bad-records skips such records")
+
+
+def _record_text(line: bytes, field: str, settings: CountSettings, bad: list[int], shard: Shard, start: int, number: int) -> str | None:
+    """The text of JSONL line ``number`` of the shard (None for a blank or skipped one)."""
+    if not line.strip():
+        return None
+    try:
+        record = _json_value(line.decode("utf-8", settings.errors))
+    except UnicodeDecodeError:
+        problem = "not valid UTF-8 (use --errors replace to train anyway)"
+    except ValueError as e:
+        problem = f"not valid JSON ({getattr(e, 'msg', e)})"
+    else:
+        if not isinstance(record, dict) or field not in record:
+            problem = f'no "{field}" field' + (
+                "" if isinstance(record, dict) else f" (the line holds {_JSON_KINDS.get(type(record), 'a value')})"
+            )
+        elif not isinstance(text := record[field], str):
+            problem = f'"{field}" is {_JSON_KINDS.get(type(text), "a value")}, not a string'
+        elif not (lone := _SURROGATE.search(text)):
+            return text
+        elif settings.errors != "strict":
+            return _SURROGATE.sub("\ufffd", text)
+        else:
+            problem = (
+                f'"{field}" holds a lone surrogate (\\u{ord(lone.group()):04x}), which is not UTF-8 (use --errors replace to train anyway)'
+            )
+    if settings.skip_bad_records:
+        bad[0] += 1
+        return None
+    where = _line_number(shard.path, start) + number
+    raise CorpusError(f"{shard.path}: line {where:,}: {problem}; --skip-bad-records skips such records")
 
 
 def _line_number(path: str, offset: int) -> int:
@@ -683,7 +720,7 @@ def keep_mmap_threshold() -> None:
 class PretokenTally:
     """Pre-token counts of texts, each pre-tokenized on its own, kept in C (``Tally``): a
     worker keeps one for all the shards it counts. With ``spill_over``, a tally grown past
-    its budget is handed on (and emptied) between texts."""
+    its budget is handed on (and emptied) between texts, or blocks of JSONL lines."""
 
     def __init__(self, pretok: PreTokenizer) -> None:
         self.pretok = pretok
@@ -699,12 +736,35 @@ class PretokenTally:
 
     def add(self, text: str) -> None:
         self.pretok.tally(text, self.tally)
-        self.since_trim += len(text)
+        self._added(len(text))
+
+    def _added(self, size: int) -> None:
+        """After ``size`` more characters or bytes were counted: the heap trimmed now and then,
+        the tally spilled once over its budget."""
+        self.since_trim += size
         if self.since_trim >= MAX_BLOCK // 2:
             trim_heap()
             self.since_trim = 0
         if self.budget is not None and self.tally.nbytes > self.budget:
             self.spill()
+
+    def jsonl_field(self, field: str) -> Callable[[bytes, int], tuple[int, int]] | None:
+        """What counts a block of JSONL lines from a byte on, straight from their bytes
+        (``Tally.add_jsonl``), up to the first line it leaves to the caller: ``(where that
+        starts, the lines before it)``. None where the texts must go through Python: a
+        pattern that runs through ``regex``, added tokens not cut out as plain strings, a
+        normalizer."""
+        if self.pretok.family is None or not self.pretok.plain:
+            return None
+        key = field.encode("utf-8")
+        specials = tuple(s.encode("utf-8") for s in self.pretok.special_tokens)
+
+        def count(block: bytes, at: int) -> tuple[int, int]:
+            stop, lines = self.tally.add_jsonl(block, at, key, specials)
+            self._added(stop - at)
+            return stop, lines
+
+        return count
 
     def reset(self) -> None:
         """Start again from no counts (what the old tally held goes back to the system)."""

@@ -1,0 +1,218 @@
+/* A JSONL line's text field, read in C: what the tally counts a JSONL shard from without
+ * making a Python string per document (decoding the line, scanning its JSON, encoding the
+ * text back to UTF-8 would each cost more than counting it).
+ *
+ * It takes only what it can be sure of: a line that is one JSON object, valid UTF-8, holding
+ * the field once, as a string. Any other line (not JSON, the field missing, twice or not a
+ * string, an escaped key, a lone surrogate, a NaN, nesting past JSONL_DEPTH) is left to the
+ * caller, which reads it with Python's json as before: its error, or its text, is the same. */
+#ifndef ENGINE_JSONL_H
+#define ENGINE_JSONL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define JSONL_DEPTH 32 /* arrays and objects nested deeper are left to Python */
+
+static inline const uint8_t *jsonl_space(const uint8_t *p, const uint8_t *end) {
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
+    return p;
+}
+
+/* The length of the UTF-8 character at p (lead byte >= 0x80), or 0 if it is not one:
+ * overlong forms, surrogates and code points past U+10FFFF are not. */
+static inline int jsonl_utf8(const uint8_t *p, const uint8_t *end) {
+    uint8_t c = p[0];
+    int n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (!n || end - p < n) return 0;
+    uint8_t lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80, hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    if (p[1] < lo || p[1] > hi) return 0;
+    for (int k = 2; k < n; k++)
+        if ((p[k] & 0xC0) != 0x80) return 0;
+    return n;
+}
+
+/* The four hex digits at p as a number, or -1. */
+static inline long jsonl_hex4(const uint8_t *p) {
+    long v = 0;
+    for (int k = 0; k < 4; k++) {
+        uint8_t c = p[k];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+static inline uint8_t *jsonl_put(uint8_t *out, long cp) {
+    if (cp < 0x80) {
+        *out++ = (uint8_t)cp;
+    } else if (cp < 0x800) {
+        *out++ = (uint8_t)(0xC0 | cp >> 6);
+        *out++ = (uint8_t)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        *out++ = (uint8_t)(0xE0 | cp >> 12);
+        *out++ = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
+        *out++ = (uint8_t)(0x80 | (cp & 0x3F));
+    } else {
+        *out++ = (uint8_t)(0xF0 | cp >> 18);
+        *out++ = (uint8_t)(0x80 | (cp >> 12 & 0x3F));
+        *out++ = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
+        *out++ = (uint8_t)(0x80 | (cp & 0x3F));
+    }
+    return out;
+}
+
+/* The string whose opening quote is at p: past its closing quote, or NULL to leave the line
+ * to Python. With out, its value is written there as UTF-8 (never longer than the string as
+ * written) and *out_end set past it. */
+static const uint8_t *jsonl_string(const uint8_t *p, const uint8_t *end, uint8_t *out, uint8_t **out_end) {
+    for (p++; p < end;) {
+        const uint8_t *run = p;
+        while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
+        if (out) {
+            memcpy(out, run, (size_t)(p - run));
+            out += p - run;
+        }
+        if (p == end || *p < 0x20) return NULL; /* unterminated, or a control character */
+        if (*p == '"') {
+            if (out) *out_end = out;
+            return p + 1;
+        }
+        if (*p >= 0x80) {
+            int n = jsonl_utf8(p, end);
+            if (!n) return NULL;
+            if (out) {
+                memcpy(out, p, (size_t)n);
+                out += n;
+            }
+            p += n;
+            continue;
+        }
+        if (end - p < 2) return NULL; /* a backslash */
+        long cp;
+        switch (p[1]) {
+        case '"': cp = '"'; break;
+        case '\\': cp = '\\'; break;
+        case '/': cp = '/'; break;
+        case 'b': cp = '\b'; break;
+        case 'f': cp = '\f'; break;
+        case 'n': cp = '\n'; break;
+        case 'r': cp = '\r'; break;
+        case 't': cp = '\t'; break;
+        case 'u':
+            if (end - p < 6 || (cp = jsonl_hex4(p + 2)) < 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) return NULL;
+            if (cp >= 0xD800 && cp <= 0xDBFF) { /* a pair's first half; alone it is left to Python */
+                long low;
+                if (end - p < 12 || p[6] != '\\' || p[7] != 'u' || (low = jsonl_hex4(p + 8)) < 0xDC00 || low > 0xDFFF) return NULL;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                p += 6;
+            }
+            p += 4;
+            break;
+        default: return NULL;
+        }
+        p += 2;
+        if (out) out = jsonl_put(out, cp);
+    }
+    return NULL;
+}
+
+static inline const uint8_t *jsonl_digits(const uint8_t *p, const uint8_t *end) {
+    const uint8_t *start = p;
+    while (p < end && *p >= '0' && *p <= '9') p++;
+    return p > start ? p : NULL;
+}
+
+/* A number as JSON writes it: past it, or NULL. */
+static const uint8_t *jsonl_number(const uint8_t *p, const uint8_t *end) {
+    if (p < end && *p == '-') p++;
+    if (p < end && *p == '0') {
+        p++;
+    } else if (!(p = jsonl_digits(p, end))) {
+        return NULL;
+    }
+    if (p < end && *p == '.' && !(p = jsonl_digits(p + 1, end))) return NULL;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (!(p = jsonl_digits(p, end))) return NULL;
+    }
+    return p;
+}
+
+static inline const uint8_t *jsonl_word(const uint8_t *p, const uint8_t *end, const char *word, size_t n) {
+    return (size_t)(end - p) >= n && memcmp(p, word, n) == 0 ? p + n : NULL;
+}
+
+/* The value at p (not space): past it, or NULL. */
+static const uint8_t *jsonl_value(const uint8_t *p, const uint8_t *end, int depth) {
+    switch (*p) {
+    case '"': return jsonl_string(p, end, NULL, NULL);
+    case 't': return jsonl_word(p, end, "true", 4);
+    case 'f': return jsonl_word(p, end, "false", 5);
+    case 'n': return jsonl_word(p, end, "null", 4);
+    case '[':
+    case '{': {
+        uint8_t close = *p == '[' ? ']' : '}';
+        if (depth >= JSONL_DEPTH) return NULL;
+        p = jsonl_space(p + 1, end);
+        if (p < end && *p == close) return p + 1;
+        for (;;) {
+            if (p == end) return NULL;
+            if (close == '}') {
+                if (*p != '"' || !(p = jsonl_string(p, end, NULL, NULL))) return NULL;
+                p = jsonl_space(p, end);
+                if (p == end || *p != ':') return NULL;
+                p = jsonl_space(p + 1, end);
+                if (p == end) return NULL;
+            }
+            if (!(p = jsonl_value(p, end, depth + 1))) return NULL;
+            p = jsonl_space(p, end);
+            if (p == end) return NULL;
+            if (*p == close) return p + 1;
+            if (*p != ',') return NULL;
+            p = jsonl_space(p + 1, end);
+        }
+    }
+    default: return jsonl_number(p, end);
+    }
+}
+
+/* The line [p, end) (without its newline): 1 with the field's text written to out (room:
+ * end - p bytes) and *out_end set past it; 0 for a blank line (as bytes.strip() finds it);
+ * -1 to leave the line to Python. */
+static int jsonl_text(const uint8_t *p, const uint8_t *end, const uint8_t *field, size_t field_len, uint8_t *out, uint8_t **out_end) {
+    const uint8_t *q = p;
+    while (q < end && (*q == ' ' || (*q >= '\t' && *q <= '\r'))) q++;
+    if (q == end) return 0;
+    p = jsonl_space(p, end);
+    if (p == end || *p != '{') return -1;
+    p = jsonl_space(p + 1, end);
+    int found = 0;
+    while (p < end && *p == '"') {
+        const uint8_t *key = p + 1, *after = jsonl_string(p, end, NULL, NULL);
+        if (!after || memchr(key, '\\', (size_t)(after - 1 - key))) return -1;
+        int mine = (size_t)(after - 1 - key) == field_len && memcmp(key, field, field_len) == 0;
+        p = jsonl_space(after, end);
+        if (p == end || *p != ':') return -1;
+        p = jsonl_space(p + 1, end);
+        if (p == end) return -1;
+        if (mine) {
+            if (found || *p != '"' || !(p = jsonl_string(p, end, out, out_end))) return -1;
+            found = 1;
+        } else if (!(p = jsonl_value(p, end, 1))) {
+            return -1;
+        }
+        p = jsonl_space(p, end);
+        if (p < end && *p == '}') {
+            return found && jsonl_space(p + 1, end) == end ? 1 : -1;
+        }
+        if (p == end || *p != ',') return -1;
+        p = jsonl_space(p + 1, end);
+    }
+    return -1;
+}
+
+#endif
