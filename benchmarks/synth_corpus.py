@@ -38,8 +38,9 @@ counting's to keep up.
 
 Deterministic: shard ``i`` of seed ``s`` is drawn from ``numpy``'s generator seeded with
 ``(s, i)``, so shards can be made in parallel (``--workers``) and any one made again alone;
-the stream is the shards in order. The real corpora are counted and the BPEs trained once per
-process, by bpe-tui itself (about 1 s).
+the stream is the shards in order. A shard already in the folder is kept, so an interrupted
+run goes on where it stopped (give it the same ``--gb``, ``--seed`` and ``--shard-mb``). The
+real corpora are counted and the BPEs trained once per process, by bpe-tui itself (about 1 s).
 """
 
 from __future__ import annotations
@@ -245,10 +246,13 @@ def blocks(
 
 
 def write_shard(folder: str, seed: int, shard: int, size: int, sources: tuple[Path, Path] = (ENGLISH, CHINESE)) -> int:
-    """Write shard ``shard`` as ``shard-NNNNN.jsonl.zst``; the text's bytes."""
+    """Write shard ``shard`` as ``shard-NNNNN.jsonl.zst``; the text's bytes, or 0 if it was
+    there already (written whole: a shard is renamed into place only once complete)."""
     from backports import zstd  # Python 3.14 has it as compression.zstd
 
     path = Path(folder) / f"shard-{shard:05d}.jsonl.zst"
+    if path.exists():
+        return 0
     part = path.with_suffix(".zst.part")
     written = 0
     with zstd.open(part, "wb", level=1) as out:
@@ -336,9 +340,14 @@ def main() -> None:
     with ProcessPoolExecutor(args.workers) as pool:
         shards = sizes(total, shard_bytes)
         jobs = [pool.submit(write_shard, str(args.out), args.seed, i, size, tuple(args.sources)) for i, size in enumerate(shards)]
-        written = sum(job.result() for job in jobs)
+        done = [job.result() for job in jobs]
     took = time.perf_counter() - started
-    print(f"{written / 1e9:.2f} GB of text in {len(jobs)} shards, {took:.1f} s ({written / took / 1e6:.0f} MB/s)", file=sys.stderr)
+    written, kept = sum(done), done.count(0)
+    print(
+        f"{written / 1e9:.2f} GB of text in {len(jobs) - kept} shards, {took:.1f} s ({written / took / 1e6:.0f} MB/s)"
+        + (f"; {kept} shards were there already and kept" if kept else ""),
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":
