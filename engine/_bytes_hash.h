@@ -1,22 +1,12 @@
 /* A hash of a byte string, eight bytes a round: shared by the encoder's vocabulary and
  * pre-token cache and the counting tally's table (pre-tokens are short, but a corpus without
- * spaces has some of megabytes); and PREFETCH, with which both ask for the slots of a batch
- * of pre-tokens before looking any up, so the processor fetches them at once rather than
- * waiting on each in turn. */
+ * spaces has some of megabytes). */
 #ifndef ENGINE_BYTES_HASH_H
 #define ENGINE_BYTES_HASH_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-
-/* A hint only, through the SSE intrinsic gcc, clang and MSVC all have on x86; elsewhere nothing. */
-#if defined(__SSE__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 1)
-#include <xmmintrin.h>
-#define PREFETCH(p) _mm_prefetch((const char *)(p), _MM_HINT_T0)
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
 
 static inline uint64_t load_bytes(const uint8_t *s, size_t n) {
     uint64_t w = 0;

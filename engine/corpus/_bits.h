@@ -1,10 +1,21 @@
 /* The lowest and highest set bit of a 64-bit word, in portable C (no compiler builtins): the
  * pre-tokenizer reads pre-token starts off its class masks, the BPE trainer's core finds the
- * token starts and word ends it marks in bitmaps. */
+ * token starts and word ends it marks in bitmaps. And PREFETCH: memory a loop will read a few
+ * iterations later, asked for now (the tally's and the encoder's table slots for a batch of
+ * pre-tokens, the cells at a merge's next positions), so the processor fetches many at once
+ * rather than waiting on each in turn. */
 #ifndef ENGINE_BITS_H
 #define ENGINE_BITS_H
 
 #include <stdint.h>
+
+/* A hint only, through the SSE intrinsic gcc, clang and MSVC all have on x86; elsewhere nothing. */
+#if defined(__SSE__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 1)
+#include <xmmintrin.h>
+#define PREFETCH(p) _mm_prefetch((const char *)(p), _MM_HINT_T0)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
 
 /* The index of the lowest set bit of x (x != 0): a de Bruijn multiply. */
 static inline int lowest_bit(uint64_t x) {

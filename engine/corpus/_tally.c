@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_bits.h"
 #include "_bytes_hash.h"
 #include "_jsonl.h"
 #include "_pretokenize_core.h"

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "_atomics.h"
+#include "_bits.h"
 #include "_bytes_hash.h"
 #include "_pair_hash.h"
 #include "_pretokenize_core.h"

@@ -49,16 +49,7 @@
 #include "_step_events.h"
 #include "_token_bytes.h"
 
-/* Ask for memory a loop will read a few iterations later: a merge reads the cells at its
- * pair's positions, scattered through a layout far larger than the caches. A hint only,
- * through the SSE intrinsic that gcc, clang and MSVC all have on x86; elsewhere nothing. */
-#if defined(__SSE__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 1)
-#include <xmmintrin.h>
-#define PREFETCH(addr) _mm_prefetch((const char *)(addr), _MM_HINT_T0)
-#else
-#define PREFETCH(addr) ((void)(addr))
-#endif
-#define AHEAD 16 /* a power of two: the ring of positions read ahead */
+#define AHEAD 16 /* a power of two: the positions a list is read ahead of its use (Ahead) */
 
 /* A pair_positions list: its positions in ascending order, each kept as its distance from the
  * one before (the first as itself) in a varint, 7 bits a byte. Every list grows in one left to
@@ -522,6 +513,38 @@ done:
 
 /* -- merging ---------------------------------------------------------------------------- */
 
+/* A list read AHEAD positions before each is used, its cells and marks asked for as it is
+ * read: a merge or a compaction reads them at positions scattered through a layout far
+ * larger than the caches. */
+typedef struct {
+    Reader in;
+    uint32_t ring[AHEAD];
+    uint32_t used, held; /* positions used; read and not yet used */
+} Ahead;
+
+static inline void fetch_position(const Core *c, uint32_t pos) {
+    PREFETCH(cell_address(c, pos));
+    PREFETCH(&c->marks[pos >> 6]);
+}
+
+static inline Ahead ahead_read(const Core *c, Positions *ps) {
+    Ahead ah = {positions_read(ps), {0}, 0, 0};
+    for (; ah.held < AHEAD && positions_next(&ah.in, &ah.ring[ah.held]); ah.held++) fetch_position(c, ah.ring[ah.held]);
+    return ah;
+}
+
+/* The next position into ``*pos``: 1, or 0 at the end. */
+static inline int ahead_next(const Core *c, Ahead *ah, uint32_t *pos) {
+    if (!ah->held) return 0;
+    uint32_t *slot = &ah->ring[ah->used++ & (AHEAD - 1)];
+    *pos = *slot;
+    if (positions_next(&ah->in, slot))
+        fetch_position(c, *slot);
+    else
+        ah->held--;
+    return 1;
+}
+
 /* The start of the token before the one at ``pos`` (or of the separator there): the last
  * start marked before it. */
 static inline uint32_t prev_start(const Core *c, uint32_t pos) {
@@ -586,11 +609,11 @@ static inline int starts_pair(const Core *c, uint32_t pos, int32_t a, int32_t b)
  * spans did. */
 static void compact(Core *c, PairRec *r) {
     Positions *ps = &r->pos;
-    Reader in = positions_read(ps);
+    Ahead in = ahead_read(c, ps);
     uint8_t *out = positions_bytes_of(ps);
     uint32_t len = 0, last = 0, pos;
     int32_t k = 0;
-    while (positions_next(&in, &pos))
+    while (ahead_next(c, &in, &pos))
         if (starts_pair(c, pos, r->a, r->b)) {
             len += put_varint(out + len, pos - last);
             last = pos;
@@ -658,16 +681,8 @@ static int merge(Core *c, int32_t m, int queue) {
     uint32_t la = (uint32_t)left.len, lb = (uint32_t)right.len;
     int64_t seen = -1, end = -1;  /* the last word's end was found from ``seen``: positions */
     int64_t w = 0;                /* between them lie in it, so its count ``w`` is known */
-    uint32_t ring[AHEAD];         /* the next positions, read ahead to ask for their cells */
-    Reader in = positions_read(&ps);
-    for (int32_t i = 0; i < AHEAD && positions_next(&in, &ring[i]); i++) PREFETCH(cell_address(c, ring[i]));
-    for (int32_t i = 0; i < ps.n; i++) {
-        uint32_t pos = ring[i & (AHEAD - 1)], ahead;
-        if (positions_next(&in, &ahead)) {
-            ring[i & (AHEAD - 1)] = ahead;
-            PREFETCH(cell_address(c, ahead));
-            PREFETCH(&c->marks[ahead >> 6]);
-        }
+    Ahead in = ahead_read(c, &ps);
+    for (uint32_t pos; ahead_next(c, &in, &pos);) {
         if (!is_start(c, pos) || (int32_t)cell(c, pos) != a) continue;
         uint32_t nxt = pos + la;
         if (is_sep(c, nxt) || (int32_t)cell(c, nxt) != b) continue;
