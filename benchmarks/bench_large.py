@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -103,12 +104,32 @@ TRAINED = "trained"
 before whatever it then works out to report."""
 
 
-def measure(script: str, name: str, *args: str) -> tuple[float, float, float, dict]:
+CGROUPS = Path("/sys/fs/cgroup")
+
+
+def memory_cap(limit: int) -> Path:
+    """A cgroup that holds the processes put in it to ``limit`` bytes of memory, past which
+    the kernel kills them (root only; cgroup v2's ``memory.max``, or v1's memory controller)."""
+    v1 = CGROUPS / "memory"
+    group = (v1 if v1.is_dir() else CGROUPS) / f"bench-cap-{os.getpid()}"
+    group.mkdir(exist_ok=True)
+    if v1.is_dir():
+        (group / "memory.limit_in_bytes").write_text(str(limit))
+    else:
+        (group / "memory.max").write_text(str(limit))
+        (group / "memory.swap.max").write_text("0")
+    return group
+
+
+def measure(script: str, name: str, *args: str, cap: int | None = None) -> tuple[float, float, float, dict]:
     """Run ``script --child NAME ARGS`` in a fresh process: wall seconds, the peak MB of the
     process with its descendants (summed RSS, and summed PSS) until it prints ``TRAINED`` (or
-    ends), and the JSON line it printed last."""
+    ends), and the JSON line it printed last. With ``cap``, it runs held to that many bytes
+    (``memory_cap``): killed there, its JSON says when (``stopped``)."""
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, script, "--child", name, *args], stdout=subprocess.PIPE, text=True)
+    group = memory_cap(cap) if cap else None
+    join = (lambda: (group / "cgroup.procs").write_text(str(os.getpid()))) if group else None
+    proc = subprocess.Popen([sys.executable, script, "--child", name, *args], stdout=subprocess.PIPE, text=True, preexec_fn=join)
     peak = peak_pss = 0
     trained = threading.Event()
 
@@ -133,6 +154,10 @@ def measure(script: str, name: str, *args: str) -> tuple[float, float, float, di
     wall = wall or time.perf_counter() - start
     trained.set()
     sampler.join()
+    if group:
+        group.rmdir()
+    if proc.returncode == -signal.SIGKILL and cap:
+        return wall, peak / 1e6, peak_pss / 1e6, {"stopped": f"killed at the {cap / 1e9:g} GB cap after {wall:.0f} s"}
     if proc.returncode:
         raise SystemExit(f"{name} failed with status {proc.returncode}")
     return wall, peak / 1e6, peak_pss / 1e6, json.loads(lines[-1])

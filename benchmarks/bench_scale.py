@@ -32,6 +32,9 @@ merge loop has allocated at the end.
     python benchmarks/bench_scale.py --gb 0.1 --trainer bpe-tui --trainer bpe-tui-dask
     python benchmarks/bench_scale.py --dir /data --keep  # keep the shards to run again
     python benchmarks/bench_scale.py --corpus synth --gb 1 --trainer bpe-tui --trainer rustbpe
+    python benchmarks/bench_scale.py --corpus synth --gb 10 --peer-cap 20   # peers held to 20 GB
+
+A peer held to ``--peer-cap`` that would take more is killed there: its row says when.
 """
 
 from __future__ import annotations
@@ -171,7 +174,8 @@ def child(name: str, folder: Path, vocab_size: int) -> None:
 def report(text_bytes: int, shards: int, stored: int, runs: dict[str, tuple[float, float, float, dict]]) -> None:
     print(f"\n{text_bytes / 1e9:.2f} GB of text in {shards} JSONL shards ({stored / 1e9:.2f} GB stored)")
     print(f"  {'trainer':<15}{'wall s':>8}{'x HF':>7}{'x local':>9}{'RSS self MB':>13}{'with workers':>14}{'PSS':>7}  notes")
-    hf = runs.get("hf-tokenizers", (0.0,))[0]
+    hf_run = runs.get("hf-tokenizers")
+    hf = hf_run[0] if hf_run and "stopped" not in hf_run[3] else 0.0  # no ratio to a run cut short
     local = runs.get("bpe-tui", (0.0,))[0]
     for name, (wall, tree, tree_pss, info) in runs.items():
         ratios = f"{wall / hf:>7.2f}" if hf else f"{'':>7}"
@@ -180,7 +184,7 @@ def report(text_bytes: int, shards: int, stored: int, runs: dict[str, tuple[floa
         text = ", ".join(
             f"{k} {v:,.2f}" if isinstance(v, float) else f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in notes.items()
         )
-        print(f"  {name:<15}{wall:>8.1f}{ratios}{info['rss_self_mb']:>13.0f}{tree:>14.0f}{tree_pss:>7.0f}  {text}", flush=True)
+        print(f"  {name:<15}{wall:>8.1f}{ratios}{info.get('rss_self_mb', 0):>13.0f}{tree:>14.0f}{tree_pss:>7.0f}  {text}", flush=True)
         if "table_mb" in info:
             rss, table = info["rss_self_mb"], info["table_mb"]
             growth = rss - info["rss_imports_mb"]
@@ -200,6 +204,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the shards in --dir, and use those already there")
     parser.add_argument("--trainer", action="append", choices=list(TRAINERS), help="(repeatable; default all installed)")
     parser.add_argument("--corpus", choices=("repeated", "synth"), default="repeated", help="en-mix-6m repeated, or synth_corpus.py's")
+    parser.add_argument("--peer-cap", type=float, help="hold rustbpe and Hugging Face to this many GB of memory (root: a cgroup)")
     args = parser.parse_args()
     if args.child:
         child(args.child, Path(args.dir), args.vocab_size)
@@ -221,7 +226,9 @@ def main() -> None:
                 marker.write_text(str(make(folder, int(gb * 1e9))))
                 print(f"\n{gb:g} GB corpus generated in {time.perf_counter() - started:.0f} s")
             shards = list(folder.glob("*.jsonl.*"))
-            runs = {name: measure(__file__, name, "--dir", str(folder), "--vocab-size", str(args.vocab_size)) for name in names}
+            cap = int(args.peer_cap * 1e9) if args.peer_cap else None
+            child_args = ("--dir", str(folder), "--vocab-size", str(args.vocab_size))
+            runs = {name: measure(__file__, name, *child_args, cap=None if TRAINERS[name] is None else cap) for name in names}
             report(int(marker.read_text()), len(shards), sum(p.stat().st_size for p in shards), runs)
 
 
