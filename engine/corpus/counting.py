@@ -376,7 +376,8 @@ def _count_parallel(
         for _ in range(workers - 1)
     ]
     stop = threading.Event()
-    here = threading.Thread(target=_count_tasks, args=(settings, tasks, results, stop, keeping), daemon=True, name="counting")
+    handed: list[WordTable] = []  # the thread's table, handed over here rather than pickled through the queue
+    here = threading.Thread(target=_count_tasks, args=(settings, tasks, results, stop, keeping, handed), daemon=True, name="counting")
     room = threading.Semaphore(2 * workers)
     feeding: list[BaseException] = []
 
@@ -432,8 +433,10 @@ def _count_parallel(
             elif kind == "shard":
                 per_shard[rest[0]] = rest[1]
             elif kind == "counts":
-                if rest[0] is not None:
-                    total = total.merged(rest[0])
+                table = handed.pop() if rest[0] == HANDED else rest[0]
+                if table is not None:
+                    total = table if not len(total) else total.merged(table)  # the first is the total as it is
+                del table
                 rest.clear()  # the worker's table goes now, not when the next message replaces it
                 finished += 1
             elif kind == "failed":
@@ -476,12 +479,15 @@ def _count_tasks(
     results: Queue[tuple[object, ...]],
     stop: threading.Event,
     keeping: Keeping | None = None,
+    handed: list[WordTable] | None = None,
 ) -> None:
     """Count what ``tasks`` holds until a None, into one tally: ``("shard", index, shard)``
     or ``("texts", block)`` (a stream's, read by the parent). Say what happens on
     ``results``: bytes read, each shard's ``ShardCount``, each block counted, the table at the
-    end (None when ``keeping``: the counts went to runs). Once ``stop`` is set it ends at
-    the next progress report, saying nothing more."""
+    end (None when ``keeping``: the counts went to runs; ``HANDED`` when it went into
+    ``handed``, a list the thread shares with the process it runs in: a queue would pickle
+    it, two more copies of the largest thing counting holds). Once ``stop`` is set it ends
+    at the next progress report, saying nothing more."""
 
     def progress(n: int) -> None:
         if stop.is_set():
@@ -516,13 +522,22 @@ def _count_tasks(
             return
         table = tally.table(by_word=True)
         del tally  # the table is what is sent: the tally's copy goes first
-        results.put(("counts", table))
+        if handed is None:
+            results.put(("counts", table))
+        else:
+            handed.append(table)
+            del table
+            results.put(("counts", HANDED))
     except _Stopped:
         return
     except BpeError as e:
         results.put(("failed", e))
     except Exception:
         results.put(("crashed", traceback.format_exc()))
+
+
+HANDED = "handed"
+"""A counter's table, said to be in the list it shares with the process that reads it."""
 
 
 class _Stopped(BaseException):
