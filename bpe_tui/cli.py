@@ -280,7 +280,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _said(command: Callable[[], int]) -> int:
-    """``command()``, its bad input said in one line (exit status 2), Ctrl-C in another (130)."""
+    """``command()``, its bad input said in one line (exit status 2), Ctrl-C in another (130),
+    running out of memory in a third (1)."""
     try:
         return command()
     except BpeError as e:
@@ -289,6 +290,9 @@ def _said(command: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print("bpe-tui: interrupted", file=sys.stderr)
         return 130
+    except MemoryError as e:
+        print(f"bpe-tui: out of memory{f' ({one_line(str(e))})' if str(e) else ''}; try fewer --workers, or --max-memory", file=sys.stderr)
+        return 1
 
 
 def _run_command(args: argparse.Namespace) -> int:

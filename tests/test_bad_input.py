@@ -168,3 +168,23 @@ async def test_app_on_a_bad_corpus_closes_with_the_message(tmp_path):
         await wait_until(pilot, lambda: app.failure is not None)
     assert app.return_code == 2
     assert isinstance(app.failure, CorpusError) and "latin1.txt: not valid UTF-8 at byte offset 3" in str(app.failure)
+
+
+def test_more_distinct_bytes_than_the_merge_loop_lays_out_is_refused_before_laying_out(monkeypatch):
+    from engine.train import trainer as trainer_module
+
+    monkeypatch.setattr(trainer_module, "LAYOUT_LIMIT", 20)
+    with pytest.raises(CorpusError, match=r"^3 distinct pre-tokens of 18 bytes in all: more than the merge loop lays out \(20 bytes"):
+        Trainer({b"abcdef": 2, b"ghijkl": 1, b"mnopqr": 1}, 300)
+    assert Trainer({b"abcdef": 2, b"ghijkl": 1}, 300).merges_planned  # 12 bytes and 3 separators fit
+
+
+def test_running_out_of_memory_is_one_line_and_status_1(capsys):
+    from bpe_tui import cli
+
+    def fail() -> int:
+        raise MemoryError("too much")
+
+    assert cli._said(fail) == 1
+    err = capsys.readouterr().err
+    assert err == "bpe-tui: out of memory (too much); try fewer --workers, or --max-memory\n"

@@ -156,6 +156,10 @@ class MergePairs(Sequence[Pair]):
         self.ids.extend(pair)
 
 
+LAYOUT_LIMIT = 2**32 - 1
+"""The most positions the core lays out (its positions are 32-bit): the distinct pre-tokens'
+bytes, a separator after each, and one before the first."""
+
 FLOOR_FROM = 256
 """Merges a plain run makes before it chooses a floor (``run_floor``)."""
 
@@ -311,6 +315,11 @@ class Trainer:
         pairs: the state before any merge."""
         base = [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in self.special_tokens]
         data, ends, counts = self._core.table() if words is None else (words.words, words.ends, words.counts)
+        if len(data) + len(ends) + 1 > LAYOUT_LIMIT:
+            raise CorpusError(
+                f"{len(ends):,} distinct pre-tokens of {len(data):,} bytes in all: more than the merge loop lays out "
+                f"({LAYOUT_LIMIT:,} bytes with a separator a pre-token); train on a part of the corpus"
+            )
         keep_mmap_threshold()  # the core's large arrays get mappings of their own (counts from a file skip count_table)
         self._core = Core(data, ends, counts, base)
         self._first_merge_id = first_merge_id(self.special_tokens)
