@@ -121,11 +121,12 @@ def memory_cap(limit: int) -> Path:
     return group
 
 
-def measure(script: str, name: str, *args: str, cap: int | None = None) -> tuple[float, float, float, dict]:
+def measure(script: str, name: str, *args: str, cap: int | None = None, limit: float | None = None) -> tuple[float, float, float, dict]:
     """Run ``script --child NAME ARGS`` in a fresh process: wall seconds, the peak MB of the
     process with its descendants (summed RSS, and summed PSS) until it prints ``TRAINED`` (or
     ends), and the JSON line it printed last. With ``cap``, it runs held to that many bytes
-    (``memory_cap``): killed there, its JSON says when (``stopped``)."""
+    (``memory_cap``), and with ``limit`` for at most that many seconds: stopped there, its
+    JSON says when (``stopped``)."""
     start = time.perf_counter()
     group = memory_cap(cap) if cap else None
     join = (lambda: (group / "cgroup.procs").write_text(str(os.getpid()))) if group else None
@@ -142,6 +143,9 @@ def measure(script: str, name: str, *args: str, cap: int | None = None) -> tuple
 
     sampler = threading.Thread(target=sample)
     sampler.start()
+    timer = threading.Timer(limit, proc.kill) if limit else None
+    if timer:
+        timer.start()
     wall = None
     assert proc.stdout is not None
     lines = []
@@ -154,10 +158,13 @@ def measure(script: str, name: str, *args: str, cap: int | None = None) -> tuple
     wall = wall or time.perf_counter() - start
     trained.set()
     sampler.join()
+    if timer:
+        timer.cancel()
     if group:
         group.rmdir()
-    if proc.returncode == -signal.SIGKILL and cap:
-        return wall, peak / 1e6, peak_pss / 1e6, {"stopped": f"killed at the {cap / 1e9:g} GB cap after {wall:.0f} s"}
+    if proc.returncode == -signal.SIGKILL and (cap or limit):
+        why = f"the {limit:g} s limit" if limit and wall >= limit else f"the {(cap or 0) / 1e9:g} GB cap"
+        return wall, peak / 1e6, peak_pss / 1e6, {"stopped": f"killed at {why} after {wall:.0f} s"}
     if proc.returncode:
         raise SystemExit(f"{name} failed with status {proc.returncode}")
     return wall, peak / 1e6, peak_pss / 1e6, json.loads(lines[-1])

@@ -32,9 +32,10 @@ merge loop has allocated at the end.
     python benchmarks/bench_scale.py --gb 0.1 --trainer bpe-tui --trainer bpe-tui-dask
     python benchmarks/bench_scale.py --dir /data --keep  # keep the shards to run again
     python benchmarks/bench_scale.py --corpus synth --gb 1 --trainer bpe-tui --trainer rustbpe
-    python benchmarks/bench_scale.py --corpus synth --gb 10 --peer-cap 20   # peers held to 20 GB
+    python benchmarks/bench_scale.py --corpus synth --gb 10 --peer-cap 20 --peer-limit 900
 
-A peer held to ``--peer-cap`` that would take more is killed there: its row says when.
+A peer held to ``--peer-cap`` that would take more, or still training at ``--peer-limit``
+seconds, is killed there: its row says when.
 """
 
 from __future__ import annotations
@@ -205,6 +206,7 @@ def main() -> None:
     parser.add_argument("--trainer", action="append", choices=list(TRAINERS), help="(repeatable; default all installed)")
     parser.add_argument("--corpus", choices=("repeated", "synth"), default="repeated", help="en-mix-6m repeated, or synth_corpus.py's")
     parser.add_argument("--peer-cap", type=float, help="hold rustbpe and Hugging Face to this many GB of memory (root: a cgroup)")
+    parser.add_argument("--peer-limit", type=float, help="stop rustbpe and Hugging Face after this many seconds")
     args = parser.parse_args()
     if args.child:
         child(args.child, Path(args.dir), args.vocab_size)
@@ -228,7 +230,8 @@ def main() -> None:
             shards = list(folder.glob("*.jsonl.*"))
             cap = int(args.peer_cap * 1e9) if args.peer_cap else None
             child_args = ("--dir", str(folder), "--vocab-size", str(args.vocab_size))
-            runs = {name: measure(__file__, name, *child_args, cap=None if TRAINERS[name] is None else cap) for name in names}
+            peer = {"cap": cap, "limit": args.peer_limit}
+            runs = {name: measure(__file__, name, *child_args, **({} if TRAINERS[name] is None else peer)) for name in names}
             report(int(marker.read_text()), len(shards), sum(p.stat().st_size for p in shards), runs)
 
 
