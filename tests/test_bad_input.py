@@ -11,7 +11,7 @@ import pytest
 from bpe_tui.app import MIN_SIZE, BpeApp, TooSmallScreen
 from bpe_tui.encode.screen import EncodeScreen
 from bpe_tui.train.screen import TrainScreen
-from engine import CorpusError, Tokenizer, Trainer
+from engine import CorpusError, PreTokenizer, Tokenizer, Trainer
 from engine.train.settings import TrainOptions
 from tests.conftest import refused, run_cli
 from tests.train_app import wait_until
@@ -177,6 +177,24 @@ def test_more_distinct_bytes_than_the_merge_loop_lays_out_is_refused_before_layi
     with pytest.raises(CorpusError, match=r"^3 distinct pre-tokens of 18 bytes in all: more than the merge loop lays out \(20 bytes"):
         Trainer({b"abcdef": 2, b"ghijkl": 1, b"mnopqr": 1}, 300)
     assert Trainer({b"abcdef": 2, b"ghijkl": 1}, 300).merges_planned  # 12 bytes and 3 separators fit
+
+
+def test_counts_too_large_to_lay_out_are_refused_from_their_header(tmp_path, monkeypatch):
+    from engine.corpus import counts_file
+    from engine.corpus.counting import count_table
+    from engine.corpus.shards import CountSettings
+    from engine.train import trainer as trainer_module
+
+    corpus, path = tmp_path / "c.txt", tmp_path / "c.counts"
+    corpus.write_text("abcdef ghijkl mnopqr", encoding="utf-8")
+    table, summary = count_table([str(corpus)], CountSettings("gpt2", ()))
+    counts_file.save_counts(path, table, PreTokenizer("gpt2"), summary)
+    assert counts_file.saved_sizes(path) == (3, 20)  # "abcdef", " ghijkl", " mnopqr"
+    assert counts_file.saved_sizes(tmp_path / "missing.counts") is None
+    monkeypatch.setattr(trainer_module, "LAYOUT_LIMIT", 20)
+    monkeypatch.setattr(trainer_module, "load_saved_counts", lambda *a: pytest.fail("read past the header"))
+    with pytest.raises(CorpusError, match=r"^3 distinct pre-tokens of 20 bytes in all: more than the merge loop lays out"):
+        Trainer.from_counts_file(path, 300)
 
 
 def test_running_out_of_memory_is_one_line_and_status_1(capsys):

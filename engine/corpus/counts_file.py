@@ -88,6 +88,19 @@ def save_counts(path: str | os.PathLike[str], table: WordTable, pretok: PreToken
     atomic_write(path, json.dumps(header, ensure_ascii=False).encode("utf-8") + b"\n" + payload)
 
 
+def saved_sizes(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """``(pre-tokens, their bytes in all)`` from a counts file's header alone, to size what it
+    holds before reading it; None where the header does not say (``load_counts`` then tells
+    what is wrong)."""
+    try:
+        with open_binary(os.fspath(path)) as f:
+            header = json.loads(f.readline(1 << 26))
+        n = int(header["pretokens"])
+        return n, int(header["payload_bytes"]) - 12 * n  # a count (8 bytes) and a length (4) each, then the bytes
+    except (OSError, ValueError, KeyError, TypeError, CorpusError):
+        return None
+
+
 def load_counts(path: str | os.PathLike[str]) -> SavedCounts:
     """Read a counts file; ``CorpusError`` in one line if it is missing, corrupt or truncated."""
     with open_binary(os.fspath(path)) as f:

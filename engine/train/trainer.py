@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.corpus.counting import CountSummary, Progress, check_counted, count_iterable, count_table
-from engine.corpus.counts_file import SavedCounts, kept_counts_folder, load_counts
+from engine.corpus.counts_file import SavedCounts, kept_counts_folder, load_counts, saved_sizes
 from engine.corpus.counts_file import save_counts as save_counts_file
 from engine.corpus.pretokenize import PreTokenizer, pattern_name
 from engine.corpus.shards import CountSettings, keep_mmap_threshold
@@ -159,6 +159,17 @@ class MergePairs(Sequence[Pair]):
 LAYOUT_LIMIT = 2**32 - 1
 """The most positions the core lays out (its positions are 32-bit): the distinct pre-tokens'
 bytes, a separator after each, and one before the first."""
+
+
+def check_layout(pretokens: int, size: int) -> None:
+    """``CorpusError`` if ``pretokens`` distinct pre-tokens of ``size`` bytes in all are more
+    than the core lays out."""
+    if size + pretokens + 1 > LAYOUT_LIMIT:
+        raise CorpusError(
+            f"{pretokens:,} distinct pre-tokens of {size:,} bytes in all: more than the merge loop lays out "
+            f"({LAYOUT_LIMIT:,} bytes with a separator a pre-token); train on a part of the corpus"
+        )
+
 
 FLOOR_FROM = 256
 """Merges a plain run makes before it chooses a floor (``run_floor``)."""
@@ -304,9 +315,12 @@ class Trainer:
     ) -> Trainer:
         """Train on counts saved by ``engine.corpus.counts_file.save_counts`` (``--save-counts``).
 
-        ``CorpusError`` if they were made with another pattern or other special tokens.
+        ``CorpusError`` if they were made with another pattern or other special tokens, or
+        hold more than the core lays out (said from the file's header, before it is read).
         """
         check_settings(vocab_size, special_tokens)
+        if sizes := saved_sizes(path):
+            check_layout(*sizes)
         saved = load_saved_counts(path, pattern, special_tokens)
         return cls(saved.table, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=saved.summary)
 
@@ -315,11 +329,7 @@ class Trainer:
         pairs: the state before any merge."""
         base = [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in self.special_tokens]
         data, ends, counts = self._core.table() if words is None else (words.words, words.ends, words.counts)
-        if len(data) + len(ends) + 1 > LAYOUT_LIMIT:
-            raise CorpusError(
-                f"{len(ends):,} distinct pre-tokens of {len(data):,} bytes in all: more than the merge loop lays out "
-                f"({LAYOUT_LIMIT:,} bytes with a separator a pre-token); train on a part of the corpus"
-            )
+        check_layout(len(ends), len(data))
         keep_mmap_threshold()  # the core's large arrays get mappings of their own (counts from a file skip count_table)
         self._core = Core(data, ends, counts, base)
         self._first_merge_id = first_merge_id(self.special_tokens)
