@@ -76,6 +76,27 @@ def test_long_pretokens_are_merged_every_time(tok, text):
     assert tok.encode(text) == expected == tok.encode(text)
 
 
+ascii_runs = st.text(st.characters(max_codepoint=0x7F), min_size=0, max_size=40)
+wide = st.characters(min_codepoint=0x80, exclude_categories=("Cs",))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(ascii_runs, wide), max_size=8), ascii_runs)
+def test_ascii_runs_between_wide_characters_read_whole(tok, parts, tail):
+    """A str of 2- or 4-byte code units is turned into UTF-8 sixteen ASCII units at a time
+    where it can be: runs of every length, at every offset, around any other character."""
+    text = "".join(run + char for run, char in parts) + tail
+    expected = reference_encode(tok, text)
+    assert tok.encode(text) == expected
+    assert tok.decode(expected) == text
+
+
+@pytest.mark.parametrize("at", [0, 7, 15, 16, 17, 31, 40])
+def test_lone_surrogate_after_ascii_is_refused(tok, at):
+    with pytest.raises(UnicodeEncodeError):
+        tok.encode("x" * at + "\ud800" + "y" * 20 + "é")
+
+
 def test_lone_surrogate_is_refused_like_str_encode(tok):
     with pytest.raises(UnicodeEncodeError):
         tok.encode("abc \ud800 def")
