@@ -9,7 +9,7 @@ from setuptools.errors import CCompilerError, CompileError, ExecError, LinkError
 
 SHARED = ["engine", "engine/corpus", "engine/train"]
 """Header folders: ``_pair_hash.h`` serves the merge trainers' cores and the encoder, ``_bytes_hash.h``
-the encoder, the tally and WordPiece's core, the pre-tokenizer is part of the encoder; the
+the encoder, the tally and WordPiece's core, the pre-tokenizer and the JSONL reader are part of the encoder; the
 trainers' cores share the headers of ``engine/train``."""
 
 MERGE_CORE_HEADERS = [
@@ -105,6 +105,7 @@ setup(
                 "engine/_bytes_hash.h",
                 "engine/_pair_hash.h",
                 "engine/corpus/_bits.h",
+                "engine/corpus/_jsonl.h",
                 "engine/corpus/_pretokenize_core.h",
                 "engine/corpus/_pretokenize_simd.h",
                 "engine/corpus/_unicode_classes.h",

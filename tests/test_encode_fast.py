@@ -238,6 +238,12 @@ def test_packed_ids_become_the_same_ints(tok):
     assert out == ids[:2]
 
 
+def test_no_texts_are_no_ids(tok):
+    encoder = tok._new_encoder()
+    assert encoder.encode_ends([]) == (b"", b"")
+    assert encoder.encode_packed_many([], 2) == b""
+
+
 def test_worker_threads_hand_over_packed_ids_and_their_ends(tok):
     """A worker thread packs its texts' ids with their ends; ``Vocab.lists`` makes the lists
     ``encode`` gives, and refuses ids that are no entry and ends out of order."""

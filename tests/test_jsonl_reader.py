@@ -1,6 +1,7 @@
-"""JSONL records counted in C (``engine/corpus/_jsonl.h``, ``Tally.add_jsonl``): whatever line
-the C reader takes, it reads as ``json.loads`` does; what it leaves, Python reads; a shard
-counts the same, with the same errors, either way."""
+"""JSONL records read in C (``engine/corpus/_jsonl.h``): counted (``Tally.add_jsonl``) and
+encoded (``Encoder.encode_jsonl``). Whatever line the C reader takes, it reads as
+``json.loads`` does; what it leaves, Python reads; a shard counts the same and a dataset
+encodes the same, with the same errors, either way."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from engine import CorpusError, PreTokenizer
+from engine import CorpusError, PreTokenizer, Tokenizer
 from engine.corpus import shards as shards_module
 from engine.corpus.shards import CountSettings, Shard, count_shard
-from engine.corpus.sources import JSONL
+from engine.corpus.sources import JSONL, expand_inputs
+from engine.encode import dataset as dataset_module
+from engine.encode.dataset import encode_dataset
+from tests.conftest import fixture_file
 
 SPECIAL = "<|endoftext|>"
 PIECES = [
@@ -149,3 +153,79 @@ def test_a_lone_surrogate_is_a_bad_record_or_replaced(tmp_path):
     assert +count_shard(shard, CountSettings("gpt2", errors="replace")).counts == PreTokenizer("gpt2").count("ok") + PreTokenizer(
         "gpt2"
     ).count("a\ufffdb")
+
+
+# -- encoding a dataset ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gpt2() -> Tokenizer:
+    return Tokenizer.from_files(fixture_file("gpt2_vocab.json"), fixture_file("gpt2_merges.txt"))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(line=lines)
+@example(line=b'{"text": "a<|endoftext|>b"}')
+@example(line=b'{"text": ""}')
+def test_a_line_the_encoder_takes_is_encoded_as_its_json_text(gpt2, line):
+    eot = gpt2.special_ids[SPECIAL]
+    encoder = gpt2._new_encoder()
+    ids, stop, lines_read, documents = encoder.encode_jsonl(line + b"\n", 0, b"text", 2, eot)
+    if stop == 0:  # left to Python
+        assert (ids, lines_read, documents) == (b"", 0, 0)
+        return
+    assert (stop, lines_read) == (len(line) + 1, 1)
+    if not line.strip():
+        assert (ids, documents) == (b"", 0)
+        return
+    record = json.loads(line.decode("utf-8"))
+    assert documents == 1 and line.count(b'"text"') == 1
+    assert ids == gpt2.encode_packed(record["text"], "uint16") + eot.to_bytes(2, "little")
+
+
+def _dataset(gpt2: Tokenizer, path, out, monkeypatch, fast: bool, workers: int, **options: object) -> tuple[bytes, int, int] | str:
+    """The ids, documents and bad records of the JSONL file encoded, or the error; ``fast``:
+    its lines read in C where they can be, else every line by Python's json as a text."""
+    with monkeypatch.context() as m:
+        if not fast:
+            m.setattr(dataset_module, "JSONL", "a format no file has")
+        try:
+            summary = encode_dataset(gpt2, expand_inputs([str(path)]), out, workers=workers, **options)  # type: ignore[arg-type]
+        except CorpusError as e:
+            return str(e)
+    return out.read_bytes(), summary.documents, summary.bad_records
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    shard=st.lists(lines | st.sampled_from([b"", b" ", b"\t\r", b'{"text": "plain words"}']), max_size=12),
+    skip=st.booleans(),
+    errors=st.sampled_from(["strict", "replace"]),
+    workers=st.integers(1, 2),
+    block=st.sampled_from([16, 1 << 20]),
+)
+def test_a_dataset_encodes_the_same_and_fails_the_same_either_way(gpt2, tmp_path, monkeypatch, shard, skip, errors, workers, block):
+    """Read in C or by Python's json, every line: the same ids, documents, records skipped
+    and errors (the line they name), in one thread or two, in blocks of any size."""
+    path = tmp_path / "docs.jsonl"
+    path.write_bytes(b"\n".join(shard))
+    monkeypatch.setattr(shards_module, "LINE_BLOCK", block)
+    options = {"skip_bad_records": skip, "errors": errors, "eot": gpt2.special_ids[SPECIAL]}
+    fast = _dataset(gpt2, path, tmp_path / "fast.bin", monkeypatch, True, workers, **options)
+    slow = _dataset(gpt2, path, tmp_path / "slow.bin", monkeypatch, False, 1, **options)
+    assert fast == slow
+
+
+def test_a_dataset_under_a_pattern_not_compiled_reads_each_line_in_python(gpt2, tmp_path):
+    """Where encoding goes through ``regex``, every line is read by Python's json and its
+    text encoded: the same ids as ``encode_packed`` of each, the bad record skipped."""
+    tok = Tokenizer(gpt2.vocab, gpt2.merges, gpt2.special_tokens, r" ?\w+| ?[^\w\s]+|\s+")
+    assert tok._new_encoder() is None
+    path = tmp_path / "docs.jsonl"
+    texts = ["Hello there, world!", "", "naïve café\n\tok"]
+    path.write_text("\n".join([json.dumps({"text": texts[0]}), "not json", "", *(json.dumps({"text": t}) for t in texts[1:])]) + "\n")
+    eot = tok.special_ids[SPECIAL]
+    summary = encode_dataset(tok, expand_inputs([str(path)]), tmp_path / "ids.bin", eot=eot, skip_bad_records=True)
+    tail = eot.to_bytes(2, "little")
+    assert (tmp_path / "ids.bin").read_bytes() == b"".join(tok.encode_packed(t, "uint16") + tail for t in texts)
+    assert (summary.documents, summary.bad_records) == (3, 1)

@@ -1,6 +1,7 @@
-/* A JSONL line's text field, read in C: what the tally counts a JSONL shard from without
- * making a Python string per document (decoding the line, scanning its JSON, encoding the
- * text back to UTF-8 would each cost more than counting it).
+/* A JSONL line's text field, read in C: what the tally counts a JSONL shard from, and the
+ * encoder encodes a dataset from, without making a Python string per document (decoding the
+ * line, scanning its JSON, encoding the text back to UTF-8 would each cost more than
+ * counting or encoding it).
  *
  * It takes only what it can be sure of: a line that is one JSON object, valid UTF-8, holding
  * the field once, as a string. Any other line (not JSON, the field missing, twice or not a

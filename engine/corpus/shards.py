@@ -37,6 +37,7 @@ import io
 import json
 import os
 import re
+import threading
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -265,12 +266,59 @@ def shard_texts(
             if progress is not None:
                 progress(shard.size)
         return
+    pretok = settings.pretokenizer
+    with _opened(shard, settings, progress, hashed) as (stream, reader, start):
+        if shard.format == JSONL:
+            texts: Iterable[str] = _jsonl_documents(stream, shard, start, settings, bad, tally)
+        else:
+            texts = (text for text, _ in read_blocks(stream, pretok, settings.block_bytes, settings.errors, shard.path, start))
+        yield texts, lambda: (reader.flush(), bad[0], b"" if reader.hash is None else reader.hash.digest())
+
+
+@contextmanager
+def shard_jsonl_blocks(
+    shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None
+) -> Iterator[tuple[Iterator[tuple[bytes, int]], Callable[[bytes, int], str | None], Callable[[], int]]]:
+    """A JSONL shard's lines for a reader that reads the lines it can itself and hands the
+    others back (``Tokenizer.encode_jsonl_blocks``): blocks of whole lines, each with the
+    number of its first line in the shard (from 0); what reads line ``number`` as
+    ``shard_texts`` would (its text, or None for a blank line or a record skipped; a
+    ``CorpusError`` naming the line), from any thread; and the records skipped so far."""
+    bad = [0]
+    lock = threading.Lock()
+
+    def record(line: bytes, number: int) -> str | None:
+        mine = [0]
+        text = _record_text(line, settings.text_field, settings, mine, shard, start, number)
+        if mine[0]:
+            with lock:
+                bad[0] += mine[0]
+        return text
+
+    def blocks() -> Iterator[tuple[bytes, int]]:
+        number = 0
+        for block in _line_blocks(stream, min(settings.block_bytes, LINE_BLOCK)):
+            yield block, number
+            number += block.count(b"\n") + (not block.endswith(b"\n"))
+        reader.flush()  # the last bytes read, told to progress
+
+    with _opened(shard, settings, progress, False) as (stream, reader, start):
+        yield blocks(), record, lambda: bad[0]
+
+
+@contextmanager
+def _opened(
+    shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None, hashed: bool
+) -> Iterator[tuple[Any, _Reader, int]]:
+    """A text or JSONL shard's bytes: a stream of them (decompressed), the reader under it
+    (bytes read, their digest), and the byte the shard starts at in its file; errors reading
+    them become ``CorpusError``."""
     with open_binary(shard.path) as raw:
-        pretok = settings.pretokenizer
         if shard.compression:
             start, reader = 0, _Reader(raw, None, progress, hashed)
             stream: Any = _decompressed(reader, shard)
         else:
+            pretok = settings.pretokenizer
             cut = line_cut if shard.format == JSONL else lambda f, pos: text_cut(f, pos, pretok)
             start = cut(raw, shard.start)
             stop = None if shard.end is None else cut(raw, shard.end)
@@ -278,11 +326,7 @@ def shard_texts(
                 raw.seek(start)
             reader = stream = _Reader(raw, None if stop is None else max(0, stop - start), progress, hashed, shard.stream)
         with _read_errors(shard, reader, stream):
-            if shard.format == JSONL:
-                texts: Iterable[str] = _jsonl_documents(stream, shard, start, settings, bad, tally)
-            else:
-                texts = (text for text, _ in read_blocks(stream, pretok, settings.block_bytes, settings.errors, shard.path, start))
-            yield texts, lambda: (reader.flush(), bad[0], b"" if reader.hash is None else reader.hash.digest())
+            yield stream, reader, start
 
 
 def inputs_digest(digests: Iterable[bytes]) -> str:
@@ -608,7 +652,7 @@ def _record_text(line: bytes, field: str, settings: CountSettings, bad: list[int
             )
         elif not isinstance(text := record[field], str):
             problem = f'"{field}" is {_JSON_KINDS.get(type(text), "a value")}, not a string'
-        elif not (lone := _SURROGATE.search(text)):
+        elif b"\\u" not in line or not (lone := _SURROGATE.search(text)):  # only an escape can write one
             return text
         elif settings.errors != "strict":
             return _SURROGATE.sub("\ufffd", text)

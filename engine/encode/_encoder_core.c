@@ -31,6 +31,7 @@
 #include "_atomics.h"
 #include "_bits.h"
 #include "_bytes_hash.h"
+#include "_jsonl.h"
 #include "_pair_hash.h"
 #include "_pretokenize_core.h"
 #include "_whole_chars.h"
@@ -1465,8 +1466,8 @@ static PyObject *encode_many_as(Encoder *e, PyObject *texts, int width, int join
     if (err || !fits) {
         encode_error(failed >= 0 ? PyTuple_GET_ITEM(items, failed) : Py_None, err, fits);
     } else if (joined == 2) { /* the ends of the texts' ids after them, as native sizes */
-        out = Py_BuildValue("(y#y#)", (const char *)e->out, (Py_ssize_t)(e->out_len * (size_t)width), (const char *)(offsets + 1),
-                            (Py_ssize_t)(count * sizeof(size_t)));
+        out = Py_BuildValue("(NN)", PyBytes_FromStringAndSize((const char *)e->out, (Py_ssize_t)(e->out_len * (size_t)width)),
+                            PyBytes_FromStringAndSize((const char *)(offsets + 1), (Py_ssize_t)(count * sizeof(size_t))));
     } else if (joined) {
         out = PyBytes_FromStringAndSize((const char *)e->out, (Py_ssize_t)(e->out_len * (size_t)width));
     } else if ((out = PyList_New(count))) {
@@ -1544,6 +1545,70 @@ static PyObject *Encoder_encode_packed_many(Encoder *e, PyObject *args) {
     return encode_many_as(e, texts, width, 1, eot, ends);
 }
 
+/* encode_jsonl(data, at, field, width, eot) -> (bytes, stop, lines, documents): the ids of
+ * the documents of the JSONL lines of data from byte at, each the string of its field (UTF-8
+ * bytes) read straight from the line (engine/corpus/_jsonl.h), packed as encode_packed_many
+ * packs them, eot (if not negative) after each; up to the first line _jsonl.h leaves to the
+ * caller. stop is where that line starts (len(data) if none), lines how many came before it
+ * (blank ones too), documents how many of them had a text. No str is made, decoded or
+ * encoded again; the GIL is released while reading and encoding. */
+static PyObject *Encoder_encode_jsonl(Encoder *e, PyObject *args) {
+    Py_buffer data;
+    Py_ssize_t at;
+    const char *field;
+    Py_ssize_t field_len;
+    int width;
+    long eot;
+    if (!PyArg_ParseTuple(args, "y*ny#il:encode_jsonl", &data, &at, &field, &field_len, &width, &eot)) return NULL;
+    PyObject *out = NULL;
+    if (width != 2 && width != 4) {
+        PyErr_SetString(PyExc_ValueError, "width must be 2 or 4 bytes");
+        goto done;
+    }
+    if (eot > 0x10FFFF) {
+        PyErr_SetString(PyExc_ValueError, "eot must be a token id");
+        goto done;
+    }
+    if (at < 0 || at > data.len) {
+        PyErr_SetString(PyExc_ValueError, "at is outside the data");
+        goto done;
+    }
+    const uint8_t *s = data.buf, *end = s + data.len, *line = s + at;
+    Py_ssize_t lines = 0, documents = 0;
+    int err = 0, fits = 1;
+    lock_encoder(e);
+    Py_BEGIN_ALLOW_THREADS
+    e->out_len = 0;
+    /* A line's text is never longer than the line: room for the longest, and PAD after it. */
+    err = reserve((void **)&e->utf8, &e->utf8_cap, (size_t)(end - line) + PAD, 1);
+    while (!err && line < end) {
+        const uint8_t *nl = memchr(line, '\n', (size_t)(end - line)), *stop = nl ? nl : end;
+        uint8_t *text_end;
+        int kind = jsonl_text(line, stop, (const uint8_t *)field, (size_t)field_len, e->utf8, &text_end);
+        if (kind < 0) break;
+        if (kind) {
+            ptrdiff_t len = text_end - e->utf8;
+            memset(text_end, 0, PAD);
+            if ((err = encode_text(e, e->utf8, len))) break;
+            if (eot >= 0) {
+                if ((err = reserve((void **)&e->out, &e->out_cap, e->out_len + 1, sizeof(uint32_t)))) break;
+                e->out[e->out_len++] = (uint32_t)eot;
+            }
+            documents++;
+        }
+        lines++;
+        line = nl ? nl + 1 : end;
+    }
+    if (!err) fits = !pack_out(e, width);
+    Py_END_ALLOW_THREADS
+    if (err || !fits) encode_error(Py_None, err, fits);
+    else out = Py_BuildValue("(Nnnn)", PyBytes_FromStringAndSize((const char *)e->out, (Py_ssize_t)(e->out_len * (size_t)width)), (Py_ssize_t)(line - s), lines, documents);
+    release_encoder(e);
+done:
+    PyBuffer_Release(&data);
+    return out;
+}
+
 static PyMethodDef Encoder_methods[] = {
     {"encode", (PyCFunction)Encoder_encode, METH_O, "The token ids of a text, special tokens included."},
     {"encode_packed", (PyCFunction)Encoder_encode_packed, METH_VARARGS,
@@ -1554,6 +1619,8 @@ static PyMethodDef Encoder_methods[] = {
      "The ids of the texts packed as 4-byte ints, one after the other, and each text's end (native sizes)."},
     {"encode_packed_many", (PyCFunction)Encoder_encode_packed_many, METH_VARARGS,
      "encode_packed() of the texts joined, eot after each text whose flag in ends is true."},
+    {"encode_jsonl", (PyCFunction)Encoder_encode_jsonl, METH_VARARGS,
+     "The packed ids of the documents of JSONL lines from byte at, up to the first line left to the caller."},
     {NULL, NULL, 0, NULL},
 };
 

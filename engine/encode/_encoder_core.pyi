@@ -79,3 +79,9 @@ class Encoder:
     def encode_packed_many(self, texts: Sequence[str], width: int, eot: int = -1, ends: Sequence[bool] | None = None, /) -> bytes:
         """The ``encode_packed`` ids of the texts joined, ``eot`` (unless negative) after each
         text whose flag in ``ends`` is true (after each text when ``ends`` is None)."""
+    def encode_jsonl(self, data: bytes, at: int, field: bytes, width: int, eot: int, /) -> tuple[bytes, int, int, int]:
+        """``(ids, stop, lines, documents)``: the packed ids of the documents of the JSONL
+        lines of ``data`` from byte ``at`` (each the string of its ``field``, read from the
+        line's UTF-8), ``eot`` (unless negative) after each; up to the first line that only
+        Python's ``json`` may read (``engine/corpus/_jsonl.h``), which starts at ``stop``;
+        ``lines`` before it, blank ones too, ``documents`` of them with a text."""

@@ -23,12 +23,13 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from engine.corpus.shards import CountSettings, source_texts, trim_heap
-from engine.corpus.sources import Source, optional
-from engine.encode.tokenizer import ID_WIDTHS, Tokenizer
+from engine.corpus.shards import CountSettings, plan_shards, shard_jsonl_blocks, source_texts, trim_heap
+from engine.corpus.sources import JSONL, Source, optional
+from engine.encode.tokenizer import ID_WIDTHS, JsonlBlock, Tokenizer
 from engine.formats.atomic import atomic_file, atomic_write, check_writable_file
 
 BATCH_CHARS = 1 << 20
@@ -131,9 +132,8 @@ def encode_dataset(
         # parsed in this thread alone), else while this thread waits for the disk.
         digest = background.submit(tokenizer.digest) if tokenizer.threads(workers) > 1 else None
         f.write(b"\0" * header)
-        for batch, ((data, n, docs), done) in enumerate(
-            _encoded(_batches(sources, settings, count, skip, read), tokenizer, eot, dtype, workers), start=1
-        ):
+        encoded = _encoded_sources(sources, settings, tokenizer, eot, dtype, workers, count, skip, read)
+        for batch, ((data, n, docs), done) in enumerate(encoded, start=1):
             f.write(data)
             if batch % TRIM_BATCHES == 0:
                 trim_heap()
@@ -210,6 +210,59 @@ def _npy_header(dtype: str, count: int) -> bytes:
 
 
 Batch = list[tuple[str, bool]]
+Encoded = tuple[tuple[bytes, int, int], int]
+"""Ids packed, how many, the documents they end, and the bytes read when they were asked for."""
+
+
+def _encoded_sources(
+    sources: Sequence[Source],
+    settings: CountSettings,
+    tokenizer: Tokenizer,
+    eot: int | None,
+    dtype: str,
+    workers: int | None,
+    count: Callable[[int], None],
+    skip: Callable[[int], None],
+    read: list[int],
+) -> Iterator[Encoded]:
+    """The sources encoded in order: JSONL files a block of lines at a time, read in C where
+    the tokenizer encodes in C (``Tokenizer.encode_jsonl_blocks``), the others as texts."""
+    for jsonl, group in groupby(sources, key=lambda source: source.format == JSONL):
+        if jsonl:
+            yield from _encoded_jsonl(list(group), settings, tokenizer, eot, dtype, workers, count, skip, read)
+        else:
+            yield from _encoded(_batches(list(group), settings, count, skip, read), tokenizer, eot, dtype, workers)
+
+
+def _encoded_jsonl(
+    sources: Sequence[Source],
+    settings: CountSettings,
+    tokenizer: Tokenizer,
+    eot: int | None,
+    dtype: str,
+    workers: int | None,
+    count: Callable[[int], None],
+    skip: Callable[[int], None],
+    read: list[int],
+) -> Iterator[Encoded]:
+    """JSONL sources encoded a block of lines at a time; the records skipped told once all
+    are encoded (the threads read the lines they are in)."""
+    width = ID_WIDTHS[dtype]
+    asked: deque[int] = deque()  # per block: the bytes read when it was made
+    skipped: list[Callable[[], int]] = []
+
+    def blocks() -> Iterator[JsonlBlock]:
+        for source in sources:
+            for shard in plan_shards([source], settings, shard_bytes=max(source.size, 1)):
+                with shard_jsonl_blocks(shard, settings, count) as (lines, record, bad):
+                    for block, number in lines:
+                        asked.append(read[0])
+                        yield block, number, record
+                skipped.append(bad)
+
+    for data, documents in tokenizer.encode_jsonl_blocks(blocks(), settings.text_field, dtype, eot, workers):
+        yield (data, len(data) // width, documents), asked.popleft()
+    skip(sum(bad() for bad in skipped))
 
 
 def _batches(
@@ -232,7 +285,7 @@ def _batches(
 
 def _encoded(
     batches: Iterator[tuple[Batch, int]], tokenizer: Tokenizer, eot: int | None, dtype: str, workers: int | None
-) -> Iterator[tuple[tuple[bytes, int, int], int]]:
+) -> Iterator[Encoded]:
     """Each batch encoded (``Tokenizer.encode_packed_batches``: in threads, in order) as
     little-endian ids, an end-of-text id after each document's last text; with how many ids
     and documents, and the bytes read when the batch was made."""

@@ -83,6 +83,13 @@ _TEXT_CHARS = 64
 
 _WHOLE, _PART, _LAST = 0, 1, 2
 
+JsonlBlock = tuple[bytes, int, Callable[[bytes, int], "str | None"]]
+"""Whole lines of a JSONL file (each ending with a newline, but perhaps the file's last),
+the number of the first in its file (from 0), and what reads one line as Python's ``json``
+does, given its number: its text, or None for a blank line or a record skipped (a
+``CorpusError`` naming the line for a bad one), from any thread
+(``engine.corpus.shards.shard_jsonl_blocks``)."""
+
 
 def _code_points(ids: str) -> list[int]:
     """``list(map(ord, ids))``, faster: through the string's UTF-32 bytes (ids may be lone
@@ -621,6 +628,28 @@ class Tokenizer:
                 yield b"".join(parts)
                 parts = []
 
+    def encode_jsonl_blocks(
+        self, blocks: Iterable[JsonlBlock], field: str, dtype: str, eot: int | None = None, workers: int | None = None
+    ) -> Iterator[tuple[bytes, int]]:
+        """For each block of whole JSONL lines, in order: the ids of its documents (each the
+        string of its ``field``) packed as ``encode_packed`` does and joined, ``eot`` after
+        each, and how many documents. The compiled encoder reads a line's text straight from
+        its bytes (``Encoder.encode_jsonl``: no str made, decoded or encoded again); the lines
+        it leaves, it hands to the block's reader of one line, which reads it as Python's
+        ``json`` does (see ``JsonlBlock``). A block is a unit for ``workers`` threads."""
+        width = ID_WIDTHS[dtype]
+        mark = -1 if eot is None else eot
+        run = partial(_jsonl_unit, field.encode("utf-8"), width, mark)
+        if not self._compiled:  # each line read by the block's reader, its text encoded
+            tail = b"" if eot is None else eot.to_bytes(width, "little")
+            for block, number, record in blocks:
+                lines = block.split(b"\n")[: -1 if block.endswith(b"\n") else None]
+                texts = (record(line, number + k) for k, line in enumerate(lines))
+                ids = [self.encode_packed(text, dtype) + tail for text in texts if text is not None]
+                yield b"".join(ids), len(ids)
+            return
+        yield from (out for out, _ in self._in_threads(zip(blocks, repeat(0)), self.threads(workers), run))
+
     def _packed_batch(self, texts: list[str], ends: list[bool], width: int, eot: int | None) -> bytes:
         """One batch of ``encode_packed_batches``, in this thread."""
         if self._encoder is None:
@@ -866,6 +895,30 @@ def _ended_unit(encoder: Encoder, unit: tuple[list[str], int]) -> tuple[bytes, b
     ends, or a piece of a long text packed."""
     texts, kind = unit
     return encoder.encode_ends(texts) if kind == _WHOLE else encoder.encode_many(texts, 4)
+
+
+def _jsonl_unit(field: bytes, width: int, eot: int, encoder: Encoder, unit: JsonlBlock) -> tuple[bytes, int]:
+    """A block of ``encode_jsonl_blocks``: the lines the encoder reads, and between them
+    those it leaves, read by the block's reader and encoded as texts."""
+    block, number, record = unit
+    parts: list[bytes] = []
+    at = documents = 0
+    while at < len(block):
+        ids, at, lines, done = encoder.encode_jsonl(block, at, field, width, eot)
+        parts.append(ids)
+        documents += done
+        number += lines
+        if at == len(block):
+            break
+        end = block.find(b"\n", at)
+        end = len(block) if end < 0 else end
+        text = record(block[at:end], number)
+        number += 1
+        at = end + 1
+        if text is not None:
+            parts.append(encoder.encode_packed_many([text], width, eot))
+            documents += 1
+    return b"".join(parts), documents
 
 
 def _apply(f: Callable[..., R], args: tuple[Any, ...]) -> R:
