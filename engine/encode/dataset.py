@@ -63,7 +63,7 @@ class DatasetSummary:
 
 def id_dtype(tokenizer: Tokenizer) -> str:
     """The smallest unsigned integer type that holds every id of ``tokenizer``."""
-    return "uint16" if max(tokenizer.vocab) < 1 << 16 else "uint32"
+    return "uint16" if tokenizer.max_id < 1 << 16 else "uint32"
 
 
 def sidecar_path(path: Path) -> Path:

@@ -170,7 +170,9 @@ class Tokenizer:
         self.special_tokens = [t.content for t in self.added_tokens]
         self.special_ids = {t.content: t.id for t in self.added_tokens}
         self._special_set = frozenset(self.special_ids.values())
-        if min(self.vocab, default=0) < 0 or max(self.vocab, default=0) >= sys.maxunicode:
+        self.max_id = max(self.vocab, default=0)
+        """The largest token id."""
+        if min(self.vocab, default=0) < 0 or self.max_id >= sys.maxunicode:
             raise ValueError(f"token ids must lie in 0-{sys.maxunicode - 1}")
         self.pretokenizer = PreTokenizer(self.pattern, self.added_tokens, normalizer)
         missing = [b for b in range(256) if bytes([b]) not in self.encoder]
@@ -215,6 +217,8 @@ class Tokenizer:
         compiled but cutting out the added tokens is not (``_new_piece_encoder``)."""
         self._pretokens: dict[str, str] = {}
         """Ids of each pre-token, under a custom pattern."""
+        self._digest: str | None = None
+        """``digest()``, once made."""
 
     @property
     def direct(self) -> bool:
@@ -270,7 +274,10 @@ class Tokenizer:
     def digest(self) -> str:
         """BLAKE2b of what encoding depends on (vocabulary, merge ranks, special tokens,
         pattern): the same model gives the same digest whichever files it was loaded from.
-        The compiled tables hand over their contents whole, in id and rank order."""
+        The compiled tables hand over their contents whole, in id and rank order; made once
+        (they never change), a few milliseconds."""
+        if self._digest is not None:
+            return self._digest
         h = hashlib.blake2b(digest_size=16)
         for table in (self._table.canonical(), self._ranks.canonical()):
             h.update(struct.pack("<Q", len(table)) + table)
@@ -278,7 +285,8 @@ class Tokenizer:
         if self.normalizer or not self.pretokenizer.plain:  # how the text is matched and changed besides
             settings += [self.normalizer, [dataclasses.astuple(t) for t in self.added_tokens]]
         h.update(json.dumps(settings).encode("utf-8"))
-        return h.hexdigest()
+        self._digest = h.hexdigest()
+        return self._digest
 
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled as what it is made from: the compiled merge table is rebuilt on load."""
