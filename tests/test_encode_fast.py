@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import random
 import struct
 import sys
 import threading
@@ -236,6 +237,19 @@ def test_packed_ids_become_the_same_ints(tok):
         tok._table.fill(out, 1, [packed(ids[:2], "I")])
     tok._table.fill(out, 0, [packed(ids[:2], "I")])
     assert out == ids[:2]
+
+
+def test_the_hot_table_grows_keeping_what_it_holds(tok):
+    """Past 4,096 short pre-tokens taken in, an encoder's hot table grows to its largest,
+    the pre-tokens it held moved over: each text encodes the same before and after."""
+    rng = random.Random(7)
+    words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(2, 7))) for _ in range(9000)]
+    first, rest = " ".join(words[:3000]), " ".join(words[3000:])
+    encoder = tok._new_encoder()
+    ids = encoder.encode(first)
+    assert ids == reference_encode(tok, first)
+    assert encoder.encode(rest) == reference_encode(tok, rest)
+    assert encoder.encode(first) == ids
 
 
 def test_no_texts_are_no_ids(tok):
