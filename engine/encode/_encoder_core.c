@@ -1037,10 +1037,11 @@ static int reserve(void **buf, size_t *cap, size_t need, size_t size) {
     return 0;
 }
 
-/* Free a buffer that holds over 8 million items, so an Encoder keeps no more between texts
- * (32 MB of ids); a text up to that size reuses its buffers, with no new pages to fault in. */
-static void shrink(void **buf, size_t *cap) {
-    if (*cap > (1 << 23)) {
+/* Free a buffer of over 32 MB (of items of size bytes), so an Encoder keeps no more between
+ * texts; a text up to that size reuses its buffers, with no new pages to fault in (8 million
+ * ids; the UTF-8 of 10 million characters, room for 3 bytes each kept). */
+static void shrink(void **buf, size_t *cap, size_t size) {
+    if (*cap * size > ((size_t)32 << 20)) {
         PyMem_RawFree(*buf);
         *buf = NULL;
         *cap = 0;
@@ -1441,9 +1442,9 @@ static PyObject *ids_list(const Encoder *e, size_t from, size_t to) {
 
 /* Give back the buffers of a long text or pre-token, and the lock. */
 static void release_encoder(Encoder *e) {
-    shrink((void **)&e->out, &e->out_cap);
-    shrink((void **)&e->utf8, &e->utf8_cap);
-    shrink((void **)&e->work, &e->work_cap);
+    shrink((void **)&e->out, &e->out_cap, sizeof(uint32_t));
+    shrink((void **)&e->utf8, &e->utf8_cap, 1);
+    shrink((void **)&e->work, &e->work_cap, sizeof(uint32_t));
     PyThread_release_lock(e->lock);
 }
 
