@@ -266,6 +266,11 @@ def test_worker_threads_hand_over_packed_ids_and_their_ends(tok):
     assert tok._table.lists(packed_ids, ends) == [tok.encode(text) for text in texts]
     with pytest.raises(ValueError, match="not in the vocabulary"):
         tok._table.lists(packed([1, max(tok.vocab) + 1], "I"), struct.pack("n", 2))
+    one = tok._table.lists(packed([300], "I"), struct.pack("n", 1))[0][0]
+    held = sys.getrefcount(one)
+    with pytest.raises(ValueError, match="not in the vocabulary"):  # the lists filled before it are let go whole
+        tok._table.lists(packed([300] * 5000 + [300, max(tok.vocab) + 1], "I"), struct.pack("2n", 5000, 5002))
+    assert sys.getrefcount(one) == held
     with pytest.raises(ValueError, match="out of order"):
         tok._table.lists(packed([1, 2], "I"), struct.pack("2n", 2, 1))
     with pytest.raises(ValueError, match="a size each"):

@@ -603,45 +603,64 @@ static void list_fill_end(ListFill *f) {
 
 /* lists(packed, ends) -> list[list[int]]: the lists of the texts whose ids encode_ends packed
  * (little-endian 4-byte ints) and ended where ends says (native sizes). ValueError for an id
- * that is no entry, or ends out of order. */
+ * that is no entry, or ends out of order. The lists are made with the GIL and filled without
+ * it, counting the uses of each int as fill does: a worker thread finishing its unit meanwhile
+ * needs the GIL, and waited for the lists of a unit of a thousand English texts. */
 static PyObject *Vocab_lists(Vocab *v, PyObject *args) {
     Py_buffer ids, ends;
     if (!PyArg_ParseTuple(args, "y*y*", &ids, &ends)) return NULL;
     PyObject *out = NULL;
     Py_ssize_t count = ends.len / (Py_ssize_t)sizeof(size_t);
-    size_t total = (size_t)ids.len / 4, start = 0;
+    size_t total = (size_t)ids.len / 4, start = 0, nids = v->nids ? v->nids : 1;
+    uint32_t *arrays = NULL;
     if (ids.len % 4 || ends.len % (Py_ssize_t)sizeof(size_t)) {
         PyErr_SetString(PyExc_ValueError, "packed ids are 4 bytes each, ends a size each");
         goto done;
     }
     if (!(out = PyList_New(count))) goto done;
-    for (Py_ssize_t k = 0; k < count; k++) {
+    for (Py_ssize_t k = 0; k < count; k++) { /* the lists made with the GIL, filled without it */
         size_t end;
         memcpy(&end, (const uint8_t *)ends.buf + k * sizeof(size_t), sizeof end);
         PyObject *list = end >= start && end <= total ? PyList_New((Py_ssize_t)(end - start)) : NULL;
-        ListFill fill;
         if (!list) {
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "the ends are out of order");
             Py_CLEAR(out);
             goto done;
         }
         PyList_SET_ITEM(out, k, list);
-        if (list_fill_start(&fill, v, list, end - start)) {
-            Py_CLEAR(out);
-            goto done;
-        }
-        size_t put = list_fill(&fill, (const uint8_t *)ids.buf + 4 * start, end - start, 1, v->nids);
-        list_fill_end(&fill);
-        if (put < end - start) { /* the items put hold their references; the rest are NULL */
-            Py_SET_SIZE(list, (Py_ssize_t)put);
-            PyErr_SetString(PyExc_ValueError, "a token id is not in the vocabulary");
-            Py_CLEAR(out);
-            goto done;
-        }
         PyObject_GC_UnTrack(list); /* see ids_list */
         start = end;
     }
+    arrays = v->nspare ? v->spare[--v->nspare] : PyMem_RawCalloc(2 * nids, sizeof(uint32_t));
+    if (!arrays) {
+        PyErr_NoMemory();
+        Py_CLEAR(out);
+        goto done;
+    }
+    ListFill fill = {v->id_objects, NULL, arrays, arrays + nids, 0};
+    Py_ssize_t filled = 0;
+    size_t put = 0;
+    start = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (; filled < count; filled++) {
+        PyObject *list = PyList_GET_ITEM(out, filled);
+        size_t n = (size_t)PyList_GET_SIZE(list);
+        fill.items = ((PyListObject *)list)->ob_item;
+        put = list_fill(&fill, (const uint8_t *)ids.buf + 4 * start, n, 1, v->nids);
+        if (put < n) break;
+        start += n;
+    }
+    Py_END_ALLOW_THREADS
+    list_fill_end(&fill); /* the items put hold their references */
+    if (filled < count) { /* the rest are NULL: lists that short */
+        Py_SET_SIZE(PyList_GET_ITEM(out, filled), (Py_ssize_t)put);
+        for (Py_ssize_t k = filled + 1; k < count; k++) Py_SET_SIZE(PyList_GET_ITEM(out, k), 0);
+        PyErr_SetString(PyExc_ValueError, "a token id is not in the vocabulary");
+        Py_CLEAR(out);
+    }
 done:
+    if (arrays && v->nspare < SPARES) v->spare[v->nspare++] = arrays;
+    else PyMem_RawFree(arrays);
     PyBuffer_Release(&ids);
     PyBuffer_Release(&ends);
     return out;

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import chain, islice, repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.stages import AddedToken, PatternSpec, Stage, describe, simplest
@@ -89,6 +89,16 @@ the number of the first in its file (from 0), and what reads one line as Python'
 does, given its number: its text, or None for a blank line or a record skipped (a
 ``CorpusError`` naming the line for a bad one), from any thread
 (``engine.corpus.shards.shard_jsonl_blocks``)."""
+
+
+@dataclass(slots=True)
+class _Pending(Generic[U, K, R]):
+    """A unit handed to the helper threads: its future (the result, when this thread took the
+    unit and encoded it), the unit and its kind."""
+
+    future: Future[R]
+    unit: U
+    kind: K
 
 
 def _code_points(ids: str) -> list[int]:
@@ -588,9 +598,10 @@ class Tokenizer:
         one long one; a text longer than ``2 * UNIT_CHARS`` is cut where no pre-token
         changes (``PreTokenizer.safe_cut``) and its pieces are encoded in parallel. At most
         two units per thread are in flight, and reading the texts (in this thread) overlaps
-        with the encoding. The ids come back packed: a unit's with where each text ends,
-        made lists here (``Vocab.lists``); a long text's pieces made one list by the threads
-        together (``Vocab.fill``). The lists are left to reference counting, out of the
+        with the encoding; this thread is one of the ``workers``, encoding units while it
+        waits (``_in_threads``). The ids come back packed: a unit's with where each text
+        ends, made lists here (``Vocab.lists``, filled without the GIL); a long text's
+        pieces made one list by the threads together (``Vocab.fill``). The lists are left to reference counting, out of the
         cycle collector's walks (they hold only ints). Under a pattern that runs through
         ``regex`` the regex holds the GIL: the texts are encoded one after another.
         """
@@ -690,8 +701,8 @@ class Tokenizer:
         three threads a call cost a twentieth of a warm encode of zh-xiyouji in two); they
         end when the tokenizer goes."""
         pool = self._pools.get(threads)
-        if pool is None:
-            pool = self._pools[threads] = ThreadPoolExecutor(threads, thread_name_prefix="bpe-tui-encode")
+        if pool is None:  # this thread is the other one
+            pool = self._pools[threads] = ThreadPoolExecutor(threads - 1, thread_name_prefix="bpe-tui-encode")
         return pool
 
     def threads(self, workers: int | None = None) -> int:
@@ -782,18 +793,20 @@ class Tokenizer:
 
     def _in_threads(self, units: Iterable[tuple[U, K]], threads: int, run: Callable[[Encoder, U], R]) -> Iterator[tuple[R, K]]:
         """``(run(encoder, unit), kind)`` of each unit, in order, computed in ``threads``
-        threads, each with an ``Encoder`` of its own (taken from those the last calls left,
-        given back after) over the tokenizer's cache; at most two units a thread in flight.
-        One thread, or one unit in all (starting threads would cost more than it saves):
-        this one, with the tokenizer's own encoder."""
+        threads: this one and ``threads - 1`` helpers, each with an ``Encoder`` of its own
+        (the helpers' taken from those the last calls left, given back after) over the
+        tokenizer's cache; at most two units a thread in flight. This thread, waiting for
+        a unit a helper is encoding, encodes the next one no helper has started (a third
+        thread beside two helpers would leave two cores to three). One thread, or one unit
+        in all (starting threads would cost more than it saves): this one alone."""
         units = iter(units)
         first = list(islice(units, 2))
+        if self._encoder is None:
+            self._encoder = self._new_encoder()
+        own = self._encoder
+        assert own is not None  # called only when encoding is compiled
         if threads == 1 or len(first) < 2:
-            if self._encoder is None:
-                self._encoder = self._new_encoder()
-            encoder = self._encoder
-            assert encoder is not None  # called only when encoding is compiled
-            yield from ((run(encoder, unit), kind) for unit, kind in chain(first, units))
+            yield from ((run(own, unit), kind) for unit, kind in chain(first, units))
             return
         units = chain(first, units)
         self._cache()  # made here, not by two threads at once
@@ -813,20 +826,39 @@ class Tokenizer:
             return run(encoder, unit)
 
         pool = self._pool(threads)
-        pending: deque[tuple[Future[R], K]] = deque()
+        pending: deque[_Pending[U, K, R]] = deque()
+
+        def mine(item: _Pending[U, K, R]) -> bool:
+            """Whether this thread took the item's unit from the helpers (none had started
+            it), and encoded it."""
+            if not item.future.cancel():  # a helper has it, or it is done
+                return False
+            result = run(own, item.unit)  # the cancelled future stands until it is done
+            item.future = Future()
+            item.future.set_result(result)
+            return True
+
+        def oldest() -> tuple[R, K]:
+            """The oldest unit's result: while a helper encodes it, this thread encodes the
+            next unit no helper has started."""
+            head = pending[0]
+            while head.future.running() and any(mine(item) for item in islice(pending, 1, None) if not item.future.done()):
+                pass
+            mine(head)
+            pending.popleft()
+            return head.future.result(), head.kind
+
         try:
             for unit, kind in units:
-                pending.append((pool.submit(work, unit), kind))
+                pending.append(_Pending(pool.submit(work, unit), unit, kind))
                 if len(pending) >= 2 * threads:
-                    future, done = pending.popleft()
-                    yield future.result(), done
+                    yield oldest()
             while pending:
-                future, done = pending.popleft()
-                yield future.result(), done
+                yield oldest()
         finally:
-            for future, _ in pending:
-                future.cancel()
-            wait([future for future, _ in pending])  # then no encoder taken is in use
+            for item in pending:
+                item.future.cancel()
+            wait([item.future for item in pending])  # then no encoder taken is in use
             idle += taken
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
