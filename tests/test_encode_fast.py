@@ -337,6 +337,31 @@ def test_long_texts_are_cut_and_short_ones_grouped(monkeypatch, tok, batch, work
     assert list(tok.encode_packed_stream(long, "uint32", workers)) == [packed(ids, "I") for ids in expected]
 
 
+@pytest.mark.parametrize("at", [0, 1, 2, 17, 40])
+def test_a_bad_text_in_any_unit_is_raised_and_the_threads_go_on(monkeypatch, tok, at):
+    """Whichever thread meets it (a helper, or this one encoding a unit no helper had
+    started), a lone surrogate is the UnicodeEncodeError str.encode gives, nothing waits
+    forever, and the next call gives encode's ids."""
+    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 64)
+    batch = [SAMPLE * 50] + [f"text {i} " * 20 for i in range(40)]  # a helper busy with the first while this thread takes the next
+    batch[at] = "bad \udc00 text"
+    raised: list[Exception] = []
+
+    def call() -> None:
+        try:
+            tok.encode_batch(batch, workers=2)
+        except Exception as e:
+            raised.append(e)
+
+    caller = threading.Thread(target=call, daemon=True)
+    caller.start()
+    caller.join(60)
+    assert not caller.is_alive(), "encode_batch still waiting after 60 s"
+    assert [type(e) for e in raised] == [UnicodeEncodeError]
+    good = batch[:at] + batch[at + 1 :]
+    assert tok.encode_batch(good, workers=2) == [tok.encode(text) for text in good]
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.lists(st.tuples(texts, st.booleans()), max_size=6), max_size=5), st.integers(1, 3), st.sampled_from([None, 7]))
 def test_packed_batches_join_each_batch_with_end_of_text_ids(monkeypatch, tok, batches, workers, eot):
