@@ -156,6 +156,7 @@ def test_counts_made_otherwise_are_refused(saved_counts, args, expected):
     ("damage", "expected"),
     [
         (lambda b: b[: len(b) - 7], "c.counts: truncated counts file"),
+        (lambda b: b + b"more", "c.counts: corrupt counts file: more than its"),
         (lambda b: b[:-3] + b"xyz", "c.counts: corrupt counts file: its contents do not match their checksum"),
         (lambda b: b[:40], "c.counts: not a counts file"),
         (lambda b: b"the cat sat\n", "c.counts: not a counts file"),

@@ -105,41 +105,51 @@ def load_counts(path: str | os.PathLike[str]) -> SavedCounts:
     """Read a counts file; ``CorpusError`` in one line if it is missing, corrupt or truncated."""
     with open_binary(os.fspath(path)) as f:
         line = f.readline(1 << 26)
-        payload = f.read()
-    try:
-        header = json.loads(line)
-        ok = isinstance(header, dict) and header.get("format") == FORMAT
-    except ValueError:
-        ok = False
-    if not ok:
-        raise CorpusError(f"{path}: not a counts file (those are written by train --save-counts)")
-    if header.get("version") != VERSION:
-        raise CorpusError(f"{path}: counts file version {header.get('version')}, this bpe-tui reads version {VERSION}")
-    try:
-        n, size = int(header["pretokens"]), int(header["payload_bytes"])
-        summary = CountSummary(
-            tuple((str(p), int(s)) for p, s in header["inputs"]),
-            int(header["bytes_read"]),
-            int(header["bad_records"]),
-            str(header["digest"]),
-            tuple(map(str, header.get("skipped_inputs", ()))),
-        )
-        pattern, special_tokens = str(header["pattern"]), tuple(map(str, header["special_tokens"]))
-        checksum = str(header["payload_blake2b"])
-    except (KeyError, TypeError, ValueError) as e:
-        raise CorpusError(f"{path}: corrupt counts file header ({type(e).__name__}: {e})") from None
-    if len(payload) != size:
-        raise CorpusError(f"{path}: truncated counts file: {len(payload):,} of {size:,} bytes after the header")
-    if hashlib.blake2b(payload, digest_size=16).hexdigest() != checksum:
+        try:
+            header = json.loads(line)
+            ok = isinstance(header, dict) and header.get("format") == FORMAT
+        except ValueError:
+            ok = False
+        if not ok:
+            raise CorpusError(f"{path}: not a counts file (those are written by train --save-counts)")
+        if header.get("version") != VERSION:
+            raise CorpusError(f"{path}: counts file version {header.get('version')}, this bpe-tui reads version {VERSION}")
+        try:
+            n, size = int(header["pretokens"]), int(header["payload_bytes"])
+            summary = CountSummary(
+                tuple((str(p), int(s)) for p, s in header["inputs"]),
+                int(header["bytes_read"]),
+                int(header["bad_records"]),
+                str(header["digest"]),
+                tuple(map(str, header.get("skipped_inputs", ()))),
+            )
+            pattern, special_tokens = str(header["pattern"]), tuple(map(str, header["special_tokens"]))
+            checksum = str(header["payload_blake2b"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise CorpusError(f"{path}: corrupt counts file header ({type(e).__name__}: {e})") from None
+        if not 0 <= 12 * n <= size:
+            raise CorpusError(f"{path}: corrupt counts file: its {n:,} pre-tokens and their counts do not fit its {size:,} bytes")
+        # The counts and lengths, then the pre-tokens' bytes read straight into the object the
+        # table keeps: no copy of the largest part beside the file's whole payload.
+        head, words = f.read(12 * n), f.read(size - 12 * n)
+        more = f.read(1)
+    if len(head) + len(words) != size:
+        raise CorpusError(f"{path}: truncated counts file: {len(head) + len(words):,} of {size:,} bytes after the header")
+    if more:
+        raise CorpusError(f"{path}: corrupt counts file: more than its {size:,} bytes after the header")
+    digest = hashlib.blake2b(head, digest_size=16)
+    digest.update(words)
+    if digest.hexdigest() != checksum:
         raise CorpusError(f"{path}: corrupt counts file: its contents do not match their checksum")
     values, lengths = array("Q"), array("I")
-    values.frombytes(payload[: 8 * n])
-    lengths.frombytes(payload[8 * n : 12 * n])
+    values.frombytes(head[: 8 * n])
+    lengths.frombytes(head[8 * n :])
+    del head
     if sys.byteorder == "big":
         values.byteswap()
         lengths.byteswap()
     # A file that passes its checksum was written so, or made to pass: its parts must fit.
-    if not 0 <= 12 * n <= size or sum(lengths) != size - 12 * n or not all(0 < v < 1 << 63 for v in values):
+    if sum(lengths) != size - 12 * n or not all(0 < v < 1 << 63 for v in values):
         raise CorpusError(f"{path}: corrupt counts file: its {n:,} pre-tokens and their counts do not fit its {size:,} bytes")
-    table = WordTable(payload[12 * n :], array("q", accumulate(lengths)), array("q", values))
+    table = WordTable(words, array("q", accumulate(lengths)), array("q", values))
     return SavedCounts(table, pattern, special_tokens, summary)
