@@ -195,6 +195,19 @@ def test_tally_counts_as_regex_findall(pattern, pieces):
     assert table_items(tally.table(True)) == sorted(want.items())
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(st.sampled_from("ab\x00\x01é"), max_size=14), min_size=1, max_size=60))
+def test_sorted_table_orders_words_alike_in_their_first_8_bytes(tails):
+    """The sorted table sorts by the words' first 8 bytes, zeros past a word's end, then
+    whole: words that share them (" abcdefg" and what follows), and words that end in zero
+    bytes, come in the order of their bytes."""
+    texts = [" abcdefg" + tail for tail in tails] + ["".join(tails)]
+    tally = Tally(PreTokenizer("gpt2").family_id)
+    for text in texts:
+        tally.add(text)
+    assert table_items(tally.table(True)) == sorted(regex_counts(texts, "gpt2").items())
+
+
 @pytest.mark.parametrize("char", ["a", "你", "😀"])
 def test_tally_with_many_distinct_and_long_pretokens(char):
     """Enough distinct pre-tokens to grow the index and buffers several times, and texts long

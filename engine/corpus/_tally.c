@@ -337,6 +337,61 @@ static int by_bytes(const void *a, const void *b) {
 
 static PyObject *bytes_of(const void *p, size_t size) { return PyBytes_FromStringAndSize(p, (Py_ssize_t)size); }
 
+/* A word's first 8 bytes as a big-endian number (zeros past its end), and its index. */
+typedef struct {
+    uint64_t key;
+    uint64_t k;
+} Keyed;
+
+/* The tally's words in order of their bytes, into order (n of them). Sorting Words through
+ * memcmp waited on the words' bytes, scattered over the tally, at every comparison (6 s for
+ * each process's 9 million at the end of counting 10 GB): here the words are sorted by their
+ * first 8 bytes, by radix (four passes of 16 bits, through keyed and a second array as
+ * long), and only words that share them are compared whole. -1 if out of memory. */
+static int sort_words(const Tally *t, Word *order) {
+    size_t n = t->n;
+    Keyed *keyed = PyMem_Malloc((n ? n : 1) * sizeof *keyed), *spare = PyMem_Malloc((n ? n : 1) * sizeof *spare);
+    size_t *counts = PyMem_Calloc(1 << 16, sizeof *counts);
+    if (!keyed || !spare || !counts) {
+        PyMem_Free(keyed), PyMem_Free(spare), PyMem_Free(counts);
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        size_t start = word_start(t, k);
+        int64_t len = t->ends[k] - (int64_t)start;
+        uint64_t key = 0;
+        for (int64_t i = 0; i < 8; i++) key = key << 8 | (i < len ? t->words[start + (size_t)i] : 0);
+        keyed[k] = (Keyed){key, k};
+    }
+    for (int shift = 0; shift < 64; shift += 16) { /* least significant digit first: each pass keeps the last's order */
+        memset(counts, 0, sizeof *counts << 16);
+        for (size_t k = 0; k < n; k++) counts[keyed[k].key >> shift & 0xFFFF]++;
+        size_t at = 0;
+        for (size_t d = 0; d < 1 << 16; d++) {
+            size_t c = counts[d];
+            counts[d] = at;
+            at += c;
+        }
+        for (size_t k = 0; k < n; k++) spare[counts[keyed[k].key >> shift & 0xFFFF]++] = keyed[k];
+        Keyed *swap = keyed;
+        keyed = spare;
+        spare = swap;
+    }
+    for (size_t k = 0; k < n; k++) {
+        size_t start = word_start(t, keyed[k].k);
+        order[k] = (Word){t->words + start, t->ends[keyed[k].k] - (int64_t)start, (int64_t)keyed[k].k};
+    }
+    for (size_t k = 0, run; k < n; k += run) { /* words whose first 8 bytes are alike: compared whole */
+        for (run = 1; k + run < n && keyed[k + run].key == keyed[k].key; run++) {
+        }
+        if (run > 1) qsort(order + k, run, sizeof *order, by_bytes);
+    }
+    PyMem_Free(keyed);
+    PyMem_Free(spare);
+    PyMem_Free(counts);
+    return 0;
+}
+
 /* table(sort) -> (words, ends, counts): the packed counts, ends and counts as native int64. */
 static PyObject *Tally_table(Tally *t, PyObject *args) {
     int sort = 0;
@@ -358,11 +413,10 @@ static PyObject *Tally_table(Tally *t, PyObject *args) {
         if (!order) PyErr_NoMemory();
         goto done;
     }
-    for (size_t k = 0; k < t->n; k++) {
-        size_t start = word_start(t, k);
-        order[k] = (Word){t->words + start, t->ends[k] - (int64_t)start, (int64_t)k};
+    if (sort_words(t, order)) {
+        PyErr_NoMemory();
+        goto done;
     }
-    qsort(order, t->n, sizeof *order, by_bytes);
     /* Through memcpy: a bytes object's data need not be aligned for int64. */
     char *w = PyBytes_AS_STRING(words), *e = PyBytes_AS_STRING(ends), *c = PyBytes_AS_STRING(counts);
     int64_t at = 0;
