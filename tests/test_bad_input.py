@@ -170,13 +170,13 @@ async def test_app_on_a_bad_corpus_closes_with_the_message(tmp_path):
     assert isinstance(app.failure, CorpusError) and "latin1.txt: not valid UTF-8 at byte offset 3" in str(app.failure)
 
 
-def test_more_distinct_bytes_than_the_merge_loop_lays_out_is_refused_before_laying_out(monkeypatch):
+def test_more_distinct_pre_tokens_than_the_merge_loop_lays_out_are_refused_before_laying_out(monkeypatch):
     from engine.train import trainer as trainer_module
 
-    monkeypatch.setattr(trainer_module, "LAYOUT_LIMIT", 20)
-    with pytest.raises(CorpusError, match=r"^3 distinct pre-tokens of 18 bytes in all: more than the merge loop lays out \(20 bytes"):
+    monkeypatch.setattr(trainer_module, "LAYOUT_LIMIT", 2)
+    with pytest.raises(CorpusError, match=r"^3 distinct pre-tokens: more than the merge loop lays out \(2\)"):
         Trainer({b"abcdef": 2, b"ghijkl": 1, b"mnopqr": 1}, 300)
-    assert Trainer({b"abcdef": 2, b"ghijkl": 1}, 300).merges_planned  # 12 bytes and 3 separators fit
+    assert Trainer({b"abcdef": 2, b"ghijkl": 1}, 300).merges_planned
 
 
 def test_counts_too_large_to_lay_out_are_refused_from_their_header(tmp_path, monkeypatch):
@@ -191,9 +191,9 @@ def test_counts_too_large_to_lay_out_are_refused_from_their_header(tmp_path, mon
     counts_file.save_counts(path, table, PreTokenizer("gpt2"), summary)
     assert counts_file.saved_sizes(path) == (3, 20)  # "abcdef", " ghijkl", " mnopqr"
     assert counts_file.saved_sizes(tmp_path / "missing.counts") is None
-    monkeypatch.setattr(trainer_module, "LAYOUT_LIMIT", 20)
+    monkeypatch.setattr(trainer_module, "LAYOUT_LIMIT", 2)
     monkeypatch.setattr(trainer_module, "load_saved_counts", lambda *a: pytest.fail("read past the header"))
-    with pytest.raises(CorpusError, match=r"^3 distinct pre-tokens of 20 bytes in all: more than the merge loop lays out"):
+    with pytest.raises(CorpusError, match=r"^3 distinct pre-tokens: more than the merge loop lays out"):
         Trainer.from_counts_file(path, 300)
 
 

@@ -93,13 +93,13 @@ def test_words_and_cells_outlive_the_callers_dict():
 
 
 @pytest.mark.parametrize("big", [0, 2**40])
-def test_memory_counts_two_bytes_a_position_and_only_large_counts_apart(big):
+def test_memory_counts_a_byte_a_position_and_only_large_counts_apart(big):
     counts = {b" the": 7, b"cat": 3, b"": 2, b"dog": big}
     trainer = Trainer(counts, 300)
     trainer.run()
     memory = trainer.memory()
     positions = sum(map(len, counts)) + len(counts) + 1  # a separator before each word and after the last
-    assert memory["tokens"] == 2 * positions
+    assert memory["tokens"] == positions  # a merged token's id in its first two cells
     assert memory["token marks"] == 16 * ((positions + 63) // 64)  # two bits a position, 64 at a time
     assert (memory["large word counts"] > 0) == (big > 0)  # the others are in their separators
     assert all(isinstance(v, int) and v >= 0 for v in memory.values()) and memory["pair records"] > 0
@@ -112,9 +112,9 @@ def test_memory_counts_two_bytes_a_position_and_only_large_counts_apart(big):
     narrow=st.integers(257, 290),
 )
 def test_cells_widened_in_the_middle_of_a_run_change_nothing(counts, narrow):
-    """A core whose 2-byte cells widen to 4 once a merge makes an id past ``narrow`` (and that
-    keeps every count from ``narrow - 1`` up aside) merges, splits and gives back its words as
-    one that never widens."""
+    """A core whose cells of a byte widen to 4 once a merge makes an id past ``narrow`` (taking
+    back into their separators the counts from 255 up kept aside) merges, splits and gives back
+    its words as one that never widens."""
     table = WordTable.from_counts(counts)
     base = [bytes([i]) for i in range(256)] + [b"<|endoftext|>"]
     cores = [Core(table.words, table.ends, table.counts, base, narrow), Core(table.words, table.ends, table.counts, base)]
@@ -124,7 +124,7 @@ def test_cells_widened_in_the_middle_of_a_run_change_nothing(counts, narrow):
         assert core.table() == (table.words, table.ends.tobytes(), table.counts.tobytes())
     for i in range(len(counts)):
         assert cores[0].cells(i) == cores[1].cells(i)
-    widened = cores[0].memory()["tokens"] == 2 * cores[1].memory()["tokens"]
+    widened = cores[0].memory()["tokens"] == 4 * cores[1].memory()["tokens"]
     assert widened == (257 + len(merges) - 1 >= narrow)  # the id of the last merge
 
 

@@ -2,16 +2,18 @@
  *
  * engine/train/trainer.py wraps this in the public ``Trainer``; the algorithm is described there.
  * Here, the seed's structures as flat C data, small enough for the tens of millions of distinct
- * pre-tokens of a corpus of a hundred gigabytes (about 4 bytes a byte of them in all):
+ * pre-tokens of a corpus of a hundred gigabytes (about 2-3 bytes a byte of them in all;
+ * positions are 64-bit, so their bytes may pass 4 GB):
  *
  * - cells: every distinct word laid out once, one cell per position, with a separator
  *   between words. A token at position p covers its bytes' positions and its id is in cell p,
  *   so the next token starts at p + its length. Two bits a position, in ``marks``, say where a
  *   token (or separator) starts and where a separator is: the previous token's start is the
  *   start before p, without the seed's prev/next arrays, and a merge only clears a bit. Cells
- *   are as wide as the ids need: a byte until the first merge (while the table the words came
- *   from is still held), then 2 bytes while every id fits (a vocabulary of 65,536), then 4. A
- *   separator's cell holds the word's count (a count too large for it is kept aside, in
+ *   are a byte while every id fits in 16 bits (a vocabulary of 65,536), then 4 bytes: a
+ *   token of one byte is that byte, and a longer token, which covers two cells or more, keeps
+ *   its id in its first two (the marks tell which, since p + 1 starts a token only after a
+ *   token of one byte). A separator's cell holds the word's count (a count too large for it is kept aside, in
  *   ``big``): a merge finds a word's end from the marks and reads it there, rather than
  *   keeping the count at every position.
  * - pairs: one record per pair ever seen, holding its pair_counter count and its
@@ -60,7 +62,7 @@
  * hold most of the state's memory); lists that grow double. */
 #define INLINE 8
 #define FIRST_ARRAY 16
-#define VARINT_MAX 5 /* bytes of a uint32 */
+#define VARINT_MAX 10 /* bytes of a uint64 */
 /* Packed to 4 bytes (a pragma gcc, clang and MSVC all honour): a heap entry is 12 bytes, not
  * 16. The assertions below keep the layout from changing. */
 #pragma pack(push, 4)
@@ -70,7 +72,7 @@ typedef struct {
         uint8_t in[INLINE];
     };
     uint32_t len, cap; /* bytes used; bytes of the array, 0 while in the record */
-    uint32_t last;     /* the last position added: the next is kept as its distance from it */
+    uint64_t last;     /* the last position added: the next is kept as its distance from it */
     int32_t n;         /* positions */
 } Positions;
 
@@ -86,12 +88,12 @@ typedef struct {
 } Entry;
 
 typedef struct {
-    uint32_t at;          /* the separator's position */
+    uint64_t at;          /* the separator's position */
     int64_t count;
 } BigCount;
 #pragma pack(pop)
-_Static_assert(sizeof(Positions) == 24 && _Alignof(Positions) == 4, "a positions list is 24 bytes");
-_Static_assert(sizeof(PairRec) == 40 && _Alignof(PairRec) == 4, "a pair record is 40 bytes");
+_Static_assert(sizeof(Positions) == 28 && _Alignof(Positions) == 4, "a positions list is 28 bytes");
+_Static_assert(sizeof(PairRec) == 44 && _Alignof(PairRec) == 4, "a pair record is 44 bytes");
 _Static_assert(sizeof(Entry) == 12 && _Alignof(Entry) == 4, "a heap entry is 12 bytes");
 
 /* 64 positions' marks: bit k of ``start`` is set where a token or a separator starts, of
@@ -102,18 +104,19 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    void *cells;          /* uint8_t, uint16_t or uint32_t: ``width`` bytes */
+    void *cells;          /* uint8_t or uint32_t: ``width`` bytes */
     int width;
-    uint32_t narrow_ids;  /* token ids below this fit a 2-byte cell */
+    uint32_t narrow_ids;  /* token ids below this fit in cells of a byte */
     uint32_t count_code;  /* a separator holding this (or more) has its count in ``big`` */
     Marks *marks;
-    uint32_t *starts;     /* each word's first position */
+    uint64_t *starts;     /* each word's first position */
     BigCount *big;        /* by position */
     int32_t nbig, bigcap;
     int32_t nwords;
-    uint32_t npos;
+    uint64_t npos;
     Token *vocab;         /* each token id's bytes */
     int32_t ntok, tokcap;
+    int32_t nbase;        /* base tokens: no merge has been made while ``ntok`` is this */
     PairRec *pairs;
     int32_t npairs, paircap;
     int32_t *spare;       /* records given up, for new pairs to reuse */
@@ -136,70 +139,81 @@ typedef struct {
 
 /* -- cells and marks -------------------------------------------------------------------- */
 
-static inline uint32_t read_cell(const void *cells, int width, uint32_t p) {
-    return width == 2 ? ((const uint16_t *)cells)[p] : width == 1 ? ((const uint8_t *)cells)[p] : ((const uint32_t *)cells)[p];
-}
-
-static inline void write_cell(void *cells, int width, uint32_t p, uint32_t v) {
-    if (width == 2) ((uint16_t *)cells)[p] = (uint16_t)v;
-    else if (width == 1) ((uint8_t *)cells)[p] = (uint8_t)v;
-    else ((uint32_t *)cells)[p] = v;
-}
-
-static inline uint32_t cell(const Core *c, uint32_t p) {
-    return read_cell(c->cells, c->width, p);
-}
-
-static inline void set_cell(Core *c, uint32_t p, uint32_t v) {
-    write_cell(c->cells, c->width, p, v);
-}
-
-static inline const void *cell_address(const Core *c, uint32_t p) {
-    return (const uint8_t *)c->cells + (size_t)p * (size_t)c->width;
-}
-
-static inline int is_start(const Core *c, uint32_t p) {
+static inline int is_start(const Core *c, uint64_t p) {
     return (int)(c->marks[p >> 6].start >> (p & 63) & 1);
 }
 
-static inline int is_sep(const Core *c, uint32_t p) {
+static inline int is_sep(const Core *c, uint64_t p) {
     return (int)(c->marks[p >> 6].sep >> (p & 63) & 1);
 }
 
+/* The cell at ``p`` as stored: a separator's count (or the code that it is kept aside). */
+static inline uint32_t raw_cell(const Core *c, uint64_t p) {
+    return c->width == 1 ? ((const uint8_t *)c->cells)[p] : ((const uint32_t *)c->cells)[p];
+}
+
+static inline void set_raw_cell(Core *c, uint64_t p, uint32_t v) {
+    if (c->width == 1) ((uint8_t *)c->cells)[p] = (uint8_t)v;
+    else ((uint32_t *)c->cells)[p] = v;
+}
+
+/* The id of the token that starts at ``p``. In cells of a byte, a token followed at once by
+ * another start is one byte, its id; a longer one keeps its id in its first two cells. */
+static inline uint32_t cell(const Core *c, uint64_t p) {
+    if (c->width != 1) return ((const uint32_t *)c->cells)[p];
+    const uint8_t *b = (const uint8_t *)c->cells + p;
+    return is_start(c, p + 1) ? b[0] : (uint32_t)b[0] | (uint32_t)b[1] << 8;
+}
+
+/* Token ``v``, ``len`` bytes long, now starts at ``p``. */
+static inline void set_cell(Core *c, uint64_t p, uint32_t v, int32_t len) {
+    if (c->width != 1) {
+        ((uint32_t *)c->cells)[p] = v;
+        return;
+    }
+    uint8_t *b = (uint8_t *)c->cells + p;
+    b[0] = (uint8_t)v;
+    if (len > 1) b[1] = (uint8_t)(v >> 8);
+}
+
+static inline const void *cell_address(const Core *c, uint64_t p) {
+    return (const uint8_t *)c->cells + p * (uint64_t)c->width;
+}
+
 /* The token at ``p`` (a start that is no separator), or -1 at a separator. */
-static inline int32_t token_at(const Core *c, uint32_t p) {
+static inline int32_t token_at(const Core *c, uint64_t p) {
     return is_sep(c, p) ? -1 : (int32_t)cell(c, p);
 }
 
 /* The position after the token at ``pos``. */
-static inline uint32_t next_start(const Core *c, uint32_t pos) {
-    return pos + (uint32_t)c->vocab[cell(c, pos)].len;
+static inline uint64_t next_start(const Core *c, uint64_t pos) {
+    return pos + (uint64_t)c->vocab[cell(c, pos)].len;
 }
 
-/* The largest count a separator's cell holds itself at ``width``. */
-static uint32_t count_code_of(const Core *c, int width) {
-    return width == 1 ? UINT8_MAX : width == 2 ? c->narrow_ids - 1 : UINT32_MAX;
+/* The largest count a separator's cell holds itself. */
+static uint32_t largest_count(int width) {
+    return width == 1 ? UINT8_MAX : UINT32_MAX;
 }
 
-/* Make every cell ``width`` bytes, for the id a merge is about to make. In place, from the last
- * cell back, so each cell is read before its room is written; the counts kept aside that the
- * wider cells hold go back into their separators. */
-static int widen(Core *c, int width) {
-    void *cells = realloc(c->cells, (size_t)(c->npos ? c->npos : 1) * (size_t)width);
+/* Make every cell 4 bytes, for the id past 16 bits a merge is about to make. In place, from
+ * the last cell back: the 4 bytes of cell q lie past the bytes p and p + 1 that cell p < q is
+ * read from. The counts kept aside that the wider cells hold go back into their separators. */
+static int widen(Core *c) {
+    uint32_t *cells = realloc(c->cells, (size_t)(c->npos ? c->npos : 1) * sizeof(uint32_t));
     if (!cells) {
         PyErr_NoMemory();
         return -1;
     }
-    for (uint32_t p = c->npos; p-- > 0;) write_cell(cells, width, p, read_cell(cells, c->width, p));
     c->cells = cells;
-    c->width = width;
-    uint32_t code = count_code_of(c, width);
+    for (uint64_t p = c->npos; p-- > 0;) cells[p] = !is_start(c, p) ? 0 : is_sep(c, p) ? raw_cell(c, p) : cell(c, p);
+    c->width = 4;
+    uint32_t code = largest_count(4);
     int32_t kept = 0;
     for (int32_t i = 0; i < c->nbig; i++) {
         if (c->big[i].count < code) {
-            set_cell(c, c->big[i].at, (uint32_t)c->big[i].count);
+            set_raw_cell(c, c->big[i].at, (uint32_t)c->big[i].count);
         } else {
-            set_cell(c, c->big[i].at, code);
+            set_raw_cell(c, c->big[i].at, code);
             c->big[kept++] = c->big[i];
         }
     }
@@ -238,14 +252,14 @@ static int positions_reserve(Positions *ps, uint64_t k) {
 }
 
 /* ``d`` as a varint at ``out``; its length. */
-static inline uint32_t put_varint(uint8_t *out, uint32_t d) {
+static inline uint32_t put_varint(uint8_t *out, uint64_t d) {
     uint32_t k = 0;
     for (; d >= 128; d >>= 7) out[k++] = (uint8_t)(d | 128);
     out[k++] = (uint8_t)d;
     return k;
 }
 
-static inline uint32_t varint_len(uint32_t d) {
+static inline uint32_t varint_len(uint64_t d) {
     uint32_t k = 1;
     for (; d >= 128; d >>= 7) k++;
     return k;
@@ -254,7 +268,7 @@ static inline uint32_t varint_len(uint32_t d) {
 /* A list read in order, a position at a time (``positions_next``). */
 typedef struct {
     const uint8_t *p, *end;
-    uint32_t at;
+    uint64_t at;
 } Reader;
 
 static inline Reader positions_read(Positions *ps) {
@@ -263,21 +277,21 @@ static inline Reader positions_read(Positions *ps) {
 }
 
 /* The next position into ``*pos``: 1, or 0 at the end. */
-static inline int positions_next(Reader *r, uint32_t *pos) {
+static inline int positions_next(Reader *r, uint64_t *pos) {
     if (r->p == r->end) return 0;
-    uint32_t d = 0;
+    uint64_t d = 0;
     int shift = 0;
     uint8_t byte;
     do {
         byte = *r->p++;
-        d |= (uint32_t)(byte & 127) << shift;
+        d |= (uint64_t)(byte & 127) << shift;
         shift += 7;
     } while (byte & 128);
     *pos = r->at += d;
     return 1;
 }
 
-static int positions_add(Positions *ps, uint32_t pos, size_t *freed) {
+static int positions_add(Positions *ps, uint64_t pos, size_t *freed) {
     if (ps->n && pos <= ps->last) {  /* the order the distances rely on */
         PyErr_SetString(PyExc_SystemError, "a pair_positions list must grow left to right");
         return -1;
@@ -363,7 +377,7 @@ static int32_t new_record(Core *c) {
 }
 
 static inline int add_position(Core *c, int32_t p, int64_t at) {
-    return positions_add(&c->pairs[p].pos, (uint32_t)at, &c->freed);
+    return positions_add(&c->pairs[p].pos, (uint64_t)at, &c->freed);
 }
 
 #include "_pair_records.h"
@@ -411,21 +425,21 @@ static void Core_dealloc(Core *c) {
 }
 
 /* Mark position ``p`` as where a token starts, and also a separator if ``sep``. */
-static inline void mark(Core *c, uint32_t p, int sep) {
+static inline void mark(Core *c, uint64_t p, int sep) {
     c->marks[p >> 6].start |= 1ull << (p & 63);
     if (sep) c->marks[p >> 6].sep |= 1ull << (p & 63);
 }
 
 /* The separator at ``pos`` after a word of ``count``: the count in its cell, or in ``big``. */
-static int put_separator(Core *c, uint32_t pos, int64_t count) {
+static int put_separator(Core *c, uint64_t pos, int64_t count) {
     mark(c, pos, 1);
     if (count < c->count_code) {
-        set_cell(c, pos, (uint32_t)count);
+        set_raw_cell(c, pos, (uint32_t)count);
         return 0;
     }
     if (grow((void **)&c->big, &c->bigcap, (int64_t)c->nbig + 1, sizeof(BigCount))) return -1;
     c->big[c->nbig++] = (BigCount){pos, count};
-    set_cell(c, pos, c->count_code);
+    set_raw_cell(c, pos, c->count_code);
     return 0;
 }
 
@@ -433,17 +447,17 @@ static int put_separator(Core *c, uint32_t pos, int64_t count) {
  * with its count in ``counts``) in cells of a byte, a separator after each, and record where
  * they start. Their pairs are counted from the cells later (``recount``), when the buffers
  * they came from may be gone: the table of counts is never held beside the pairs' positions. */
-static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t *counts, Py_ssize_t nw, uint32_t n) {
+static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t *counts, Py_ssize_t nw, uint64_t n) {
     c->nwords = (int32_t)nw;
     c->npos = n;
     c->cells = malloc((size_t)(n ? n : 1));
     c->marks = calloc(((size_t)n + 63) / 64, sizeof(Marks));
-    c->starts = malloc((size_t)(nw ? nw : 1) * sizeof(uint32_t));
+    c->starts = malloc((size_t)(nw ? nw : 1) * sizeof(uint64_t));
     if (!c->cells || !c->marks || !c->starts) {
         PyErr_NoMemory();
         return -1;
     }
-    uint32_t pos = 0;
+    uint64_t pos = 0;
     if (put_separator(c, pos++, 0)) return -1;
     for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
         int64_t k = counts[w];
@@ -455,7 +469,7 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
         c->corpus_bytes += (ends[w] - from) * k;
         for (int64_t i = from; i < ends[w]; i++) {
             mark(c, pos, 0);
-            set_cell(c, pos++, s[i]);
+            set_raw_cell(c, pos++, s[i]);
         }
         if (put_separator(c, pos++, k)) return -1;
     }
@@ -464,7 +478,7 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
 
 /* Core(words, ends, counts, base_tokens, narrow_ids=65536): lay out the words of a
  * ``WordTable`` (its three buffers; engine/corpus/word_table.py); their pairs are counted and
- * queued when first needed (``ready``). Token ids below ``narrow_ids`` (at most 65,536) are kept in 2-byte cells; a lower
+ * queued when first needed (``ready``). Token ids below ``narrow_ids`` (at most 65,536) are kept in cells of a byte; a lower
  * one widens the cells to 4 bytes sooner (a test's way to reach that). */
 static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
     Py_buffer words, ends, counts;
@@ -492,18 +506,19 @@ static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
             PyErr_SetString(PyExc_ValueError, "word ends must not go back or past the words");
             goto done;
         }
-    if ((uint64_t)words.len + (uint64_t)nw + 1 > UINT32_MAX) {  /* positions are uint32 */
-        PyErr_SetString(PyExc_MemoryError, "too many distinct pre-token bytes to lay out (over 2^32)");
+    if (nw > INT32_MAX) {  /* words are int32 */
+        PyErr_SetString(PyExc_MemoryError, "too many distinct pre-tokens to lay out (over 2^31)");
         goto done;
     }
     c->narrow_ids = (uint32_t)narrow;
     c->width = 1;
-    c->count_code = count_code_of(c, 1);
+    c->count_code = largest_count(1);
     for (Py_ssize_t t = 0; t < PyList_GET_SIZE(base); t++) {
         Token tok;
         if (base_token(PyList_GET_ITEM(base, t), &tok) || add_token(c, &tok, NULL)) goto done;
     }
-    r = rehash(c, 1 << 8) || lay_out(c, words.buf, end, counts.buf, nw, (uint32_t)(words.len + nw + 1)) ? -1 : 0;
+    c->nbase = c->ntok;
+    r = rehash(c, 1 << 8) || lay_out(c, words.buf, end, counts.buf, nw, (uint64_t)words.len + (uint64_t)nw + 1) ? -1 : 0;
 done:
     PyBuffer_Release(&words);
     PyBuffer_Release(&ends);
@@ -518,11 +533,11 @@ done:
  * larger than the caches. */
 typedef struct {
     Reader in;
-    uint32_t ring[AHEAD];
+    uint64_t ring[AHEAD];
     uint32_t used, held; /* positions used; read and not yet used */
 } Ahead;
 
-static inline void fetch_position(const Core *c, uint32_t pos) {
+static inline void fetch_position(const Core *c, uint64_t pos) {
     PREFETCH(cell_address(c, pos));
     PREFETCH(&c->marks[pos >> 6]);
 }
@@ -534,9 +549,9 @@ static inline Ahead ahead_read(const Core *c, Positions *ps) {
 }
 
 /* The next position into ``*pos``: 1, or 0 at the end. */
-static inline int ahead_next(const Core *c, Ahead *ah, uint32_t *pos) {
+static inline int ahead_next(const Core *c, Ahead *ah, uint64_t *pos) {
     if (!ah->held) return 0;
-    uint32_t *slot = &ah->ring[ah->used++ & (AHEAD - 1)];
+    uint64_t *slot = &ah->ring[ah->used++ & (AHEAD - 1)];
     *pos = *slot;
     if (positions_next(&ah->in, slot))
         fetch_position(c, *slot);
@@ -547,15 +562,15 @@ static inline int ahead_next(const Core *c, Ahead *ah, uint32_t *pos) {
 
 /* The start of the token before the one at ``pos`` (or of the separator there): the last
  * start marked before it. */
-static inline uint32_t prev_start(const Core *c, uint32_t pos) {
-    uint32_t p = pos - 1, i = p >> 6;
+static inline uint64_t prev_start(const Core *c, uint64_t pos) {
+    uint64_t p = pos - 1, i = p >> 6;
     uint64_t m = c->marks[i].start & (~0ull >> (63 - (p & 63)));
     while (!m) m = c->marks[--i].start;  /* position 0 is a separator: it ends */
-    return (i << 6) + (uint32_t)highest_bit(m);
+    return (i << 6) + (uint64_t)highest_bit(m);
 }
 
 /* Word w's separator: just before the next word's start. */
-static inline uint32_t word_sep(const Core *c, int32_t w) {
+static inline uint64_t word_sep(const Core *c, int32_t w) {
     return (w + 1 < c->nwords ? c->starts[w + 1] : c->npos) - 1;
 }
 
@@ -565,19 +580,19 @@ static inline uint32_t word_sep(const Core *c, int32_t w) {
 /* The separator at or after ``pos``: the end of its word. Most words end within a word of
  * marks; in a long one, the end is found from the word starts, so a merge costs what its
  * occurrences cost, not the word's length. */
-static inline uint32_t word_end(const Core *c, uint32_t pos) {
-    uint32_t i = pos >> 6;
+static inline uint64_t word_end(const Core *c, uint64_t pos) {
+    uint64_t i = pos >> 6;
     uint64_t m = c->marks[i].sep & (~0ull << (pos & 63));
     for (int k = 0; !m; k++) {
-        if (k == SHORT_WORD) return word_sep(c, word_at(c->starts, c->nwords, pos));
+        if (k == SHORT_WORD) return word_sep(c, word_at64(c->starts, c->nwords, pos));
         m = c->marks[++i].sep;
     }
-    return (i << 6) + (uint32_t)lowest_bit(m);
+    return (i << 6) + (uint64_t)lowest_bit(m);
 }
 
 /* The count the separator at ``sep`` holds. */
-static inline int64_t count_at(const Core *c, uint32_t sep) {
-    uint32_t v = cell(c, sep);
+static inline int64_t count_at(const Core *c, uint64_t sep) {
+    uint32_t v = raw_cell(c, sep);
     if (v < c->count_code) return v;
     int32_t lo = 0, hi = c->nbig - 1;  /* kept aside, by position */
     while (lo < hi) {
@@ -591,9 +606,9 @@ static inline int64_t count_at(const Core *c, uint32_t sep) {
 /* Does the pair (a, b) start at ``pos`` now? The check a merge makes before using a
  * recorded position: a token still starts there (a recorded position is never a separator),
  * and the next is no separator. */
-static inline int starts_pair(const Core *c, uint32_t pos, int32_t a, int32_t b) {
+static inline int starts_pair(const Core *c, uint64_t pos, int32_t a, int32_t b) {
     if (!is_start(c, pos) || (int32_t)cell(c, pos) != a) return 0;
-    uint32_t nxt = pos + (uint32_t)c->vocab[a].len;
+    uint64_t nxt = pos + (uint64_t)c->vocab[a].len;
     return !is_sep(c, nxt) && (int32_t)cell(c, nxt) == b;
 }
 
@@ -611,7 +626,8 @@ static void compact(Core *c, PairRec *r) {
     Positions *ps = &r->pos;
     Ahead in = ahead_read(c, ps);
     uint8_t *out = positions_bytes_of(ps);
-    uint32_t len = 0, last = 0, pos;
+    uint32_t len = 0;
+    uint64_t last = 0, pos;
     int32_t k = 0;
     while (ahead_next(c, &in, &pos))
         if (starts_pair(c, pos, r->a, r->b)) {
@@ -668,8 +684,7 @@ static int sweep(Core *c) {
 static int merge(Core *c, int32_t m, int queue) {
     int32_t a = c->pairs[m].a, b = c->pairs[m].b, tok = c->ntok;
     Token left = c->vocab[a], right = c->vocab[b];  /* copies: adding may move the array */
-    int width = (uint32_t)tok < c->narrow_ids ? 2 : 4;
-    if (width > c->width && widen(c, width)) return -1;
+    if ((uint32_t)tok >= c->narrow_ids && c->width == 1 && widen(c)) return -1;
     if (add_token(c, &left, &right)) return -1;
     Positions ps = c->pairs[m].pos;
     c->pairs[m].pos = (Positions){0};
@@ -678,24 +693,24 @@ static int merge(Core *c, int32_t m, int queue) {
     c->stored -= ps.n;
     for (int32_t i = 0; i < c->ntouch; i++) c->noted[c->touch[i].pair >> 6] &= ~(1ull << (c->touch[i].pair & 63));
     c->ntouch = 0;  /* the last step's changes, forgotten */
-    uint32_t la = (uint32_t)left.len, lb = (uint32_t)right.len;
+    uint64_t la = (uint64_t)left.len, lb = (uint64_t)right.len;
     int64_t seen = -1, end = -1;  /* the last word's end was found from ``seen``: positions */
     int64_t w = 0;                /* between them lie in it, so its count ``w`` is known */
     Ahead in = ahead_read(c, &ps);
-    for (uint32_t pos; ahead_next(c, &in, &pos);) {
+    for (uint64_t pos; ahead_next(c, &in, &pos);) {
         if (!is_start(c, pos) || (int32_t)cell(c, pos) != a) continue;
-        uint32_t nxt = pos + la;
+        uint64_t nxt = pos + la;
         if (is_sep(c, nxt) || (int32_t)cell(c, nxt) != b) continue;
-        uint32_t after = nxt + lb, prv = prev_start(c, pos);
+        uint64_t after = nxt + lb, prv = prev_start(c, pos);
         int32_t x = token_at(c, prv), y = token_at(c, after);
         if ((x >= 0 || y >= 0) && ((int64_t)pos < seen || (int64_t)pos > end)) {  /* no neighbour: no count to change */
             seen = pos;
             end = word_end(c, after);
-            w = count_at(c, (uint32_t)end);
+            w = count_at(c, (uint64_t)end);
         }
         if (x >= 0 && (change(c, m, x, a, -w, 0, -1) || change(c, m, x, tok, w, 0, prv))) goto fail;
         if (y >= 0 && (change(c, m, b, y, -w, 1, -1) || change(c, m, tok, y, w, 1, pos))) goto fail;
-        set_cell(c, pos, (uint32_t)tok);
+        set_cell(c, pos, (uint32_t)tok, left.len + right.len);
         c->marks[nxt >> 6].start &= ~(1ull << (nxt & 63));
     }
     positions_free(&ps, &c->freed);
@@ -771,8 +786,9 @@ static inline int32_t pair_record(Core *c, int32_t *byte_pair, uint32_t x, uint3
  * counts and the sizes of the lists (kept meanwhile in the records' list fields), then the
  * positions, each list made at its size. */
 static int recount(Core *c, int64_t floor) {
-    int32_t *byte_pair = c->width == 1 ? malloc(65536 * sizeof(int32_t)) : NULL;
-    if (c->width == 1 && !byte_pair) {
+    int bytes_only = c->ntok == c->nbase;  /* no merge yet: every pair is two bytes */
+    int32_t *byte_pair = bytes_only ? malloc(65536 * sizeof(int32_t)) : NULL;
+    if (bytes_only && !byte_pair) {
         PyErr_NoMemory();
         return -1;
     }
@@ -788,8 +804,8 @@ static int recount(Core *c, int64_t floor) {
     int r = -1;
     for (int32_t w = 0; w < c->nwords; w++) {
         int64_t k = count_at(c, word_sep(c, w));
-        uint32_t pos = c->starts[w];
-        for (uint32_t nxt; !is_sep(c, pos) && !is_sep(c, nxt = next_start(c, pos)); pos = nxt) {
+        uint64_t pos = c->starts[w];
+        for (uint64_t nxt; !is_sep(c, pos) && !is_sep(c, nxt = next_start(c, pos)); pos = nxt) {
             int32_t p = pair_record(c, byte_pair, cell(c, pos), cell(c, nxt), 1);
             if (p < 0) goto done;
             Positions *ps = &c->pairs[p].pos;
@@ -815,8 +831,8 @@ static int recount(Core *c, int64_t floor) {
     c->hused = (uint32_t)kept;
     if (byte_pair) memset(byte_pair, 0xff, 65536 * sizeof(int32_t));  /* the records moved */
     for (int32_t w = 0; w < c->nwords; w++) {
-        uint32_t pos = c->starts[w];
-        for (uint32_t nxt; !is_sep(c, pos) && !is_sep(c, nxt = next_start(c, pos)); pos = nxt) {
+        uint64_t pos = c->starts[w];
+        for (uint64_t nxt; !is_sep(c, pos) && !is_sep(c, nxt = next_start(c, pos)); pos = nxt) {
             int32_t p = pair_record(c, byte_pair, cell(c, pos), cell(c, nxt), 0);
             if (p >= 0 && positions_add(&c->pairs[p].pos, pos, &c->freed)) goto done;
         }
@@ -989,7 +1005,7 @@ static int64_t word_count(const Core *c, Py_ssize_t w) {
 
 /* Write word w's bytes to ``out``: its tokens' bytes, whatever the merges so far. */
 static void word_bytes(const Core *c, Py_ssize_t w, uint8_t *out) {
-    for (uint32_t pos = c->starts[w]; !is_sep(c, pos); pos = next_start(c, pos)) {
+    for (uint64_t pos = c->starts[w]; !is_sep(c, pos); pos = next_start(c, pos)) {
         const Token *t = &c->vocab[cell(c, pos)];
         memcpy(out + (pos - c->starts[w]), t->data, (size_t)t->len);
     }
@@ -1040,7 +1056,7 @@ static PyObject *Core_segmentation(Core *c, PyObject *arg) {
     Py_ssize_t w = index_arg(arg, c->nwords, "no such word");
     if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
-    for (uint32_t pos = c->starts[w]; out && !is_sep(c, pos); pos = next_start(c, pos))
+    for (uint64_t pos = c->starts[w]; out && !is_sep(c, pos); pos = next_start(c, pos))
         if (append_new(out, PyLong_FromUnsignedLong(cell(c, pos)))) Py_CLEAR(out);
     return out;
 }
@@ -1059,12 +1075,12 @@ static PyObject *Core_pair_positions(Core *c, PyObject *args) {
     int64_t live = 0;
     Reader in = positions_read(ps);
     PyObject *out = PyList_New(shown);
-    uint32_t pos;
+    uint64_t pos;
     for (int32_t i = 0; positions_next(&in, &pos); i++) {
         int now = starts_pair(c, pos, a, b);
         live += now;
         if (!out || i >= shown) continue;
-        PyObject *item = Py_BuildValue("(kiO)", (unsigned long)pos, word_at(c->starts, c->nwords, pos), now ? Py_True : Py_False);
+        PyObject *item = Py_BuildValue("(KiO)", (unsigned long long)pos, word_at64(c->starts, c->nwords, pos), now ? Py_True : Py_False);
         if (!item) Py_CLEAR(out);
         else PyList_SET_ITEM(out, i, item);
     }
@@ -1077,10 +1093,10 @@ static PyObject *Core_cells(Core *c, PyObject *arg) {
     Py_ssize_t w = index_arg(arg, c->nwords, "no such word");
     if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
-    for (uint32_t pos = c->starts[w]; out && !is_sep(c, pos); pos = next_start(c, pos)) {
-        uint32_t prv = prev_start(c, pos), nxt = next_start(c, pos);
+    for (uint64_t pos = c->starts[w]; out && !is_sep(c, pos); pos = next_start(c, pos)) {
+        uint64_t prv = prev_start(c, pos), nxt = next_start(c, pos);
         long long before = is_sep(c, prv) ? -1 : (long long)prv, after = is_sep(c, nxt) ? -1 : (long long)nxt;
-        if (append_new(out, Py_BuildValue("(kkLL)", (unsigned long)pos, (unsigned long)cell(c, pos), before, after)))
+        if (append_new(out, Py_BuildValue("(KkLL)", (unsigned long long)pos, (unsigned long)cell(c, pos), before, after)))
             Py_CLEAR(out);
     }
     return out;
@@ -1105,7 +1121,7 @@ static PyObject *Core_memory(Core *c, PyObject *Py_UNUSED(ignored)) {
         "tokens", (Py_ssize_t)c->npos * (Py_ssize_t)c->width,
         "token marks", (Py_ssize_t)(((size_t)c->npos + 63) / 64 * sizeof(Marks)),
         "large word counts", (Py_ssize_t)c->bigcap * (Py_ssize_t)sizeof(BigCount),
-        "word starts", (Py_ssize_t)c->nwords * (Py_ssize_t)sizeof(uint32_t),
+        "word starts", (Py_ssize_t)c->nwords * (Py_ssize_t)sizeof(uint64_t),
         "vocabulary", (Py_ssize_t)(c->tokcap * sizeof(Token) + tokens),
         "pair records", (Py_ssize_t)(c->paircap * sizeof(PairRec) + NOTED_WORDS(c->paircap) * sizeof(uint64_t)),
         "pair_positions arrays", (Py_ssize_t)positions,

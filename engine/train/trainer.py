@@ -156,18 +156,17 @@ class MergePairs(Sequence[Pair]):
         self.ids.extend(pair)
 
 
-LAYOUT_LIMIT = 2**32 - 1
-"""The most positions the core lays out (its positions are 32-bit): the distinct pre-tokens'
-bytes, a separator after each, and one before the first."""
+LAYOUT_LIMIT = 2**31 - 1
+"""The most distinct pre-tokens the core lays out (its words are numbered in 32 bits; its
+positions are 64-bit, so their bytes are bounded by memory alone)."""
 
 
-def check_layout(pretokens: int, size: int) -> None:
-    """``CorpusError`` if ``pretokens`` distinct pre-tokens of ``size`` bytes in all are more
-    than the core lays out."""
-    if size + pretokens + 1 > LAYOUT_LIMIT:
+def check_layout(pretokens: int) -> None:
+    """``CorpusError`` if ``pretokens`` distinct pre-tokens are more than the core lays out."""
+    if pretokens > LAYOUT_LIMIT:
         raise CorpusError(
-            f"{pretokens:,} distinct pre-tokens of {size:,} bytes in all: more than the merge loop lays out "
-            f"({LAYOUT_LIMIT:,} bytes with a separator a pre-token); train on a part of the corpus"
+            f"{pretokens:,} distinct pre-tokens: more than the merge loop lays out ({LAYOUT_LIMIT:,}); "
+            "train on a part of the corpus"
         )
 
 
@@ -320,7 +319,7 @@ class Trainer:
         """
         check_settings(vocab_size, special_tokens)
         if sizes := saved_sizes(path):
-            check_layout(*sizes)
+            check_layout(sizes[0])
         saved = load_saved_counts(path, pattern, special_tokens)
         return cls(saved.table, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=saved.summary)
 
@@ -329,7 +328,7 @@ class Trainer:
         pairs: the state before any merge."""
         base = [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in self.special_tokens]
         data, ends, counts = self._core.table() if words is None else (words.words, words.ends, words.counts)
-        check_layout(len(ends), len(data))
+        check_layout(len(ends))
         keep_mmap_threshold()  # the core's large arrays get mappings of their own (counts from a file skip count_table)
         self._core = Core(data, ends, counts, base)
         self._first_merge_id = first_merge_id(self.special_tokens)
