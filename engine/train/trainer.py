@@ -165,8 +165,7 @@ def check_layout(pretokens: int) -> None:
     """``CorpusError`` if ``pretokens`` distinct pre-tokens are more than the core lays out."""
     if pretokens > LAYOUT_LIMIT:
         raise CorpusError(
-            f"{pretokens:,} distinct pre-tokens: more than the merge loop lays out ({LAYOUT_LIMIT:,}); "
-            "train on a part of the corpus"
+            f"{pretokens:,} distinct pre-tokens: more than the merge loop lays out ({LAYOUT_LIMIT:,}); train on a part of the corpus"
         )
 
 
