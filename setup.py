@@ -9,8 +9,9 @@ from setuptools.errors import CCompilerError, CompileError, ExecError, LinkError
 
 SHARED = ["engine", "engine/corpus", "engine/train"]
 """Header folders: ``_pair_hash.h`` serves the merge trainers' cores and the encoder, ``_bytes_hash.h``
-the encoder, the tally and WordPiece's core, the pre-tokenizer and the JSONL reader are part of the encoder; the
-trainers' cores share the headers of ``engine/train``."""
+the encoder, the tally and WordPiece's core, the pre-tokenizer and the JSONL reader are part of the encoder,
+``_bits.h`` and ``_huge_pages.h`` serve the encoder and BPE's core; the trainers' cores share the headers of
+``engine/train``."""
 
 MERGE_CORE_HEADERS = [
     "engine/_pair_hash.h",
@@ -82,7 +83,7 @@ setup(
             "engine.train._trainer_core",
             ["engine/train/_trainer_core.c"],
             include_dirs=SHARED,
-            depends=MERGE_CORE_HEADERS,
+            depends=["engine/corpus/_huge_pages.h", *MERGE_CORE_HEADERS],
         ),
         Extension(
             "engine.train.wordpiece._wordpiece_core",
@@ -103,6 +104,7 @@ setup(
             depends=[
                 "engine/_atomics.h",
                 "engine/_bytes_hash.h",
+                "engine/corpus/_huge_pages.h",
                 "engine/_pair_hash.h",
                 "engine/corpus/_bits.h",
                 "engine/corpus/_jsonl.h",

@@ -25,15 +25,13 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 #include <stdint.h>
 #include <string.h>
 
 #include "_atomics.h"
 #include "_bits.h"
 #include "_bytes_hash.h"
+#include "_huge_pages.h"
 #include "_jsonl.h"
 #include "_pair_hash.h"
 #include "_pretokenize_core.h"
@@ -822,20 +820,6 @@ static void cache_clear(Cache *c) {
     memset((void *)c->slots, 0, ((size_t)c->mask + 1) * sizeof(uint32_t));
     store_relaxed_size(&c->count, 0);
     store_relaxed_size(&c->arena_used, 8);
-}
-
-/* Ask that the whole 2 MB pages of the size bytes at p be backed by huge pages where the
- * system lends them on request (Linux's transparent huge pages): a fresh cache or hot
- * table is touched all over in its first encode, and faulting it in 4 KB at a time took
- * a fifth of a cold encode of English. Only a hint: nothing changes where it is refused. */
-static void advise_huge(void *p, size_t size) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1), end = ((uintptr_t)p + size) & ~(huge - 1);
-    if (end > start) madvise((void *)start, end - start, MADV_HUGEPAGE);
-#else
-    (void)p, (void)size;
-#endif
 }
 
 /* A cache of up to capacity entries (as far as 64 MB of arena go); -1 if out of memory. */

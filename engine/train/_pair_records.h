@@ -8,8 +8,8 @@
  * mark), so this file is written against names each core defines before including it:
  *
  * - ``PairRec``, with ``int32_t a, b`` (the pair) and ``int64_t count`` (pair_counter);
- * - ``Core``, with ``PairRec *pairs``, ``int32_t npairs, paircap``, ``int32_t *slots``
- *   (the hash table: an index into ``pairs``, -1 free), ``uint32_t hmask, hused``, ``Touch
+ * - ``Core``, with ``PairRec *pairs``, ``int32_t npairs, paircap``, ``Slot *slots``
+ *   (the hash table, below), ``uint32_t hmask, hused``, ``Touch
  *   *touch``, ``int32_t ntouch, touchcap`` and ``int64_t stored`` (positions in the lists);
  * - ``new_record(c)``: the id of a record to make (room for it, and for what the core keeps
  *   beside each, zeroed), or -1 with an exception set; ``add_position(c, p, at)``: position ``at`` into pair ``p``'s pair_positions
@@ -39,31 +39,41 @@ static inline int32_t *free_slots(uint32_t size) {
     return slots;
 }
 
-/* The slot of (a, b) in the hash table, or the free slot where it would go. The table holds
- * only indices into ``pairs``: the pair's ids are read from its record, which the caller
- * reads next anyway. */
+/* A pair table of ``size`` slots (a power of two), all free; NULL with MemoryError. */
+static inline Slot *free_pair_slots(uint32_t size) {
+    Slot *slots = malloc(size * sizeof(Slot));
+    if (!slots) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memset(slots, 0xff, size * sizeof(Slot));
+    return slots;
+}
+
+/* The slot of (a, b) in the hash table, or the free slot where it would go. */
 static inline uint32_t probe(const Core *c, int32_t a, int32_t b) {
-    uint32_t i = slot_of(pair_key(a, b), c->hmask);
+    uint32_t h = pair_hash(a, b), i = h & c->hmask;
     for (;; i = (i + 1) & c->hmask) {
-        int32_t p = c->slots[i];
-        if (p < 0 || (c->pairs[p].a == a && c->pairs[p].b == b)) return i;
+        Slot s = c->slots[i];
+        int32_t p = slot_record(s);
+        if (p < 0 || ((uint32_t)(s >> 32) == h && c->pairs[p].a == a && c->pairs[p].b == b)) return i;
     }
 }
 
 /* The record of (a, b), or -1 if the pair was never seen. */
 static inline int32_t find_pair(const Core *c, int32_t a, int32_t b) {
-    return c->slots[probe(c, a, b)];
+    return slot_record(c->slots[probe(c, a, b)]);
 }
 
 static inline int rehash(Core *c, uint32_t size) {
-    int32_t *slots = free_slots(size);
+    Slot *slots = free_pair_slots(size);
     if (!slots) return -1;
     uint32_t mask = size - 1;
     for (int32_t p = 0; p < c->npairs; p++) {
         if (c->pairs[p].a < 0) continue;  /* a record given up, for reuse */
-        uint32_t i = slot_of(pair_key(c->pairs[p].a, c->pairs[p].b), mask);
-        while (slots[i] >= 0) i = (i + 1) & mask;
-        slots[i] = p;
+        uint32_t h = pair_hash(c->pairs[p].a, c->pairs[p].b), i = h & mask;
+        while (slot_record(slots[i]) >= 0) i = (i + 1) & mask;
+        slots[i] = slot_for(h, p);
     }
     free(c->slots);
     c->slots = slots;
@@ -74,11 +84,11 @@ static inline int rehash(Core *c, uint32_t size) {
 /* The record of (a, b), made with count 0 if new; -1 on error. */
 static inline int32_t get_pair(Core *c, int32_t a, int32_t b) {
     uint32_t i = probe(c, a, b);
-    if (c->slots[i] >= 0) return c->slots[i];
+    if (slot_record(c->slots[i]) >= 0) return slot_record(c->slots[i]);
     int32_t p = new_record(c);
     if (p < 0) return -1;
     c->pairs[p] = (PairRec){.a = a, .b = b};
-    c->slots[i] = p;
+    c->slots[i] = slot_for(pair_hash(a, b), p);
     if (++c->hused * 2 > c->hmask + 1 && rehash(c, (c->hmask + 1) * 2)) return -1;
     return p;
 }
@@ -89,15 +99,15 @@ static inline void unslot(Core *c, int32_t p) {
     uint32_t i = probe(c, c->pairs[p].a, c->pairs[p].b), j = i;
     for (;;) {
         j = (j + 1) & c->hmask;
-        int32_t q = c->slots[j];
-        if (q < 0) break;
-        uint32_t home = slot_of(pair_key(c->pairs[q].a, c->pairs[q].b), c->hmask);
+        Slot q = c->slots[j];
+        if (slot_record(q) < 0) break;
+        uint32_t home = (uint32_t)(q >> 32) & c->hmask;
         if (((j - home) & c->hmask) >= ((j - i) & c->hmask)) {  /* its slot is not after i */
             c->slots[i] = q;
             i = j;
         }
     }
-    c->slots[i] = -1;
+    c->slots[i] = FREE_SLOT;
     c->hused--;
 }
 

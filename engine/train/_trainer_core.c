@@ -47,6 +47,8 @@
 #include "_bits.h"
 #include "_core_module.h"
 #include "_grow.h"
+#include "_huge_pages.h"
+#include "_pair_hash.h"
 #include "_positions.h"
 #include "_step_events.h"
 #include "_token_bytes.h"
@@ -62,7 +64,6 @@
  * hold most of the state's memory); lists that grow double. */
 #define INLINE 8
 #define FIRST_ARRAY 16
-#define VARINT_MAX 10 /* bytes of a uint64 */
 /* Packed to 4 bytes (a pragma gcc, clang and MSVC all honour): a heap entry is 12 bytes, not
  * 16. The assertions below keep the layout from changing. */
 #pragma pack(push, 4)
@@ -124,7 +125,7 @@ typedef struct {
     int64_t floor;        /* a plain run keeps no new pair counted below this (see ``Core_run``) */
     int paired;           /* the pairs are counted (``ready``) */
     uint64_t *noted;      /* a bit per pair: changed in this step, its count before noted */
-    int32_t *slots;       /* hash table of (a, b): index into pairs, -1 free */
+    Slot *slots;          /* hash table of (a, b) (_pair_records.h) */
     uint32_t hmask, hused;
     Entry *heap;
     int32_t heapn, heapcap;
@@ -205,6 +206,7 @@ static int widen(Core *c) {
         return -1;
     }
     c->cells = cells;
+    advise_huge(cells, (size_t)c->npos * sizeof(uint32_t));
     for (uint64_t p = c->npos; p-- > 0;) cells[p] = !is_start(c, p) ? 0 : is_sep(c, p) ? raw_cell(c, p) : cell(c, p);
     c->width = 4;
     uint32_t code = largest_count(4);
@@ -296,8 +298,8 @@ static int positions_add(Positions *ps, uint64_t pos, size_t *freed) {
         PyErr_SetString(PyExc_SystemError, "a pair_positions list must grow left to right");
         return -1;
     }
-    uint8_t enc[VARINT_MAX];
-    uint32_t k = put_varint(enc, pos - ps->last), need = ps->len + k;
+    uint64_t d = pos - ps->last;
+    uint32_t need = ps->len + varint_len(d);
     if (need > (ps->cap ? ps->cap : INLINE)) {  /* out of the record, or full */
         uint64_t cap = ps->cap ? 2 * (uint64_t)ps->cap : FIRST_ARRAY;
         if (cap > UINT32_MAX) {
@@ -314,7 +316,7 @@ static int positions_add(Positions *ps, uint64_t pos, size_t *freed) {
         ps->v = v;
         ps->cap = (uint32_t)cap;
     }
-    memcpy(positions_bytes_of(ps) + ps->len, enc, k);
+    put_varint(positions_bytes_of(ps) + ps->len, d);
     ps->len = need;
     ps->last = pos;
     ps->n++;
@@ -332,12 +334,14 @@ static int add_token(Core *c, const Token *a, const Token *b) {
 
 /* Merges free pair_positions arrays of every size, scattered through the heap: glibc keeps
  * such memory, and the process would grow by what the lists once held. Once a few MB are
- * free, they go back to the system. Large arrays never land there: they get mappings of
- * their own (engine.corpus.shards.keep_mmap_threshold, before a Core is made), which realloc grows in
- * place. */
+ * free, and a quarter of a byte for every position the lists hold, they go back to the
+ * system: a trim walks the whole heap, which in a layout of billions of positions is GBs,
+ * so it waits for more the more there is. Large arrays never land there: they get mappings
+ * of their own (engine.corpus.shards.keep_mmap_threshold, before a Core is made), which
+ * realloc grows in place. */
 #define GIVE_BACK (2 << 20)
 static void give_back(Core *c) {
-    if (c->freed < GIVE_BACK) return;
+    if (c->freed < GIVE_BACK || c->freed < (size_t)c->stored / 4) return;
     c->freed = 0;
 #ifdef __GLIBC__
     malloc_trim(0);
@@ -457,6 +461,9 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
         PyErr_NoMemory();
         return -1;
     }
+    advise_huge(c->cells, (size_t)n);
+    advise_huge(c->marks, ((size_t)n + 63) / 64 * sizeof(Marks));
+    advise_huge(c->starts, (size_t)nw * sizeof(uint64_t));
     uint64_t pos = 0;
     if (put_separator(c, pos++, 0)) return -1;
     for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
@@ -539,6 +546,7 @@ typedef struct {
 
 static inline void fetch_position(const Core *c, uint64_t pos) {
     PREFETCH(cell_address(c, pos));
+    PREFETCH((const uint8_t *)cell_address(c, pos) + 63);  /* the word's end, with its count, if near */
     PREFETCH(&c->marks[pos >> 6]);
 }
 
@@ -795,7 +803,7 @@ static int recount(Core *c, int64_t floor) {
     if (byte_pair) memset(byte_pair, 0xff, 65536 * sizeof(int32_t));
     for (int32_t p = 0; p < c->npairs; p++) positions_free(&c->pairs[p].pos, &c->freed);
     if (c->paircap) memset(c->noted, 0, NOTED_WORDS(c->paircap) * sizeof(uint64_t));
-    memset(c->slots, 0xff, (size_t)(c->hmask + 1) * sizeof(int32_t));
+    memset(c->slots, 0xff, (size_t)(c->hmask + 1) * sizeof(Slot));
     c->npairs = c->nspare = c->ntouch = c->heapn = 0;
     c->hused = 0;
     c->live = c->stored = 0;
@@ -1125,7 +1133,7 @@ static PyObject *Core_memory(Core *c, PyObject *Py_UNUSED(ignored)) {
         "vocabulary", (Py_ssize_t)(c->tokcap * sizeof(Token) + tokens),
         "pair records", (Py_ssize_t)(c->paircap * sizeof(PairRec) + NOTED_WORDS(c->paircap) * sizeof(uint64_t)),
         "pair_positions arrays", (Py_ssize_t)positions,
-        "hash table", (Py_ssize_t)(c->hmask + 1) * (Py_ssize_t)sizeof(int32_t),
+        "hash table", (Py_ssize_t)(c->hmask + 1) * (Py_ssize_t)sizeof(Slot),
         "heap", (Py_ssize_t)c->heapcap * (Py_ssize_t)sizeof(Entry));
 }
 

@@ -42,6 +42,7 @@
 #include "_bytes_hash.h"
 #include "_core_module.h"
 #include "_grow.h"
+#include "_pair_hash.h"
 #include "_positions.h"
 #include "_step_events.h"
 #include "_token_bytes.h"
@@ -151,7 +152,7 @@ typedef struct {
     PairRec *pairs;
     IdList *positions;    /* each pair's pair_positions */
     int32_t npairs, paircap;
-    int32_t *slots;       /* hash table of (a, b): index into pairs, -1 free */
+    Slot *slots;          /* hash table of (a, b) (_pair_records.h) */
     uint32_t hmask, hused;
     Entry *heap;
     int32_t heapn, heapcap;

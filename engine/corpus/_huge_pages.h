@@ -1,0 +1,25 @@
+/* Ask that the whole 2 MB pages of the ``size`` bytes at ``p`` be backed by huge pages where
+ * the system lends them on request (Linux's transparent huge pages). Large arrays read at
+ * scattered places miss the TLB on nearly every read in 4 KB pages, and are faulted in
+ * 4 KB at a time when first touched: the encoder's caches and hot table, the trainer's
+ * layout. Only a hint: nothing changes where it is refused. */
+#ifndef ENGINE_HUGE_PAGES_H
+#define ENGINE_HUGE_PAGES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+static inline void advise_huge(void *p, size_t size) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1), end = ((uintptr_t)p + size) & ~(huge - 1);
+    if (end > start) madvise((void *)start, end - start, MADV_HUGEPAGE);
+#else
+    (void)p, (void)size;
+#endif
+}
+
+#endif
