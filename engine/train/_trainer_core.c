@@ -542,17 +542,19 @@ typedef struct {
     Reader in;
     uint64_t ring[AHEAD];
     uint32_t used, held; /* positions used; read and not yet used */
+    int end;             /* a merge's: the cache line after each position's, where a word
+                          * read there ends with its count (a compaction reads no count) */
 } Ahead;
 
-static inline void fetch_position(const Core *c, uint64_t pos) {
+static inline void fetch_position(const Core *c, uint64_t pos, int end) {
     PREFETCH(cell_address(c, pos));
-    PREFETCH((const uint8_t *)cell_address(c, pos) + 63);  /* the word's end, with its count, if near */
+    if (end) PREFETCH((const uint8_t *)cell_address(c, pos) + 63);
     PREFETCH(&c->marks[pos >> 6]);
 }
 
-static inline Ahead ahead_read(const Core *c, Positions *ps) {
-    Ahead ah = {positions_read(ps), {0}, 0, 0};
-    for (; ah.held < AHEAD && positions_next(&ah.in, &ah.ring[ah.held]); ah.held++) fetch_position(c, ah.ring[ah.held]);
+static inline Ahead ahead_read(const Core *c, Positions *ps, int end) {
+    Ahead ah = {positions_read(ps), {0}, 0, 0, end};
+    for (; ah.held < AHEAD && positions_next(&ah.in, &ah.ring[ah.held]); ah.held++) fetch_position(c, ah.ring[ah.held], end);
     return ah;
 }
 
@@ -562,7 +564,7 @@ static inline int ahead_next(const Core *c, Ahead *ah, uint64_t *pos) {
     uint64_t *slot = &ah->ring[ah->used++ & (AHEAD - 1)];
     *pos = *slot;
     if (positions_next(&ah->in, slot))
-        fetch_position(c, *slot);
+        fetch_position(c, *slot, ah->end);
     else
         ah->held--;
     return 1;
@@ -632,7 +634,7 @@ static inline int starts_pair(const Core *c, uint64_t pos, int32_t a, int32_t b)
  * spans did. */
 static void compact(Core *c, PairRec *r) {
     Positions *ps = &r->pos;
-    Ahead in = ahead_read(c, ps);
+    Ahead in = ahead_read(c, ps, 0);
     uint8_t *out = positions_bytes_of(ps);
     uint32_t len = 0;
     uint64_t last = 0, pos;
@@ -704,7 +706,7 @@ static int merge(Core *c, int32_t m, int queue) {
     uint64_t la = (uint64_t)left.len, lb = (uint64_t)right.len;
     int64_t seen = -1, end = -1;  /* the last word's end was found from ``seen``: positions */
     int64_t w = 0;                /* between them lie in it, so its count ``w`` is known */
-    Ahead in = ahead_read(c, &ps);
+    Ahead in = ahead_read(c, &ps, 1);
     for (uint64_t pos; ahead_next(c, &in, &pos);) {
         if (!is_start(c, pos) || (int32_t)cell(c, pos) != a) continue;
         uint64_t nxt = pos + la;
