@@ -18,9 +18,10 @@
  *   keeping the count at every position.
  * - pairs: one record per pair ever seen, holding its pair_counter count and its
  *   pair_positions list (append-only; a position is checked when used; a long list that is
- *   mostly stale is compacted). Records never move or disappear (ids into ``pairs`` stay
- *   valid); a pair whose count falls to 0 is dead for good, since only pairs holding the
- *   newest token ever gain counts.
+ *   mostly stale is compacted; within a memory budget, the least counted pairs keep their
+ *   counts alone, and their positions are found again when needed: ``relist``). Records
+ *   never move or disappear (ids into ``pairs`` stay valid); a pair whose count falls to 0
+ *   is dead for good, since only pairs holding the newest token ever gain counts.
  * - a hash table from (left, right) token ids to the pair's record.
  * - the lazy max-heap of (count when pushed, pair). A merge only lowers the counts of the
  *   pairs already queued, so their entries stay put and are corrected when they reach the
@@ -133,6 +134,10 @@ typedef struct {
     int64_t stored;       /* positions held in the lists of live pairs */
     int64_t corpus_bytes; /* the words' bytes times their counts */
     size_t freed;         /* bytes of pair_positions arrays freed since memory was last given back */
+    int64_t held;         /* bytes of pair_positions arrays held now */
+    int64_t budget;       /* bytes they may hold (0: no bound; see ``Core_run``) */
+    uint64_t *unlisted;   /* a bit per pair: counted, its positions not kept (``relist``) */
+    int64_t relists;      /* passes over the layout that found unlisted pairs' positions */
     Touch *touch;         /* the pairs this step changed, each with its count before */
     int32_t ntouch, touchcap;
     Events events;        /* a detailed step's */
@@ -235,22 +240,43 @@ static size_t positions_bytes(const Positions *ps) {
     return ps->cap;
 }
 
-/* Empty a list; ``freed`` counts the bytes given back. */
-static void positions_free(Positions *ps, size_t *freed) {
-    *freed += positions_bytes(ps);
+/* Empty a list, its array's bytes counted as given back. */
+static void positions_free(Core *c, Positions *ps) {
+    c->freed += positions_bytes(ps);
+    c->held -= positions_bytes(ps);
     if (ps->cap) free(ps->v);
     *ps = (Positions){0};
 }
 
 /* Make an empty list's room for ``k`` bytes at once. */
-static int positions_reserve(Positions *ps, uint64_t k) {
+static int positions_reserve(Core *c, Positions *ps, uint64_t k) {
     if (k <= INLINE) return 0;
     if (k > UINT32_MAX || !(ps->v = malloc((size_t)k))) {
         PyErr_NoMemory();
         return -1;
     }
     ps->cap = (uint32_t)k;
+    c->held += (int64_t)k;
     return 0;
+}
+
+/* Give back the room past a list's ``len`` bytes: into the record if they fit there. */
+static void positions_fit(Core *c, Positions *ps) {
+    if (!ps->cap || ps->cap == ps->len) return;
+    uint32_t cap = ps->cap, len = ps->len;
+    if (len <= INLINE) {
+        uint8_t keep[INLINE];
+        memcpy(keep, ps->v, len);
+        free(ps->v);
+        memcpy(ps->in, keep, sizeof(keep));
+        ps->cap = 0;
+    } else {
+        uint8_t *v = realloc(ps->v, len);
+        if (v) ps->v = v;  /* else the larger array stays, as good */
+        ps->cap = v ? len : cap;
+    }
+    c->freed += cap - ps->cap;
+    c->held -= cap - ps->cap;
 }
 
 /* ``d`` as a varint at ``out``; its length. */
@@ -293,7 +319,7 @@ static inline int positions_next(Reader *r, uint64_t *pos) {
     return 1;
 }
 
-static int positions_add(Positions *ps, uint64_t pos, size_t *freed) {
+static int positions_add(Core *c, Positions *ps, uint64_t pos) {
     if (ps->n && pos <= ps->last) {  /* the order the distances rely on */
         PyErr_SetString(PyExc_SystemError, "a pair_positions list must grow left to right");
         return -1;
@@ -306,12 +332,13 @@ static int positions_add(Positions *ps, uint64_t pos, size_t *freed) {
             PyErr_SetString(PyExc_MemoryError, "a pair_positions list would pass 4 GB");
             return -1;
         }
-        *freed += positions_bytes(ps);  /* where realloc moves the array */
+        c->freed += positions_bytes(ps);  /* where realloc moves the array */
         uint8_t *v = ps->cap ? realloc(ps->v, (size_t)cap) : malloc((size_t)cap);
         if (!v) {
             PyErr_NoMemory();
             return -1;
         }
+        c->held += (int64_t)cap - (int64_t)ps->cap;
         if (!ps->cap) memcpy(v, ps->in, ps->len);
         ps->v = v;
         ps->cap = (uint32_t)cap;
@@ -354,17 +381,21 @@ static void give_back(Core *c) {
 
 /* What the shared pair code asks of this core. A record is 32 bytes with its first positions
  * inside it: a pair changed in this step is noted in a bit beside it, in ``noted``. */
-static int more_pairs(Core *c) {
-    size_t words = NOTED_WORDS(c->paircap);
-    if (grow((void **)&c->pairs, &c->paircap, (int64_t)c->npairs + 1, sizeof(PairRec))) return -1;
-    uint64_t *noted = realloc(c->noted, NOTED_WORDS(c->paircap) * sizeof(uint64_t));
-    if (!noted) {
+static int more_bits(uint64_t **bits, size_t from, size_t to) {
+    uint64_t *more = realloc(*bits, to * sizeof(uint64_t));
+    if (!more) {
         PyErr_NoMemory();
         return -1;
     }
-    memset(noted + words, 0, (NOTED_WORDS(c->paircap) - words) * sizeof(uint64_t));
-    c->noted = noted;
+    memset(more + from, 0, (to - from) * sizeof(uint64_t));
+    *bits = more;
     return 0;
+}
+
+static int more_pairs(Core *c) {
+    size_t words = NOTED_WORDS(c->paircap);
+    if (grow((void **)&c->pairs, &c->paircap, (int64_t)c->npairs + 1, sizeof(PairRec))) return -1;
+    return more_bits(&c->noted, words, NOTED_WORDS(c->paircap)) || more_bits(&c->unlisted, words, NOTED_WORDS(c->paircap)) ? -1 : 0;
 }
 
 static inline int change_noted(const Core *c, int32_t p) {
@@ -381,7 +412,7 @@ static int32_t new_record(Core *c) {
 }
 
 static inline int add_position(Core *c, int32_t p, int64_t at) {
-    return positions_add(&c->pairs[p].pos, (uint64_t)at, &c->freed);
+    return positions_add(c, &c->pairs[p].pos, (uint64_t)at);
 }
 
 #include "_pair_records.h"
@@ -417,10 +448,11 @@ static void Core_dealloc(Core *c) {
     free(c->starts);
     for (int32_t t = 0; t < c->ntok; t++) free(c->vocab[t].data);
     free(c->vocab);
-    for (int32_t p = 0; p < c->npairs; p++) positions_free(&c->pairs[p].pos, &c->freed);
+    for (int32_t p = 0; p < c->npairs; p++) positions_free(c, &c->pairs[p].pos);
     free(c->pairs);
     free(c->spare);
     free(c->noted);
+    free(c->unlisted);
     free(c->slots);
     free(c->heap);
     free(c->touch);
@@ -447,32 +479,42 @@ static int put_separator(Core *c, uint64_t pos, int64_t count) {
     return 0;
 }
 
-/* Lay out ``nw`` words (their bytes one after another in ``s``, each ending at ``ends``, each
- * with its count in ``counts``) in cells of a byte, a separator after each, and record where
- * they start. Their pairs are counted from the cells later (``recount``), when the buffers
- * they came from may be gone: the table of counts is never held beside the pairs' positions. */
-static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t *counts, Py_ssize_t nw, uint64_t n) {
-    c->nwords = (int32_t)nw;
-    c->npos = n;
-    c->cells = malloc((size_t)(n ? n : 1));
-    c->marks = calloc(((size_t)n + 63) / 64, sizeof(Marks));
-    c->starts = malloc((size_t)(nw ? nw : 1) * sizeof(uint64_t));
-    if (!c->cells || !c->marks || !c->starts) {
+/* Lay out ``nw`` more words (their bytes one after another in ``s``, each ending at
+ * ``ends``, each with its count in ``counts``) in cells of a byte after those laid out
+ * already, a separator after each, and record where they start. The arrays grow by realloc,
+ * which moves the mappings of large ones without copying (engine.corpus.shards.
+ * keep_mmap_threshold): a corpus read in parts never holds itself twice. (A mapping asked
+ * for huge pages in part is split in two or three, which realloc then copies: the layout is
+ * asked for them once whole, when its pairs are first counted.) Their pairs are
+ * counted from the cells later (``recount``), when the buffers they came from may be gone:
+ * the table of counts is never held beside the pairs' positions. */
+static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t *counts, Py_ssize_t nw) {
+    uint64_t pos = c->npos, n = pos + (pos == 0) + (nw ? (uint64_t)ends[nw - 1] : 0) + (uint64_t)nw;
+    size_t marks = ((size_t)pos + 63) / 64, more = ((size_t)n + 63) / 64;
+    if ((int64_t)c->nwords + nw > INT32_MAX) {  /* words are int32 */
+        PyErr_SetString(PyExc_MemoryError, "too many distinct pre-tokens to lay out (over 2^31)");
+        return -1;
+    }
+    uint8_t *cells = realloc(c->cells, (size_t)(n ? n : 1));
+    if (cells) c->cells = cells;
+    Marks *m = realloc(c->marks, (more ? more : 1) * sizeof(Marks));
+    if (m) c->marks = m;
+    uint64_t *starts = realloc(c->starts, ((size_t)c->nwords + (size_t)nw + 1) * sizeof(uint64_t));
+    if (starts) c->starts = starts;
+    if (!cells || !m || !starts) {
         PyErr_NoMemory();
         return -1;
     }
-    advise_huge(c->cells, (size_t)n);
-    advise_huge(c->marks, ((size_t)n + 63) / 64 * sizeof(Marks));
-    advise_huge(c->starts, (size_t)nw * sizeof(uint64_t));
-    uint64_t pos = 0;
-    if (put_separator(c, pos++, 0)) return -1;
+    memset(c->marks + marks, 0, (more - marks) * sizeof(Marks));
+    c->npos = n;
+    if (pos == 0 && put_separator(c, pos++, 0)) return -1;
     for (Py_ssize_t w = 0, from = 0; w < nw; from = ends[w++]) {
         int64_t k = counts[w];
         if (k < 0) {
             PyErr_SetString(PyExc_ValueError, "word counts must not be negative");
             return -1;
         }
-        c->starts[w] = pos;
+        c->starts[c->nwords++] = pos;
         c->corpus_bytes += (ends[w] - from) * k;
         for (int64_t i = from; i < ends[w]; i++) {
             mark(c, pos, 0);
@@ -483,26 +525,16 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
     return 0;
 }
 
-/* Core(words, ends, counts, base_tokens, narrow_ids=65536): lay out the words of a
- * ``WordTable`` (its three buffers; engine/corpus/word_table.py); their pairs are counted and
- * queued when first needed (``ready``). Token ids below ``narrow_ids`` (at most 65,536) are kept in cells of a byte; a lower
- * one widens the cells to 4 bytes sooner (a test's way to reach that). */
-static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
+/* Lay out a table given as Python buffers (Core_init's, Core_extend's): 0, or -1 with an
+ * exception set. */
+static int lay_out_table(Core *c, PyObject *args, const char *format, PyObject **base, unsigned long *narrow) {
     Py_buffer words, ends, counts;
-    PyObject *base;
-    unsigned long narrow = 65536;
-    if (!PyArg_ParseTuple(args, "y*y*y*O!|k", &words, &ends, &counts, &PyList_Type, &base, &narrow)) return -1;
+    int parsed = base ? PyArg_ParseTuple(args, format, &words, &ends, &counts, &PyList_Type, base, narrow)
+                      : PyArg_ParseTuple(args, format, &words, &ends, &counts);
+    if (!parsed) return -1;
     int r = -1;
     Py_ssize_t nw = counts.len / (Py_ssize_t)sizeof(int64_t);
     const int64_t *end = ends.buf;
-    if (c->cells) {
-        PyErr_SetString(PyExc_RuntimeError, "a Core is initialized once");
-        goto done;
-    }
-    if (narrow < 257 || narrow > 65536) {
-        PyErr_SetString(PyExc_ValueError, "narrow_ids must be from 257 to 65536");
-        goto done;
-    }
     if (ends.len != counts.len || counts.len % (Py_ssize_t)sizeof(int64_t) ||
         (nw && end[nw - 1] != words.len)) {
         PyErr_SetString(PyExc_ValueError, "ends and counts must be int64, one each per word, ending with the words");
@@ -513,24 +545,53 @@ static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
             PyErr_SetString(PyExc_ValueError, "word ends must not go back or past the words");
             goto done;
         }
-    if (nw > INT32_MAX) {  /* words are int32 */
-        PyErr_SetString(PyExc_MemoryError, "too many distinct pre-tokens to lay out (over 2^31)");
+    if (base && (*narrow < 257 || *narrow > 65536)) {
+        PyErr_SetString(PyExc_ValueError, "narrow_ids must be from 257 to 65536");
         goto done;
     }
-    c->narrow_ids = (uint32_t)narrow;
-    c->width = 1;
-    c->count_code = largest_count(1);
-    for (Py_ssize_t t = 0; t < PyList_GET_SIZE(base); t++) {
-        Token tok;
-        if (base_token(PyList_GET_ITEM(base, t), &tok) || add_token(c, &tok, NULL)) goto done;
+    if (base) {
+        c->narrow_ids = (uint32_t)*narrow;
+        c->width = 1;
+        c->count_code = largest_count(1);
+        for (Py_ssize_t t = 0; t < PyList_GET_SIZE(*base); t++) {
+            Token tok;
+            if (base_token(PyList_GET_ITEM(*base, t), &tok) || add_token(c, &tok, NULL)) goto done;
+        }
+        c->nbase = c->ntok;
+        if (rehash(c, 1 << 8)) goto done;
     }
-    c->nbase = c->ntok;
-    r = rehash(c, 1 << 8) || lay_out(c, words.buf, end, counts.buf, nw, (uint64_t)words.len + (uint64_t)nw + 1) ? -1 : 0;
+    r = lay_out(c, words.buf, end, counts.buf, nw);
 done:
     PyBuffer_Release(&words);
     PyBuffer_Release(&ends);
     PyBuffer_Release(&counts);
     return r;
+}
+
+/* Core(words, ends, counts, base_tokens, narrow_ids=65536): lay out the words of a
+ * ``WordTable`` (its three buffers; engine/corpus/word_table.py); more may follow
+ * (``extend``); their pairs are counted and queued when first needed (``ready``). Token ids
+ * below ``narrow_ids`` (at most 65,536) are kept in cells of a byte; a lower one widens the
+ * cells to 4 bytes sooner (a test's way to reach that). */
+static int Core_init(Core *c, PyObject *args, PyObject *Py_UNUSED(kw)) {
+    PyObject *base;
+    unsigned long narrow = 65536;
+    if (c->vocab) {
+        PyErr_SetString(PyExc_RuntimeError, "a Core is initialized once");
+        return -1;
+    }
+    return lay_out_table(c, args, "y*y*y*O!|k", &base, &narrow);
+}
+
+/* extend(words, ends, counts): lay out a table's words after those laid out already, before
+ * the pairs are counted: a corpus too large to hold twice is laid out a part at a time. */
+static PyObject *Core_extend(Core *c, PyObject *args) {
+    if (c->paired) {
+        PyErr_SetString(PyExc_RuntimeError, "words are laid out before the pairs are counted");
+        return NULL;
+    }
+    if (lay_out_table(c, args, "y*y*y*", NULL, NULL)) return NULL;
+    Py_RETURN_NONE;
 }
 
 /* -- merging ---------------------------------------------------------------------------- */
@@ -646,29 +707,178 @@ static void compact(Core *c, PairRec *r) {
             k++;
         }
     c->stored -= ps->n - k;
-    c->freed += ps->cap - len;
-    if (len <= INLINE) {
-        uint8_t keep[INLINE];
-        memcpy(keep, out, len);
-        free(ps->v);
-        memcpy(ps->in, keep, sizeof(keep));
-        ps->cap = 0;
-    } else {
-        uint8_t *v = realloc(ps->v, len);
-        if (v) ps->v = v;  /* else the larger array stays, as good */
-        ps->cap = v ? len : ps->cap;
-    }
     ps->len = len;
     ps->last = last;
     ps->n = k;
+    positions_fit(c, ps);
+}
+
+/* -- lists within a budget ---------------------------------------------------------------- */
+
+static inline int is_unlisted(const Core *c, int32_t p) {
+    return (int)(c->unlisted[p >> 6] >> (p & 63) & 1);
+}
+
+/* Pair ``p``'s positions dropped, listed or not (a pair that is gone, or about to be listed
+ * afresh). */
+static void drop_positions(Core *c, int32_t p) {
+    c->stored -= c->pairs[p].pos.n;
+    positions_free(c, &c->pairs[p].pos);
+    c->unlisted[p >> 6] &= ~(1ull << (p & 63));
+}
+
+/* Keep pair ``p`` counted without its positions. Its list's bytes stay in the record, where
+ * its last position was: they bound the list it would have again, since the positions of a
+ * pair it does not hold already only go (a pair gains positions only in the merge that makes
+ * its newer token). */
+static void unlist(Core *c, int32_t p, uint32_t bytes) {
+    drop_positions(c, p);
+    c->pairs[p].pos.last = bytes;
+    c->unlisted[p >> 6] |= 1ull << (p & 63);
+}
+
+/* A pair that a budget may list or not: its count and its list's bytes. */
+typedef struct {
+    int64_t count;
+    int32_t pair;
+    uint32_t bytes;
+} Choice;
+
+static int more_counted(const void *x, const void *y) {
+    int64_t a = ((const Choice *)x)->count, b = ((const Choice *)y)->count;
+    return (a < b) - (a > b);
+}
+
+/* The live pairs listed (``listed``) or unlisted, each with the bytes of its list (or of the
+ * list it would have), the most counted first: NULL with MemoryError. A listed pair whose
+ * list is inside its record holds no room of the budget, and is left out. */
+static Choice *choices(const Core *c, int listed, int32_t *n) {
+    Choice *out = malloc(((size_t)c->npairs + 1) * sizeof(Choice));
+    if (!out) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    *n = 0;
+    for (int32_t p = 0; p < c->npairs; p++) {
+        const PairRec *r = &c->pairs[p];
+        if (r->count <= 0 || is_unlisted(c, p) == listed || (listed && !r->pos.cap)) continue;
+        out[(*n)++] = (Choice){r->count, p, listed ? r->pos.cap : (uint32_t)r->pos.last};
+    }
+    qsort(out, (size_t)*n, sizeof(Choice), more_counted);
+    return out;
+}
+
+/* Unlist the least counted pairs until the lists hold ``target`` bytes or fewer. */
+static int shed(Core *c, int64_t target) {
+    int32_t n;
+    Choice *ch = choices(c, 1, &n);
+    if (!ch) return -1;
+    for (int32_t i = n; i-- > 0 && c->held > target;) unlist(c, ch[i].pair, c->pairs[ch[i].pair].pos.len);
+    free(ch);
+    return 0;
+}
+
+/* A small open-addressed table of the pairs a relist looks for, by their ids. */
+typedef struct {
+    uint64_t *keys;
+    int32_t *pairs;
+    uint32_t mask;
+} Wanted;
+
+static inline int32_t wanted_pair(const Wanted *w, int32_t a, int32_t b) {
+    uint64_t key = pair_key(a, b);
+    for (uint32_t i = slot_of(key, w->mask);; i = (i + 1) & w->mask) {
+        if (w->keys[i] == key) return w->pairs[i];
+        if (w->keys[i] == EMPTY_KEY) return -1;
+    }
+}
+
+static inline int has_bit(const uint64_t *bits, uint32_t i) {
+    return (int)(bits[i >> 6] >> (i & 63) & 1);
+}
+
+/* Find the positions of unlisted pair ``m``, about to be merged or read, and of as many of
+ * the most counted unlisted pairs besides as the budget has room for (half of it at least:
+ * the least counted listed pairs make room first), in one pass over the layout: the merges
+ * after this one find most of their pairs' positions kept. The positions found are the live
+ * ones, in order, as a list kept all along would hold them (and some stale ones). */
+static int relist(Core *c, int32_t m) {
+    if (c->budget > 0 && c->held > c->budget / 2 && shed(c, c->budget / 2)) return -1;
+    int32_t n, k = 0;
+    Choice *ch = choices(c, 0, &n);
+    if (!ch) return -1;
+    int64_t room = c->budget > 0 ? c->budget - c->held : INT64_MAX;
+    for (int32_t i = 0; i < n; i++) {  /* m first, then the best that fit */
+        if (ch[i].pair == m) {
+            Choice t = ch[i];
+            memmove(ch + 1, ch, (size_t)i * sizeof(Choice));
+            ch[0] = t;
+            break;
+        }
+    }
+    for (int64_t used = 0; k < n && (k == 0 || used + ch[k].bytes <= room); used += ch[k++].bytes) {}
+    uint32_t size = 4;
+    while (size < 2 * (uint32_t)k) size *= 2;
+    size_t bitwords = ((size_t)c->ntok + 63) / 64;
+    Wanted w = {malloc(size * sizeof(uint64_t)), malloc(size * sizeof(int32_t)), size - 1};
+    uint64_t *lefts = calloc(bitwords, sizeof(uint64_t)), *rights = calloc(bitwords, sizeof(uint64_t));
+    int r = -1;
+    if (!w.keys || !w.pairs || !lefts || !rights) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memset(w.keys, 0xff, size * sizeof(uint64_t));
+    for (int32_t i = 0; i < k; i++) {
+        int32_t p = ch[i].pair;
+        PairRec *rec = &c->pairs[p];
+        uint32_t bytes = (uint32_t)rec->pos.last;
+        drop_positions(c, p);
+        if (positions_reserve(c, &rec->pos, bytes)) goto done;  /* room enough: never grown */
+        uint64_t key = pair_key(rec->a, rec->b);
+        uint32_t j = slot_of(key, w.mask);
+        while (w.keys[j] != EMPTY_KEY) j = (j + 1) & w.mask;
+        w.keys[j] = key;
+        w.pairs[j] = p;
+        lefts[rec->a >> 6] |= 1ull << (rec->a & 63);
+        rights[rec->b >> 6] |= 1ull << (rec->b & 63);
+    }
+    int32_t x = -1;  /* the token before, -1 at a separator */
+    for (uint64_t pos = 0, prv = 0; pos < c->npos;) {
+        if (is_sep(c, pos)) {
+            x = -1;
+            pos++;
+            continue;
+        }
+        int32_t y = (int32_t)cell(c, pos);
+        if (x >= 0 && has_bit(lefts, (uint32_t)x) && has_bit(rights, (uint32_t)y)) {
+            int32_t p = wanted_pair(&w, x, y);
+            if (p >= 0 && add_position(c, p, (int64_t)prv)) goto done;
+        }
+        x = y;
+        prv = pos;
+        pos += (uint64_t)c->vocab[y].len;
+    }
+    for (int32_t i = 0; i < k; i++) {
+        Positions *ps = &c->pairs[ch[i].pair].pos;
+        c->stored += ps->n;
+        positions_fit(c, ps);
+    }
+    c->relists++;
+    r = 0;
+done:
+    free(ch);
+    free(w.keys);
+    free(w.pairs);
+    free(lefts);
+    free(rights);
+    return r;
 }
 
 /* Forget record ``p``, a pair made in this step and never queued: its positions, its slot,
  * the record itself (kept for a new pair to reuse). */
 static int give_up(Core *c, int32_t p) {
     PairRec *r = &c->pairs[p];
-    c->stored -= r->pos.n;
-    positions_free(&r->pos, &c->freed);
+    drop_positions(c, p);
     unslot(c, p);
     *r = (PairRec){.a = -1, .b = -1};
     if (grow((void **)&c->spare, &c->sparecap, (int64_t)c->nspare + 1, sizeof(int32_t))) return -1;
@@ -692,6 +902,7 @@ static int sweep(Core *c) {
 /* Merge every occurrence of pair record ``m`` left to right and apply the count changes.
  * With ``queue`` the new pairs go on the heap. */
 static int merge(Core *c, int32_t m, int queue) {
+    if (is_unlisted(c, m) && relist(c, m)) return -1;
     int32_t a = c->pairs[m].a, b = c->pairs[m].b, tok = c->ntok;
     Token left = c->vocab[a], right = c->vocab[b];  /* copies: adding may move the array */
     if ((uint32_t)tok >= c->narrow_ids && c->width == 1 && widen(c)) return -1;
@@ -723,7 +934,7 @@ static int merge(Core *c, int32_t m, int queue) {
         set_cell(c, pos, (uint32_t)tok, left.len + right.len);
         c->marks[nxt >> 6].start &= ~(1ull << (nxt & 63));
     }
-    positions_free(&ps, &c->freed);
+    positions_free(c, &ps);
     for (int32_t i = 0; i < c->ntouch; i++) {
         Touch t = c->touch[i];
         PairRec *r = &c->pairs[t.pair];
@@ -733,8 +944,7 @@ static int merge(Core *c, int32_t m, int queue) {
             continue;
         }
         if (r->count == 0) {  /* dead for good: drop its positions */
-            c->stored -= r->pos.n;
-            positions_free(&r->pos, &c->freed);
+            drop_positions(c, t.pair);
         } else if (r->pos.n >= COMPACT_FROM && r->pos.n > 2 * r->count) {
             compact(c, r);
         }
@@ -747,10 +957,11 @@ static int merge(Core *c, int32_t m, int queue) {
     }
     /* A plain run gives up the merged pair's record, its heap entry gone, and sweeps. */
     if (c->floor && (give_up(c, m) || (c->heapn > 2 * c->live + SWEEP_FROM && sweep(c)))) return -1;
+    if (c->budget > 0 && c->held > c->budget && shed(c, c->budget / 2)) return -1;
     give_back(c);
     return 0;
 fail:
-    positions_free(&ps, &c->freed);
+    positions_free(c, &ps);
     return -1;
 }
 
@@ -790,11 +1001,29 @@ static inline int32_t pair_record(Core *c, int32_t *byte_pair, uint32_t x, uint3
     return p;
 }
 
+/* The count above which a recount lists a pair whose list is ``len`` bytes (kept in its
+ * record), so that the lists fit the budget (-1: all of them). */
+static int64_t listed_above(const Core *c) {
+    if (c->budget <= 0) return -1;
+    Choice *ch = malloc(((size_t)c->npairs + 1) * sizeof(Choice));
+    if (!ch) return -2;
+    int32_t n = 0;
+    int64_t used = 0, above = -1;
+    for (int32_t p = 0; p < c->npairs; p++)
+        if (c->pairs[p].pos.len > INLINE) ch[n++] = (Choice){c->pairs[p].count, p, c->pairs[p].pos.len};
+    qsort(ch, (size_t)n, sizeof(Choice), more_counted);
+    for (int32_t i = 0; i < n && above < 0; used += ch[i++].bytes)
+        if (used + ch[i].bytes > c->budget) above = ch[i].count;
+    free(ch);
+    return above;
+}
+
 /* Count every pair of the layout afresh, keeping the records of those counted ``floor`` or
  * more (all with 0): how the pairs are counted first, how a plain run's state is made whole
  * again for whatever reads it, and how a run lowers its floor. Two passes over the words:
  * counts and the sizes of the lists (kept meanwhile in the records' list fields), then the
- * positions, each list made at its size. */
+ * positions, each list made at its size; within a budget, only the most counted pairs'
+ * (``relist`` finds the others' when they are needed). */
 static int recount(Core *c, int64_t floor) {
     int bytes_only = c->ntok == c->nbase;  /* no merge yet: every pair is two bytes */
     int32_t *byte_pair = bytes_only ? malloc(65536 * sizeof(int32_t)) : NULL;
@@ -803,13 +1032,19 @@ static int recount(Core *c, int64_t floor) {
         return -1;
     }
     if (byte_pair) memset(byte_pair, 0xff, 65536 * sizeof(int32_t));
-    for (int32_t p = 0; p < c->npairs; p++) positions_free(&c->pairs[p].pos, &c->freed);
+    for (int32_t p = 0; p < c->npairs; p++) positions_free(c, &c->pairs[p].pos);
     if (c->paircap) memset(c->noted, 0, NOTED_WORDS(c->paircap) * sizeof(uint64_t));
+    if (c->paircap) memset(c->unlisted, 0, NOTED_WORDS(c->paircap) * sizeof(uint64_t));
     memset(c->slots, 0xff, (size_t)(c->hmask + 1) * sizeof(Slot));
     c->npairs = c->nspare = c->ntouch = c->heapn = 0;
     c->hused = 0;
     c->live = c->stored = 0;
     c->floor = floor;
+    if (!c->paired) {
+        advise_huge(c->cells, (size_t)c->npos);
+        advise_huge(c->marks, ((size_t)c->npos + 63) / 64 * sizeof(Marks));
+        advise_huge(c->starts, (size_t)c->nwords * sizeof(uint64_t));
+    }
     c->paired = 1;
     int r = -1;
     for (int32_t w = 0; w < c->nwords; w++) {
@@ -826,15 +1061,20 @@ static int recount(Core *c, int64_t floor) {
         }
     }
     int32_t kept = 0;
-    for (int32_t p = 0; p < c->npairs; p++) {
-        PairRec rec = c->pairs[p];
-        if (rec.count < floor) continue;
-        uint32_t len = rec.pos.len;
-        rec.pos = (Positions){0};
-        if (positions_reserve(&rec.pos, len)) goto done;
-        c->pairs[kept++] = rec;
-    }
+    for (int32_t p = 0; p < c->npairs; p++)
+        if (c->pairs[p].count >= floor) c->pairs[kept++] = c->pairs[p];
     c->npairs = kept;
+    int64_t above = listed_above(c);
+    if (above == -2) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int32_t p = 0; p < kept; p++) {
+        uint32_t len = c->pairs[p].pos.len;
+        c->pairs[p].pos = (Positions){0};
+        if (len > INLINE && c->pairs[p].count <= above) unlist(c, p, len);
+        else if (positions_reserve(c, &c->pairs[p].pos, len)) goto done;
+    }
     uint32_t size = 1 << 8;
     while (size < 2 * (uint32_t)kept) size *= 2;
     if (rehash(c, size)) goto done;
@@ -844,7 +1084,7 @@ static int recount(Core *c, int64_t floor) {
         uint64_t pos = c->starts[w];
         for (uint64_t nxt; !is_sep(c, pos) && !is_sep(c, nxt = next_start(c, pos)); pos = nxt) {
             int32_t p = pair_record(c, byte_pair, cell(c, pos), cell(c, nxt), 0);
-            if (p >= 0 && positions_add(&c->pairs[p].pos, pos, &c->freed)) goto done;
+            if (p >= 0 && !is_unlisted(c, p) && add_position(c, p, (int64_t)pos)) goto done;
         }
     }
     for (int32_t p = 0; p < c->npairs; p++) {
@@ -914,17 +1154,22 @@ static PyObject *Core_step(Core *c, PyObject *arg) {
                          rows_bytes(&e->pushes), rows_bytes(&e->stale), c->heapn, (long long)c->live);
 }
 
-/* run(n, floor=0) -> [(left, right, count), ...]: up to n merges, fewer when the pairs run
- * out. From here on, a pair a merge makes with a count below the floor, raised to ``floor``
- * if that is higher, is given up at once, its record, slot and positions: most pairs a large
- * corpus makes occur a few times, and a run to a vocabulary whose last merges count some
- * hundreds never needs them (engine/train/trainer.py chooses the floor). The merges stay
- * exact: when the best pair kept is below the floor, everything is counted again with a
- * lower one, and a step or a query counts the pairs again whole. */
+/* run(n, floor=0, budget=0) -> [(left, right, count), ...]: up to n merges, fewer when the
+ * pairs run out. From here on, a pair a merge makes with a count below the floor, raised to
+ * ``floor`` if that is higher, is given up at once, its record, slot and positions: most
+ * pairs a large corpus makes occur a few times, and a run to a vocabulary whose last merges
+ * count some hundreds never needs them (engine/train/trainer.py chooses the floor). The
+ * merges stay exact: when the best pair kept is below the floor, everything is counted again
+ * with a lower one, and a step or a query counts the pairs again whole. A ``budget`` above 0
+ * bounds the bytes of the pair_positions arrays from here on: the least counted pairs are
+ * kept as counts alone, and their positions found again, for the most counted of them at
+ * once, when one is to be merged (``relist``). */
 static PyObject *Core_run(Core *c, PyObject *args) {
     Py_ssize_t n;
-    long long floor = 0;
-    if (!PyArg_ParseTuple(args, "n|L", &n, &floor) || (!c->paired && recount(c, 0))) return NULL;
+    long long floor = 0, budget = 0;
+    if (!PyArg_ParseTuple(args, "n|LL", &n, &floor, &budget)) return NULL;
+    if (budget > 0) c->budget = budget;
+    if (!c->paired && recount(c, 0)) return NULL;
     if (floor > c->floor) c->floor = floor;
     PyObject *done = PyList_New(0);
     if (!done) return NULL;
@@ -1080,6 +1325,7 @@ static PyObject *Core_pair_positions(Core *c, PyObject *args) {
     if (!PyArg_ParseTuple(args, "iin", &a, &b, &limit) || ready(c)) return NULL;
     int known = a >= 0 && b >= 0 && a < c->ntok && b < c->ntok;  /* else no key to look up */
     int32_t p = known ? find_pair(c, a, b) : -1;
+    if (p >= 0 && is_unlisted(c, p) && relist(c, p)) return NULL;
     Positions none = {0}, *ps = p >= 0 ? &c->pairs[p].pos : &none;
     int32_t n = ps->n, shown = (int32_t)(limit < 0 ? 0 : limit < n ? limit : n);
     int64_t live = 0;
@@ -1142,6 +1388,7 @@ static PyObject *Core_memory(Core *c, PyObject *Py_UNUSED(ignored)) {
 static PyMethodDef Core_methods[] = {
     {"step", (PyCFunction)Core_step, METH_O, "One merge with its events, or None."},
     {"run", (PyCFunction)Core_run, METH_VARARGS, "Up to n merges; the (left, right, count) of each."},
+    {"extend", (PyCFunction)Core_extend, METH_VARARGS, "Lay out more words, before the pairs are counted."},
     {"redo", (PyCFunction)Core_redo, METH_O, "Merge known pairs in order, then requeue."},
     {"top_pairs", (PyCFunction)Core_top_pairs, METH_O, "The k pairs that would win next."},
     {"segmentation", (PyCFunction)Core_segmentation, METH_O, "Word i's current token ids."},
@@ -1158,6 +1405,7 @@ static PyMethodDef Core_methods[] = {
 static PyMemberDef Core_members[] = {
     {"corpus_bytes", Py_T_LONGLONG, offsetof(Core, corpus_bytes), Py_READONLY, "The words' bytes times their counts."},
     {"words", Py_T_INT, offsetof(Core, nwords), Py_READONLY, "The number of words laid out."},
+    {"relists", Py_T_LONGLONG, offsetof(Core, relists), Py_READONLY, "Passes over the layout that found unlisted pairs' positions."},
     {NULL, 0, 0, 0, NULL},
 };
 

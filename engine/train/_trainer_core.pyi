@@ -12,20 +12,25 @@ class Core:
     stored_positions: int
     corpus_bytes: int
     words: int
+    relists: int
 
     def __init__(
         self, words: ReadableBuffer, ends: ReadableBuffer, counts: ReadableBuffer, base_tokens: list[bytes], narrow_ids: int = 65536, /
     ) -> None:
         """Lay out a ``WordTable``'s words, or ``table()``'s (any buffers: ``ends`` and
-        ``counts`` int64, one per word). Token ids below ``narrow_ids`` fit the layout's
-        2-byte cells; the first merge past them widens the cells to 4 bytes."""
+        ``counts`` int64, one per word); more may follow (``extend``). Token ids below
+        ``narrow_ids`` fit the layout's cells of a byte; the first merge past them widens the
+        cells to 4 bytes."""
+    def extend(self, words: ReadableBuffer, ends: ReadableBuffer, counts: ReadableBuffer, /) -> None:
+        """Lay out more words after those laid out, before the pairs are counted."""
     def step(self, tie_limit: int, /) -> tuple[int, int, int, list[Pair], bytes, bytes, bytes, int, int] | None:
         """One merge: (left, right, count, ties, changes, pushes, stale, heap_size,
         live_pairs), the events as packed int64 rows; None when no pair is left."""
-    def run(self, n: int, floor: int = 0, /) -> list[tuple[int, int, int]]:
+    def run(self, n: int, floor: int = 0, budget: int = 0, /) -> list[tuple[int, int, int]]:
         """Up to n merges; the (left, right, count) of each. Pairs made with a count below
         ``floor`` (or a higher floor set before) are given up until something reads the
-        pairs; the merges stay exact."""
+        pairs; a ``budget`` above 0 bounds the bytes of the pair_positions lists from here
+        on, the other pairs kept as counts; the merges stay exact."""
     def redo(self, pairs: list[Pair], /) -> None:
         """Merge known pairs in order without selecting or queueing, then requeue."""
     def top_pairs(self, k: int, /) -> list[tuple[Pair, int]]: ...
