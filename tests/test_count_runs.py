@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from engine import Trainer
-from engine.corpus.counting import TALLY_OVERHEAD, count_table
+from engine.corpus import runs
+from engine.corpus.counting import TALLY_OVERHEAD, count_parts, count_table
 from engine.corpus.runs import Keeping, RunKeeper, kept_runs, plan_digest, write_run
 from engine.corpus.shards import CountSettings, PretokenTally, count_shard, plan_shards
 from engine.corpus.sources import find_inputs
@@ -44,6 +45,26 @@ def test_spilled_counts_are_the_counts_in_memory(tmp_path, workers):
         trainer.run()
         merges.append(trainer.merges)
     assert merges[0] == merges[1] and len(merges[0]) == 700 - 257
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_spilled_counts_read_in_parts_are_the_counts_in_memory(monkeypatch, workers):
+    """The runs joined a part at a time as they are read, their pages let go: the table in
+    memory, in order; a trainer laid out from the parts trains its merges; the runs go
+    once the parts are read."""
+    monkeypatch.setattr(runs, "PART_BYTES", 1500)
+    plain, summary = count_table(INPUTS, SETTINGS, workers=1, shard_bytes=64 << 10)
+    parts, parts_summary = count_parts(INPUTS, SETTINGS, workers=workers, max_memory=workers * BUDGET, shard_bytes=64 << 10)
+    assert parts_summary.digest == summary.digest
+    read = list(parts)
+    assert len(read) > 10 and max(len(part.words) for part in read) <= 1500
+    assert [item for part in read for item in part.items()] == sorted(plain.items())
+    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("bpe-tui-counts-*"))
+    bounded = Trainer.from_files(INPUTS, 600, ["<|endoftext|>"], workers=workers, max_memory=workers * BUDGET)
+    bounded.run()
+    trainer = Trainer(plain, 600, ["<|endoftext|>"])
+    trainer.run()
+    assert bounded.merges == trainer.merges
 
 
 def test_a_run_holding_part_of_a_shard_no_run_finished_goes(tmp_path):

@@ -208,6 +208,26 @@ def test_sorted_table_orders_words_alike_in_their_first_8_bytes(tails):
     assert table_items(tally.table(True)) == sorted(regex_counts(texts, "gpt2").items())
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(st.sampled_from("ab \x00é"), max_size=40), max_size=40), st.booleans())
+def test_a_tally_written_sorted_writes_its_sorted_table(tmp_path_factory, texts, long):
+    """``write_sorted`` writes the sorted table's ends, counts and words, through its buffer
+    or past it (a word longer than it); the tally then counts no more."""
+    tally = Tally(PreTokenizer("gpt2").family_id)
+    for text in texts + ([" " + "é" * (1 << 20)] if long else []):
+        tally.add(text)
+    words, ends, counts = tally.table(True)
+    assert tally.words_bytes == len(words)
+    path = tmp_path_factory.mktemp("sorted") / "table"
+    with open(path, "wb") as f:
+        f.write(b"head")
+        f.flush()
+        tally.write_sorted(f.fileno())
+    assert path.read_bytes() == b"head" + ends + counts + words
+    with pytest.raises(RuntimeError, match="written out"):
+        tally.add("more")
+
+
 @pytest.mark.parametrize("char", ["a", "你", "😀"])
 def test_tally_with_many_distinct_and_long_pretokens(char):
     """Enough distinct pre-tokens to grow the index and buffers several times, and texts long

@@ -17,8 +17,10 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "_bits.h"
 #include "_bytes_hash.h"
@@ -33,6 +35,7 @@ typedef struct {
     PyObject_HEAD
     int family;      /* a PATTERN_ number, or -1: each text is one pre-token */
     int busy;        /* a call is counting with the GIL released: no other may start */
+    int spent;       /* written out by write_sorted, its index let go: it counts no more */
     uint8_t *words;  /* the distinct pre-tokens' bytes, in the order first seen */
     size_t words_len, words_cap;
     int64_t *ends;   /* where each ends in words */
@@ -209,6 +212,10 @@ static int add_text(Tally *t, PyObject *text) {
 }
 
 static int check_free(Tally *t) {
+    if (t->spent) {
+        PyErr_SetString(PyExc_RuntimeError, "the tally was written out: count on in a new one");
+        return -1;
+    }
     if (!t->busy) return 0;
     PyErr_SetString(PyExc_RuntimeError, "the tally is counting in another thread");
     return -1;
@@ -377,6 +384,8 @@ static int sort_words(const Tally *t, Word *order) {
         keyed = spare;
         spare = swap;
     }
+    PyMem_Free(spare);  /* before order is filled: the sort's peak is keyed and one more array */
+    spare = NULL;
     for (size_t k = 0; k < n; k++) {
         size_t start = word_start(t, keyed[k].k);
         order[k] = (Word){t->words + start, t->ends[keyed[k].k] - (int64_t)start, (int64_t)keyed[k].k};
@@ -435,6 +444,72 @@ done:
     return out;
 }
 
+/* Write n bytes at p to fd, all of them: 0, or -1 with errno set. */
+static int write_all(int fd, const char *p, size_t n) {
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* The sorted table written to fd through a buffer of ``cap`` bytes: the ends, the counts,
+ * then the words. 0, or -1 with errno set. */
+static int write_order(const Tally *t, const Word *order, int fd, char *buf, size_t cap) {
+    size_t used = 0;
+    for (int part = 0; part < 3; part++) {
+        int64_t at = 0;
+        for (size_t k = 0; k < t->n; k++) {
+            const void *from = &at;
+            size_t len = 8;
+            if (part == 0) at += order[k].len;
+            else if (part == 1) from = &t->counts[order[k].number];
+            else from = order[k].bytes, len = (size_t)order[k].len;
+            if (used + len > cap) {
+                if (write_all(fd, buf, used)) return -1;
+                used = 0;
+            }
+            if (len > cap) {
+                if (write_all(fd, from, len)) return -1;
+                continue;
+            }
+            memcpy(buf + used, from, len);
+            used += len;
+        }
+    }
+    return write_all(fd, buf, used);
+}
+
+/* write_sorted(fd): the table(True) would give, written to the file descriptor fd at its
+ * offset (the ends, the counts, then the words), without making it: a tally spilled to disk
+ * holds, besides itself, only its sort's order. Its index is let go first, so it counts no
+ * more: a new tally counts on. */
+static PyObject *Tally_write_sorted(Tally *t, PyObject *arg) {
+    int fd = PyObject_AsFileDescriptor(arg);
+    if (fd < 0 || check_free(t)) return NULL;
+    t->spent = 1;
+    free(t->index);
+    t->index = NULL;
+    size_t cap = 1 << 20;
+    Word *order = PyMem_Malloc((t->n ? t->n : 1) * sizeof *order);
+    char *buf = PyMem_Malloc(cap);
+    int rc = -1, failed = 0;
+    if (order && buf && !sort_words(t, order)) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = write_order(t, order, fd, buf, cap);
+        Py_END_ALLOW_THREADS
+        failed = rc < 0;
+    }
+    PyMem_Free(order);
+    PyMem_Free(buf);
+    if (failed) return PyErr_SetFromErrno(PyExc_OSError);
+    if (rc < 0) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 /* counts() -> dict[bytes, int], in the order first seen. */
 static PyObject *Tally_counts(Tally *t, PyObject *Py_UNUSED(ignored)) {
     if (check_free(t)) return NULL;
@@ -462,7 +537,7 @@ static PyObject *Tally_nbytes(Tally *t, void *Py_UNUSED(closure)) {
  * table(True) gives them, or read back from a file (any buffer; the int64 arrays need not be
  * aligned). A k-way merge over a heap of the tables' next words: one pass to size the result,
  * one to write it, with the GIL released; a table that is not sorted, or whose ends run past
- * its words, is a ValueError. */
+ * its words, is a ValueError. TableMerge(tables) makes the same merge a part at a time. */
 
 typedef struct {
     const uint8_t *words;
@@ -513,42 +588,87 @@ static int run_next(Run *r) {
     return (c < 0 || (c == 0 && len < next_len)) ? 1 : -1; /* strictly ascending */
 }
 
-/* One merge over runs: with out NULL it only counts the distinct words and their bytes. */
-static int merge_pass(Run *runs, size_t k, Run **heap, uint8_t *words, char *ends, char *counts, size_t *n_out, size_t *len_out) {
-    size_t size = 0, n = 0, len = 0;
+/* Put the k runs at their first words, on a heap of *size of them: -1 when one is broken. */
+static int merge_start(Run *runs, size_t k, Run **heap, size_t *size) {
+    *size = 0;
     for (size_t j = 0; j < k; j++) {
         runs[j].at = 0;
         runs[j].start = 0;
         if (!runs[j].n) continue;
         int64_t first = read64(runs[j].ends, 0);
         if (first < 0 || (uint64_t)first > runs[j].words_len) return -1;
-        heap[size++] = &runs[j];
+        heap[(*size)++] = &runs[j];
     }
-    for (size_t j = size; j-- > 0;) sift_down(heap, size, j);
-    while (size) {
+    for (size_t j = *size; j-- > 0;) sift_down(heap, *size, j);
+    return 0;
+}
+
+/* Merge on, while the next word fits in ``room`` more bytes and ``slots`` more words (the
+ * first always): its bytes, end and count written at ``*len`` and ``*n`` of the buffers,
+ * which grow by them (with words NULL it only counts them). -1 when a run is broken. */
+static int merge_some(Run **heap, size_t *size, uint8_t *words, char *ends, char *counts, size_t room, size_t slots, size_t *n,
+                      size_t *len) {
+    size_t n0 = *n, len0 = *len;
+    while (*size) {
         Run *top = heap[0];
         const uint8_t *word = top->words + top->start;
         int64_t word_len = run_len(top), count = 0;
+        if (*n > n0 && (*n - n0 == slots || *len - len0 + (size_t)word_len > room)) break;
         Run probe = *top; /* the word being summed, kept while its runs move on */
         do {
             count += read64(heap[0]->counts, heap[0]->at);
             int more = run_next(heap[0]);
             if (more < 0) return -1;
-            if (!more) heap[0] = heap[--size];
-            if (size) sift_down(heap, size, 0);
-        } while (size && run_cmp(heap[0], &probe) == 0);
+            if (!more) heap[0] = heap[--*size];
+            if (*size) sift_down(heap, *size, 0);
+        } while (*size && run_cmp(heap[0], &probe) == 0);
         if (words) {
-            memcpy(words + len, word, (size_t)word_len);
-            int64_t end = (int64_t)(len + (size_t)word_len);
-            memcpy(ends + 8 * n, &end, 8);
-            memcpy(counts + 8 * n, &count, 8);
+            memcpy(words + *len, word, (size_t)word_len);
+            int64_t end = (int64_t)(*len + (size_t)word_len);
+            memcpy(ends + 8 * *n, &end, 8);
+            memcpy(counts + 8 * *n, &count, 8);
         }
-        len += (size_t)word_len;
-        n++;
+        *len += (size_t)word_len;
+        ++*n;
     }
-    *n_out = n;
-    *len_out = len;
     return 0;
+}
+
+/* The tables of a sequence as runs, their buffers held in views (3 each, ``*held`` of them
+ * taken): 0, or -1 with an exception set. */
+static int runs_of(PyObject *seq, Run *runs, Py_buffer *views, size_t *held) {
+    size_t k = (size_t)PySequence_Fast_GET_SIZE(seq);
+    for (size_t j = 0; j < k; j++) {
+        PyObject *table = PySequence_Fast_GET_ITEM(seq, j);
+        if (!PyTuple_Check(table) || PyTuple_GET_SIZE(table) != 3) {
+            PyErr_Format(PyExc_TypeError, "table %zu is not a (words, ends, counts) tuple", j);
+            return -1;
+        }
+        for (int part = 0; part < 3; part++) {
+            if (PyObject_GetBuffer(PyTuple_GET_ITEM(table, part), &views[*held], PyBUF_SIMPLE) < 0) return -1;
+            ++*held;
+        }
+        Py_buffer *v = &views[3 * j];
+        if (v[1].len != v[2].len || v[1].len % 8) {
+            PyErr_Format(PyExc_ValueError, "table %zu: ends and counts must be int64 arrays of one length", j);
+            return -1;
+        }
+        runs[j] = (Run){v[0].buf, v[1].buf, v[2].buf, (size_t)v[1].len / 8, 0, (size_t)v[0].len, 0};
+    }
+    return 0;
+}
+
+static PyObject *broken_table(void) {
+    PyErr_SetString(PyExc_ValueError, "a table is not sorted by bytes, or its ends run past its words");
+    return NULL;
+}
+
+/* (words, ends, counts) of n words of len bytes, made for merge_some to fill; NULL on error. */
+static int new_table(size_t n, size_t len, PyObject **words, PyObject **ends, PyObject **counts) {
+    *words = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
+    *ends = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * n));
+    *counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * n));
+    return *words && *ends && *counts ? 0 : -1;
 }
 
 static PyObject *merge_tables(PyObject *Py_UNUSED(module), PyObject *arg) {
@@ -564,40 +684,23 @@ static PyObject *merge_tables(PyObject *Py_UNUSED(module), PyObject *arg) {
         PyErr_NoMemory();
         goto done;
     }
-    for (size_t j = 0; j < k; j++) {
-        PyObject *table = PySequence_Fast_GET_ITEM(seq, j);
-        if (!PyTuple_Check(table) || PyTuple_GET_SIZE(table) != 3) {
-            PyErr_Format(PyExc_TypeError, "table %zu is not a (words, ends, counts) tuple", j);
-            goto done;
-        }
-        for (int part = 0; part < 3; part++) {
-            if (PyObject_GetBuffer(PyTuple_GET_ITEM(table, part), &views[held], PyBUF_SIMPLE) < 0) goto done;
-            held++;
-        }
-        Py_buffer *v = &views[3 * j];
-        if (v[1].len != v[2].len || v[1].len % 8) {
-            PyErr_Format(PyExc_ValueError, "table %zu: ends and counts must be int64 arrays of one length", j);
-            goto done;
-        }
-        runs[j] = (Run){v[0].buf, v[1].buf, v[2].buf, (size_t)v[1].len / 8, 0, (size_t)v[0].len, 0};
-    }
-    size_t n = 0, len = 0;
+    if (runs_of(seq, runs, views, &held)) goto done;
+    size_t n = 0, len = 0, size;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = merge_pass(runs, k, heap, NULL, NULL, NULL, &n, &len);
+    rc = merge_start(runs, k, heap, &size) || merge_some(heap, &size, NULL, NULL, NULL, SIZE_MAX, SIZE_MAX, &n, &len) ? -1 : 0;
     Py_END_ALLOW_THREADS
     if (rc < 0) {
-        PyErr_SetString(PyExc_ValueError, "a table is not sorted by bytes, or its ends run past its words");
+        broken_table();
         goto done;
     }
-    words = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
-    ends = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * n));
-    counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * n));
-    if (!words || !ends || !counts) goto done;
+    if (new_table(n, len, &words, &ends, &counts)) goto done;
     uint8_t *w = (uint8_t *)PyBytes_AS_STRING(words);
     char *e = PyBytes_AS_STRING(ends), *c = PyBytes_AS_STRING(counts);
+    n = len = 0;
     Py_BEGIN_ALLOW_THREADS
-    rc = merge_pass(runs, k, heap, w, e, c, &n, &len);
+    merge_start(runs, k, heap, &size);
+    merge_some(heap, &size, w, e, c, SIZE_MAX, SIZE_MAX, &n, &len);
     Py_END_ALLOW_THREADS
     out = PyTuple_Pack(3, words, ends, counts);
 done:
@@ -612,6 +715,122 @@ done:
     return out;
 }
 
+/* TableMerge(tables): merge_tables a part at a time, the tables' buffers held meanwhile. */
+typedef struct {
+    PyObject_HEAD
+    Py_buffer *views;
+    size_t held, k, size;
+    Run *runs;
+    Run **heap;
+} TableMerge;
+
+static PyObject *TableMerge_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"tables", NULL};
+    PyObject *arg;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:TableMerge", names, &arg)) return NULL;
+    PyObject *seq = PySequence_Fast(arg, "TableMerge takes a sequence of (words, ends, counts)");
+    if (!seq) return NULL;
+    TableMerge *m = (TableMerge *)type->tp_alloc(type, 0);
+    if (!m) goto fail;
+    m->k = (size_t)PySequence_Fast_GET_SIZE(seq);
+    m->views = PyMem_Calloc(3 * (m->k ? m->k : 1), sizeof *m->views);
+    m->runs = PyMem_Calloc(m->k ? m->k : 1, sizeof *m->runs);
+    m->heap = PyMem_Calloc(m->k ? m->k : 1, sizeof *m->heap);
+    if (!m->views || !m->runs || !m->heap) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (runs_of(seq, m->runs, m->views, &m->held)) goto fail;
+    if (merge_start(m->runs, m->k, m->heap, &m->size)) {
+        broken_table();
+        goto fail;
+    }
+    Py_DECREF(seq);
+    return (PyObject *)m;
+fail:
+    Py_XDECREF(m);
+    Py_DECREF(seq);
+    return NULL;
+}
+
+static void TableMerge_dealloc(TableMerge *m) {
+    for (size_t j = 0; j < m->held; j++) PyBuffer_Release(&m->views[j]);
+    PyMem_Free(m->views);
+    PyMem_Free(m->runs);
+    PyMem_Free(m->heap);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+/* take(max_bytes, max_words) -> (words, ends, counts): the next words of the merge, as many
+ * as fit in both (at least one while any is left; none once the merge is done). */
+static PyObject *TableMerge_take(TableMerge *m, PyObject *args) {
+    Py_ssize_t room, slots;
+    if (!PyArg_ParseTuple(args, "nn", &room, &slots)) return NULL;
+    if (room < 1 || slots < 1) {
+        PyErr_SetString(PyExc_ValueError, "take at least a byte and a word at a time");
+        return NULL;
+    }
+    size_t n = 0, len = 0, size = m->size;
+    Run *saved = PyMem_Malloc((m->k ? m->k : 1) * sizeof *saved);
+    Run **heap = PyMem_Malloc((m->k ? m->k : 1) * sizeof *heap);
+    PyObject *words = NULL, *ends = NULL, *counts = NULL, *out = NULL;
+    if (!saved || !heap) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(saved, m->runs, m->k * sizeof *saved);  /* sized first, then taken from here again */
+    memcpy(heap, m->heap, m->k * sizeof *heap);
+    if (merge_some(m->heap, &m->size, NULL, NULL, NULL, (size_t)room, (size_t)slots, &n, &len)) {
+        broken_table();
+        goto done;
+    }
+    if (new_table(n, len, &words, &ends, &counts)) goto done;
+    memcpy(m->runs, saved, m->k * sizeof *saved);
+    memcpy(m->heap, heap, m->k * sizeof *heap);
+    m->size = size;
+    n = len = 0;
+    merge_some(m->heap, &m->size, (uint8_t *)PyBytes_AS_STRING(words), PyBytes_AS_STRING(ends), PyBytes_AS_STRING(counts),
+               (size_t)room, (size_t)slots, &n, &len);
+    out = PyTuple_Pack(3, words, ends, counts);
+done:
+    PyMem_Free(saved);
+    PyMem_Free(heap);
+    Py_XDECREF(words);
+    Py_XDECREF(ends);
+    Py_XDECREF(counts);
+    return out;
+}
+
+/* read() -> [(bytes, words), ...]: how far the merge has read into each table: the bytes of
+ * its words and the words (so the pages before them may be let go). */
+static PyObject *TableMerge_read(TableMerge *m, PyObject *Py_UNUSED(ignored)) {
+    PyObject *out = PyList_New((Py_ssize_t)m->k);
+    for (size_t j = 0; out && j < m->k; j++) {
+        PyObject *item = Py_BuildValue("(Ln)", (long long)m->runs[j].start, (Py_ssize_t)m->runs[j].at);
+        if (!item) Py_CLEAR(out);
+        else PyList_SET_ITEM(out, (Py_ssize_t)j, item);
+    }
+    return out;
+}
+
+static PyMethodDef TableMerge_methods[] = {
+    {"take", (PyCFunction)TableMerge_take, METH_VARARGS,
+     "take(max_bytes, max_words)\n--\n\nThe next (words, ends, counts) of the merge: as many words as fit in both, at least one\n"
+     "while any is left."},
+    {"read", (PyCFunction)TableMerge_read, METH_NOARGS,
+     "read()\n--\n\nHow far the merge has read into each table: (bytes of its words, words)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject TableMergeType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "engine.corpus._tally.TableMerge",
+    .tp_basicsize = sizeof(TableMerge),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "TableMerge(tables)\n--\n\nmerge_tables(tables), taken a part at a time.",
+    .tp_new = TableMerge_new,
+    .tp_dealloc = (destructor)TableMerge_dealloc,
+    .tp_methods = TableMerge_methods,
+};
 
 static PyObject *Tally_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"family", NULL};
@@ -653,10 +872,16 @@ static PyMethodDef Tally_methods[] = {
      "table(sort=False)\n--\n\n(words, ends, counts): the distinct pre-tokens' bytes one after another, in the\n"
      "order first seen or sorted by bytes; where each ends and each one's count, as native int64."},
     {"counts", (PyCFunction)Tally_counts, METH_NOARGS, "counts()\n--\n\nThe counts as a dict of bytes to int, in the order first seen."},
+    {"write_sorted", (PyCFunction)Tally_write_sorted, METH_O,
+     "write_sorted(fd)\n--\n\nWrite what table(True) gives to the file descriptor fd (ends, counts, words), without\n"
+     "making it; the tally counts no more after."},
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *Tally_words_bytes(Tally *t, void *Py_UNUSED(closure)) { return PyLong_FromSize_t(t->words_len); }
+
 static PyGetSetDef Tally_getset[] = {
+    {"words_bytes", (getter)Tally_words_bytes, NULL, "The distinct pre-tokens' bytes, one after another.", NULL},
     {"nbytes", (getter)Tally_nbytes, NULL, "The memory the tally holds: its words, ends, counts and index.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -687,12 +912,12 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__tally(void) {
     pretokenize_tables_init();
-    if (PyType_Ready(&TallyType) < 0) return NULL;
+    if (PyType_Ready(&TallyType) < 0 || PyType_Ready(&TableMergeType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&TallyType);
-    if (PyModule_AddObject(m, "Tally", (PyObject *)&TallyType) < 0) {
-        Py_DECREF(&TallyType);
+    Py_INCREF(&TableMergeType);
+    if (PyModule_AddObject(m, "Tally", (PyObject *)&TallyType) < 0 || PyModule_AddObject(m, "TableMerge", (PyObject *)&TableMergeType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -26,6 +26,12 @@ class Tally:
         int64."""
     def counts(self) -> dict[bytes, int]:
         """The counts, in the order first seen."""
+    def write_sorted(self, fd: int, /) -> None:
+        """Write what ``table(True)`` gives to the file descriptor ``fd`` at its offset (the
+        ends, the counts, then the words) without making it; the tally counts no more after."""
+    @property
+    def words_bytes(self) -> int:
+        """The distinct pre-tokens' bytes, one after another."""
     def __len__(self) -> int: ...
     @property
     def nbytes(self) -> int:
@@ -35,3 +41,14 @@ def merge_tables(tables: Sequence[tuple[Buffer, Buffer, Buffer]], /) -> tuple[by
     """The sum of tables sorted by bytes, each ``(words, ends, counts)`` as ``table(True)``
     gives them (ends and counts native int64, in any buffer), as one sorted table;
     ValueError for a table not sorted or whose ends run past its words."""
+
+class TableMerge:
+    """``merge_tables(tables)``, taken a part at a time; the tables' buffers are held until it
+    is let go."""
+
+    def __init__(self, tables: Sequence[tuple[Buffer, Buffer, Buffer]], /) -> None: ...
+    def take(self, max_bytes: int, max_words: int, /) -> tuple[bytes, bytes, bytes]:
+        """The next ``(words, ends, counts)`` of the merge: as many words as fit in both (at
+        least one while any is left, none once the merge is done)."""
+    def read(self) -> list[tuple[int, int]]:
+        """How far the merge has read into each table: ``(bytes of its words, words)``."""

@@ -26,15 +26,16 @@ import os
 import signal
 import threading
 import traceback
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from engine.corpus.pretokenize import PreTokenizer
-from engine.corpus.runs import Keeping, RunKeeper, kept_runs, merged_runs, plan_digest
+from engine.corpus.runs import Keeping, RunKeeper, kept_runs, merged_parts, merged_runs, plan_digest
 from engine.corpus.shards import (
     MAX_BLOCK,
     SHARD_BYTES,
@@ -119,6 +120,43 @@ def count_table(
     keep: str | os.PathLike[str] | None = None,
     max_memory: int | None = None,
 ) -> tuple[WordTable, CountSummary]:
+    """Pre-token counts of files, directories and glob patterns, in one table (see
+    ``count_parts``)."""
+    table, summary = _count(inputs, settings, workers, progress, shard_bytes, dask, keep, max_memory, False)
+    return cast(WordTable, table), summary  # a whole table is what was asked for
+
+
+def count_parts(
+    inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    settings: CountSettings,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    shard_bytes: int = SHARD_BYTES,
+    dask: Any = None,
+    max_memory: int | None = None,
+) -> tuple[Iterable[WordTable], CountSummary]:
+    """Pre-token counts as ``count_table`` makes them, in tables to be read one after
+    another: with ``max_memory``, the runs counting spilled are joined a part at a time as
+    they are read (``engine.corpus.runs.merged_parts``), and the whole table is never held;
+    otherwise in one table. ``CorpusError`` if there is nothing to train on."""
+    table, summary = _count(inputs, settings, workers, progress, shard_bytes, dask, None, max_memory, True)
+    if not isinstance(table, WordTable):
+        return table, summary
+    check_counted(table, summary)
+    return [table], summary
+
+
+def _count(
+    inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    settings: CountSettings,
+    workers: int | None,
+    progress: Progress | None,
+    shard_bytes: int,
+    dask: Any,
+    keep: str | os.PathLike[str] | None,
+    max_memory: int | None,
+    in_parts: bool,
+) -> tuple[WordTable | Iterator[WordTable], CountSummary]:
     """Pre-token counts of files, directories and glob patterns, counted by ``workers``
     processes (default: all cores), or on the Dask cluster ``dask`` names (``local[:N]``, a
     scheduler address or a ``distributed.Client``: see ``engine.corpus.dask_count``); ``CorpusError``
@@ -152,8 +190,8 @@ def count_table(
     report("read", 0, total)
     name = label([s.path for s in sources])
     if dask is None and (keep is not None or max_memory is not None):  # a cluster keeps nothing on this disk
-        table, results, resumed = _count_kept(shards, settings, workers, read, name, keep, max_memory)
-        return table, summarize(sources, shards, results, found.skipped, resumed)
+        kept, results, resumed = _count_kept(shards, settings, workers, read, name, keep, max_memory, in_parts)
+        return kept, summarize(sources, shards, results, found.skipped, resumed)
     tally = PretokenTally(settings.pretokenizer)
     if dask is None and cores > 1 and len(files) < len(shards):
         table, results = _count_streams(shards, settings, cores, read, name, tally)
@@ -240,9 +278,11 @@ def _count_kept(
     name: str,
     keep: str | os.PathLike[str] | None,
     max_memory: int | None,
-) -> tuple[WordTable, list[ShardCount], int]:
-    """Count with the counts kept as runs on disk (see ``count_table``): the table, each
-    shard's result in plan order, and how many shards earlier runs had finished."""
+    in_parts: bool,
+) -> tuple[WordTable | Iterator[WordTable], list[ShardCount], int]:
+    """Count with the counts kept as runs on disk (see ``count_table``): the table (or, ``in_parts``,
+    its parts as the runs are joined: ``merged_parts``), each shard's result in plan order,
+    and how many shards earlier runs had finished."""
     import shutil
     import tempfile
 
@@ -253,6 +293,15 @@ def _count_kept(
         raise CorpusError(f"{folder}: cannot keep counts there ({e.strerror or e})") from None
     budget = None if max_memory is None else max(64 << 10, max_memory // workers - TALLY_OVERHEAD)
     keeping = Keeping(str(folder), plan_digest(shards, settings), budget, CHECKPOINT_SECONDS if keep is not None else None)
+
+    def cleanup() -> None:
+        if keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        elif not any(folder.iterdir()):  # stopped before any run: nothing to go on from
+            folder.rmdir()
+        trim_heap()
+
+    handed_on = False  # the parts clean up once read
     try:
         with ExitStack() as stack:
             finished = {i: r for run in kept_runs(folder, keeping.plan, stack) for i, r in run.done.items()}
@@ -272,19 +321,23 @@ def _count_kept(
             del tally, keeper
         elif todo:
             results.update(_count_parallel(todo, settings, workers, read, name, keeping)[1])
-        with ExitStack() as stack:
-            runs = kept_runs(folder, keeping.plan, stack)
-            table = merged_runs(runs)
-        if len(streams.tally):
-            table = table.merged(streams.table(by_word=True))
+        stack = ExitStack()
+        runs = kept_runs(folder, keeping.plan, stack)
         results.update({i: r for run in runs for i, r in run.done.items() if i not in results})
-        return table, [results[i] for i in range(len(shards))], len(finished)
+        in_order = [results[i] for i in range(len(shards))]
+        more = streams.table(by_word=True) if len(streams.tally) else None
+        if in_parts:
+            if not len(more or ()) and not any(len(run.table[1]) for run in runs):
+                stack.close()
+                return WordTable(b"", array("q"), array("q")), in_order, len(finished)
+            handed_on = True
+            return merged_parts(runs, more, stack, cleanup), in_order, len(finished)
+        with stack:
+            table = merged_runs(runs)
+        return (table if more is None else table.merged(more)), in_order, len(finished)
     finally:
-        if keep is None:
-            shutil.rmtree(folder, ignore_errors=True)
-        elif not any(folder.iterdir()):  # stopped before any run: nothing to go on from
-            folder.rmdir()
-        trim_heap()
+        if not handed_on:
+            cleanup()
 
 
 def summarize(

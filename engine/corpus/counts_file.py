@@ -17,9 +17,11 @@ import os
 import sys
 from array import array
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
+from typing import BinaryIO
 
 from engine.corpus.counting import CountSummary
 from engine.corpus.pretokenize import PreTokenizer
@@ -101,55 +103,157 @@ def saved_sizes(path: str | os.PathLike[str]) -> tuple[int, int] | None:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Header:
+    """What a counts file's first line says, and where its payload starts."""
+
+    pretokens: int
+    payload_bytes: int
+    pattern: str
+    special_tokens: tuple[str, ...]
+    summary: CountSummary
+    checksum: str
+    at: int
+
+
+def _read_header(f: BinaryIO, path: str | os.PathLike[str]) -> _Header:
+    line = f.readline(1 << 26)
+    try:
+        header = json.loads(line)
+        ok = isinstance(header, dict) and header.get("format") == FORMAT
+    except ValueError:
+        ok = False
+    if not ok:
+        raise CorpusError(f"{path}: not a counts file (those are written by train --save-counts)")
+    if header.get("version") != VERSION:
+        raise CorpusError(f"{path}: counts file version {header.get('version')}, this bpe-tui reads version {VERSION}")
+    try:
+        n, size = int(header["pretokens"]), int(header["payload_bytes"])
+        summary = CountSummary(
+            tuple((str(p), int(s)) for p, s in header["inputs"]),
+            int(header["bytes_read"]),
+            int(header["bad_records"]),
+            str(header["digest"]),
+            tuple(map(str, header.get("skipped_inputs", ()))),
+        )
+        pattern, special_tokens = str(header["pattern"]), tuple(map(str, header["special_tokens"]))
+        checksum = str(header["payload_blake2b"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise CorpusError(f"{path}: corrupt counts file header ({type(e).__name__}: {e})") from None
+    h = _Header(n, size, pattern, special_tokens, summary, checksum, len(line))
+    if not 0 <= 12 * n <= size:
+        raise _misfit(path, h)
+    return h
+
+
+def _misfit(path: str | os.PathLike[str], h: _Header) -> CorpusError:
+    return CorpusError(
+        f"{path}: corrupt counts file: its {h.pretokens:,} pre-tokens and their counts do not fit its {h.payload_bytes:,} bytes"
+    )
+
+
+def _native(values: array, lengths: array) -> None:  # type: ignore[type-arg]
+    """The counts and lengths as stored (little-endian) made native."""
+    if sys.byteorder == "big":
+        values.byteswap()
+        lengths.byteswap()
+
+
+def _table(path: str | os.PathLike[str], h: _Header, values: array, lengths: array, words: bytes) -> WordTable:  # type: ignore[type-arg]
+    """The counts and lengths of ``words`` as a table, checked."""
+    # A file that passes its checksum was written so, or made to pass: its parts must fit.
+    if sum(lengths) != len(words) or (values and not 0 < min(values) <= max(values) < 1 << 63):
+        raise _misfit(path, h)
+    return WordTable(words, array("q", accumulate(lengths)), array("q", values))
+
+
+def _corrupt(path: str | os.PathLike[str], h: _Header, got: int, more: bytes, digest: str) -> None:
+    if got != h.payload_bytes:
+        raise CorpusError(f"{path}: truncated counts file: {got:,} of {h.payload_bytes:,} bytes after the header")
+    if more:
+        raise CorpusError(f"{path}: corrupt counts file: more than its {h.payload_bytes:,} bytes after the header")
+    if digest != h.checksum:
+        raise CorpusError(f"{path}: corrupt counts file: its contents do not match their checksum")
+
+
 def load_counts(path: str | os.PathLike[str]) -> SavedCounts:
     """Read a counts file; ``CorpusError`` in one line if it is missing, corrupt or truncated."""
     with open_binary(os.fspath(path)) as f:
-        line = f.readline(1 << 26)
-        try:
-            header = json.loads(line)
-            ok = isinstance(header, dict) and header.get("format") == FORMAT
-        except ValueError:
-            ok = False
-        if not ok:
-            raise CorpusError(f"{path}: not a counts file (those are written by train --save-counts)")
-        if header.get("version") != VERSION:
-            raise CorpusError(f"{path}: counts file version {header.get('version')}, this bpe-tui reads version {VERSION}")
-        try:
-            n, size = int(header["pretokens"]), int(header["payload_bytes"])
-            summary = CountSummary(
-                tuple((str(p), int(s)) for p, s in header["inputs"]),
-                int(header["bytes_read"]),
-                int(header["bad_records"]),
-                str(header["digest"]),
-                tuple(map(str, header.get("skipped_inputs", ()))),
-            )
-            pattern, special_tokens = str(header["pattern"]), tuple(map(str, header["special_tokens"]))
-            checksum = str(header["payload_blake2b"])
-        except (KeyError, TypeError, ValueError) as e:
-            raise CorpusError(f"{path}: corrupt counts file header ({type(e).__name__}: {e})") from None
-        if not 0 <= 12 * n <= size:
-            raise CorpusError(f"{path}: corrupt counts file: its {n:,} pre-tokens and their counts do not fit its {size:,} bytes")
+        h = _read_header(f, path)
+        n = h.pretokens
         # The counts and lengths, then the pre-tokens' bytes read straight into the object the
         # table keeps: no copy of the largest part beside the file's whole payload.
-        head, words = f.read(12 * n), f.read(size - 12 * n)
+        head, words = f.read(12 * n), f.read(h.payload_bytes - 12 * n)
         more = f.read(1)
-    if len(head) + len(words) != size:
-        raise CorpusError(f"{path}: truncated counts file: {len(head) + len(words):,} of {size:,} bytes after the header")
-    if more:
-        raise CorpusError(f"{path}: corrupt counts file: more than its {size:,} bytes after the header")
     digest = hashlib.blake2b(head, digest_size=16)
     digest.update(words)
-    if digest.hexdigest() != checksum:
-        raise CorpusError(f"{path}: corrupt counts file: its contents do not match their checksum")
+    _corrupt(path, h, len(head) + len(words), more, digest.hexdigest())
     values, lengths = array("Q"), array("I")
     values.frombytes(head[: 8 * n])
     lengths.frombytes(head[8 * n :])
     del head
-    if sys.byteorder == "big":
-        values.byteswap()
-        lengths.byteswap()
-    # A file that passes its checksum was written so, or made to pass: its parts must fit.
-    if sum(lengths) != size - 12 * n or not all(0 < v < 1 << 63 for v in values):
-        raise CorpusError(f"{path}: corrupt counts file: its {n:,} pre-tokens and their counts do not fit its {size:,} bytes")
-    table = WordTable(words, array("q", accumulate(lengths)), array("q", values))
-    return SavedCounts(table, pattern, special_tokens, summary)
+    _native(values, lengths)
+    return SavedCounts(_table(path, h, values, lengths, words), h.pattern, h.special_tokens, h.summary)
+
+
+CHUNK = 1 << 18
+"""Pre-tokens ``open_counts`` reads at a time: their counts and lengths are 3 MB."""
+
+
+@dataclass(frozen=True, slots=True)
+class CountsStream:
+    """A counts file opened to be read a part at a time: what its header says, and its
+    tables in order (the whole file read once; ``CorpusError`` from the part where it turns
+    out corrupt or truncated, and from the last if its checksum does not match)."""
+
+    pattern: str
+    special_tokens: tuple[str, ...]
+    summary: CountSummary
+    pretokens: int
+    tables: Iterator[WordTable]
+
+
+def open_counts(path: str | os.PathLike[str], chunk: int = CHUNK) -> CountsStream:
+    """Open a counts file to read ``chunk`` pre-tokens at a time: a table as large as the
+    machine's memory is laid out for training without being held whole beside it."""
+    with open_binary(os.fspath(path)) as f:
+        h = _read_header(f, path)
+    return CountsStream(h.pattern, h.special_tokens, h.summary, h.pretokens, _tables(path, h, chunk))
+
+
+def _exactly(f: BinaryIO, k: int, path: str | os.PathLike[str], h: _Header, got: int) -> bytes:
+    data = f.read(k)
+    if len(data) != k:
+        _corrupt(path, h, got + len(data), b"", "")
+    return data
+
+
+def _tables(path: str | os.PathLike[str], h: _Header, chunk: int) -> Iterator[WordTable]:
+    """The file's tables of ``chunk`` pre-tokens: the counts, lengths and bytes read side by
+    side from three places in the payload, which the checksum covers in order (the counts and
+    lengths first, in a pass of their own)."""
+    n, name = h.pretokens, os.fspath(path)
+    digest = hashlib.blake2b(digest_size=16)
+    with open_binary(name) as f:
+        f.seek(h.at)
+        for done in range(0, 12 * n, 1 << 22):
+            digest.update(_exactly(f, min(1 << 22, 12 * n - done), path, h, done))
+    with open_binary(name) as counts, open_binary(name) as lengths, open_binary(name) as words:
+        counts.seek(h.at)
+        lengths.seek(h.at + 8 * n)
+        words.seek(h.at + 12 * n)
+        got = 12 * n
+        for start in range(0, n, chunk):
+            k = min(chunk, n - start)
+            values, sizes = array("Q"), array("I")
+            values.frombytes(_exactly(counts, 8 * k, path, h, got))
+            sizes.frombytes(_exactly(lengths, 4 * k, path, h, got))
+            _native(values, sizes)
+            size = sum(sizes)
+            if got + size > h.payload_bytes:
+                raise _misfit(path, h)
+            text = _exactly(words, size, path, h, got)
+            got += size
+            digest.update(text)
+            yield _table(path, h, values, sizes, text)
+        _corrupt(path, h, got, words.read(1), digest.hexdigest())

@@ -29,12 +29,12 @@ import mmap
 import os
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.corpus._tally import merge_tables
+from engine.corpus._tally import TableMerge, merge_tables
 from engine.corpus.shards import CountSettings, PretokenTally, Shard, ShardCount, trim_heap
 from engine.corpus.word_table import WordTable
 from engine.errors import CorpusError
@@ -78,6 +78,10 @@ def plan_digest(shards: Sequence[Shard], settings: CountSettings) -> str:
     return hashlib.blake2b(json.dumps(plan).encode(), digest_size=16).hexdigest()
 
 
+Views = tuple[memoryview, memoryview, memoryview]
+"""A table's words, ends and counts, read through a map."""
+
+
 @dataclass(slots=True)
 class Run:
     """A run read back: its header and its table, over the file's ``mmap``."""
@@ -85,20 +89,36 @@ class Run:
     path: Path
     done: dict[int, ShardCount]
     partial: int | None
-    table: tuple[memoryview, memoryview, memoryview] = field(repr=False)
+    table: Views = field(repr=False)
+    pages: mmap.mmap | None = field(default=None, repr=False)
+    """The map the table is read through (None for an empty run), its header ``at`` bytes."""
+    at: int = 0
+
+    def let_go(self, nbytes: int, nwords: int) -> None:
+        """Let go of the pages of the first ``nwords`` words (``nbytes`` of their bytes), read
+        already: a merge of runs as large as memory holds only what it reads now (they are
+        read again from the file if touched)."""
+        if self.pages is None:
+            return
+        n = len(self.table[1]) // 8
+        for start, length in ((self.at, 8 * nwords), (self.at + 8 * n, 8 * nwords), (self.at + 16 * n, nbytes)):
+            first = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE
+            end = (start + length) // mmap.PAGESIZE * mmap.PAGESIZE
+            if end > first:
+                self.pages.madvise(mmap.MADV_DONTNEED, first, end - first)
 
 
 def write_run(keeping: Keeping, tally: PretokenTally, done: dict[int, ShardCount], partial: int | None) -> Path:
-    """Write ``tally`` sorted, with the shards it holds, as a new run in the folder."""
-    words, ends, counts = tally.tally.table(True)
+    """Write ``tally`` sorted, with the shards it holds, as a new run in the folder; the tally
+    counts no more after (``Tally.write_sorted``: a new one counts on)."""
     header = {
         "format": FORMAT,
         "version": VERSION,
         "plan": keeping.plan,
         "done": [[i, r.bytes_read, r.bad_records, r.digest.hex()] for i, r in sorted(done.items())],
         "partial": partial,
-        "n": len(ends) // 8,
-        "words": len(words),
+        "n": len(tally.tally),
+        "words": tally.tally.words_bytes,
     }
     folder = Path(keeping.folder)
     path = folder / f"{time.time_ns():020d}-{os.getpid()}{SUFFIX}"
@@ -106,9 +126,8 @@ def write_run(keeping: Keeping, tally: PretokenTally, done: dict[int, ShardCount
     try:
         with open(part, "wb") as f:
             f.write(json.dumps(header).encode() + b"\n")
-            for buffer in (ends, counts, words):
-                f.write(buffer)
             f.flush()
+            tally.tally.write_sorted(f.fileno())
             os.fsync(f.fileno())
         os.replace(part, path)
     except OSError as e:
@@ -117,8 +136,9 @@ def write_run(keeping: Keeping, tally: PretokenTally, done: dict[int, ShardCount
     return path
 
 
-def _read(path: Path, stack: ExitStack) -> tuple[dict[str, object], tuple[memoryview, memoryview, memoryview]] | None:
-    """A run's header and table, or None when the file is no whole run."""
+def _read(path: Path, stack: ExitStack) -> tuple[dict[str, object], Views, mmap.mmap | None, int] | None:
+    """A run's header, its table, the map it is read through and where the table starts in
+    it; or None when the file is no whole run."""
     with open(path, "rb") as f:
         line = f.readline(1 << 20)
         try:
@@ -131,13 +151,14 @@ def _read(path: Path, stack: ExitStack) -> tuple[dict[str, object], tuple[memory
         if not isinstance(n, int) or not isinstance(size, int) or os.fstat(f.fileno()).st_size != len(line) + 16 * n + size:
             return None
         if n == 0:
-            return header, (memoryview(b""), memoryview(b""), memoryview(b""))
-        view = memoryview(stack.enter_context(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)))
+            return header, (memoryview(b""), memoryview(b""), memoryview(b"")), None, 0
+        pages = stack.enter_context(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+        view = memoryview(pages)
     at = len(line)
     table = (view[at + 16 * n :], view[at : at + 8 * n], view[at + 8 * n : at + 16 * n])
     for part in (view, *table):  # released before the map closes, which they point into
         stack.callback(part.release)
-    return header, table
+    return header, table, pages, at
 
 
 def kept_runs(folder: str | os.PathLike[str], plan: str, stack: ExitStack) -> list[Run]:
@@ -150,14 +171,14 @@ def kept_runs(folder: str | os.PathLike[str], plan: str, stack: ExitStack) -> li
         if got is None or got[0].get("plan") != plan:
             path.unlink()
             continue
-        header, table = got
+        header, table, pages, at = got
         done_list = header.get("done")
         partial = header.get("partial")
         if not isinstance(done_list, list) or not (partial is None or isinstance(partial, int)):
             path.unlink()
             continue
         done = {int(i): ShardCount(Counter(), int(read), int(bad), bytes.fromhex(digest)) for i, read, bad, digest in done_list}
-        runs.append(Run(path, done, partial, table))
+        runs.append(Run(path, done, partial, table, pages, at))
     while True:  # a run holding part of a shard no run finished goes, and the shards it finished with it
         finished = {i for run in runs for i in run.done}
         left = [run for run in runs if run.partial is None or run.partial in finished]
@@ -212,3 +233,31 @@ class RunKeeper:
 def merged_runs(runs: Sequence[Run]) -> WordTable:
     """The sum of the runs, sorted by pre-token."""
     return WordTable.packed(*merge_tables([run.table for run in runs]))
+
+
+PART_BYTES = 16 << 20
+"""The pre-tokens' bytes ``merged_parts`` joins at a time (at most ``PART_WORDS`` of them)."""
+PART_WORDS = 1 << 18
+
+
+def merged_parts(runs: Sequence[Run], more: WordTable | None, stack: ExitStack, cleanup: Callable[[], None]) -> Iterator[WordTable]:
+    """The sum of the runs (and of the table ``more``), sorted by pre-token, a part at a time,
+    each run's pages let go as they are read: a count larger than memory laid out for
+    training without ever being held whole. The runs' maps are ``stack``'s, closed at the end
+    (or when the parts are let go), and then ``cleanup`` runs."""
+    try:
+        with stack:
+            tables = [run.table for run in runs] + ([(more.words, more.ends, more.counts)] if more is not None else [])
+            merge = TableMerge(tables)
+            try:
+                while True:
+                    words, ends, counts = merge.take(PART_BYTES, PART_WORDS)
+                    if not counts:
+                        return
+                    yield WordTable.packed(words, ends, counts)
+                    for run, (nbytes, nwords) in zip(runs, merge.read(), strict=False):
+                        run.let_go(nbytes, nwords)
+            finally:
+                del merge, tables  # the buffers it holds, before the maps close
+    finally:
+        cleanup()

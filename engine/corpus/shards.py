@@ -761,6 +761,11 @@ def keep_mmap_threshold() -> None:
         _mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
 
 
+SPILL_BYTES = 24
+"""What writing a tally out as a run holds beside it, a pre-token: its sort's order (40
+bytes) less the index it lets go first (at least 16)."""
+
+
 class PretokenTally:
     """Pre-token counts of texts, each pre-tokenized on its own, kept in C (``Tally``): a
     worker keeps one for all the shards it counts. With ``spill_over``, a tally grown past
@@ -789,7 +794,7 @@ class PretokenTally:
         if self.since_trim >= MAX_BLOCK // 2:
             trim_heap()
             self.since_trim = 0
-        if self.budget is not None and self.tally.nbytes > self.budget:
+        if self.budget is not None and self.tally.nbytes + SPILL_BYTES * len(self.tally) > self.budget:
             self.spill()
 
     def jsonl_field(self, field: str) -> Callable[[bytes, int], tuple[int, int]] | None:

@@ -38,10 +38,10 @@ from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from engine.corpus.counting import CountSummary, Progress, check_counted, count_iterable, count_table
-from engine.corpus.counts_file import SavedCounts, kept_counts_folder, load_counts, saved_sizes
+from engine.corpus.counting import CountSummary, Progress, check_counted, count_iterable, count_parts, count_table
+from engine.corpus.counts_file import CountsStream, SavedCounts, kept_counts_folder, load_counts, open_counts, saved_sizes
 from engine.corpus.counts_file import save_counts as save_counts_file
 from engine.corpus.pretokenize import PreTokenizer, pattern_name
 from engine.corpus.shards import CountSettings, keep_mmap_threshold
@@ -112,7 +112,20 @@ def count_corpus(
 def load_saved_counts(path: str | os.PathLike[str], pattern: str, special_tokens: Sequence[str]) -> SavedCounts:
     """Counts saved by ``--save-counts``; ``CorpusError`` if they were made with another
     pattern or other special tokens."""
-    saved = load_counts(path)
+    return check_counted_with(path, load_counts(path), pattern, special_tokens)
+
+
+def open_saved_counts(path: str | os.PathLike[str], pattern: str, special_tokens: Sequence[str]) -> CountsStream:
+    """Counts saved by ``--save-counts``, to be read a part at a time; ``CorpusError`` if they
+    were made with another pattern or other special tokens (said from the file's header)."""
+    return check_counted_with(path, open_counts(path), pattern, special_tokens)
+
+
+Saved = TypeVar("Saved", SavedCounts, CountsStream)
+
+
+def check_counted_with(path: str | os.PathLike[str], saved: Saved, pattern: str, special_tokens: Sequence[str]) -> Saved:
+    """``saved``, if it was counted with ``pattern`` and ``special_tokens``; else ``CorpusError``."""
     wanted = PreTokenizer(pattern, special_tokens)
     if saved.pattern != wanted.pattern:
         name = pattern_name(saved.pattern) or "a custom pattern"  # a damaged file's may not compile
@@ -192,6 +205,18 @@ def run_floor(counts: Sequence[int], target: int) -> int:
     return int(now * (k / target) ** (1.25 * slope + 0.25) / 4)
 
 
+RUN_RESERVE = 96 << 20
+"""What a plain run holds besides its layout and its lists, which ``bound_memory`` leaves
+room for (with a 32nd of the layout more: there are more pairs in a larger corpus): the
+interpreter, the pair records, their hash table and the heap, the vocabulary."""
+
+MIN_POSITIONS = 16 << 20
+"""The least room ``bound_memory`` leaves the pair_positions lists."""
+
+LAYOUT = ("tokens", "token marks", "large word counts", "word starts")
+"""The parts of ``Trainer.memory()`` that are the words laid out: their size is the corpus's."""
+
+
 class Trainer:
     """Byte-level BPE training, one merge at a time.
 
@@ -206,7 +231,7 @@ class Trainer:
 
     def __init__(
         self,
-        word_counts: Mapping[bytes, int] | WordTable,
+        word_counts: Mapping[bytes, int] | WordTable | Iterable[WordTable],
         vocab_size: int,
         special_tokens: Sequence[str] = (),
         progress: Progress | None = None,
@@ -223,9 +248,15 @@ class Trainer:
         self.progress = progress
         self.stop_requested = False
         """Set (from a signal handler or another thread) to end ``run()`` at a merge boundary."""
+        self.positions_budget = 0
+        """Bytes a plain run's pair_positions lists may hold (0: no bound; see ``bound_memory``)."""
         self._ranked: list[tuple[int, bytes, int]] | None = None
-        words = word_counts if isinstance(word_counts, WordTable) else WordTable.from_counts(word_counts)
-        self._build(words)  # laid out in this order, then held by the core
+        if isinstance(word_counts, WordTable):
+            self._build([word_counts])  # laid out in this order, then held by the core
+        elif isinstance(word_counts, Mapping):
+            self._build([WordTable.from_counts(word_counts)])
+        else:
+            self._build(word_counts)  # a part at a time: each let go once laid out
 
     # -- construction -------------------------------------------------------------------
 
@@ -278,6 +309,9 @@ class Trainer:
         """
         check_settings(vocab_size, special_tokens)
         settings = CountSettings(pattern, tuple(special_tokens), text_field, errors, skip_bad_records, skip_bad_inputs, stdin_format)
+        if save_counts is None and max_memory is not None:  # the runs joined as they are laid out
+            parts, summary = count_parts(inputs, settings, workers, progress, dask=dask, max_memory=max_memory)
+            return cls(parts, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=summary)
         keep = None if save_counts is None else kept_counts_folder(save_counts)
         words, summary = count_corpus(inputs, settings, workers, progress, dask, keep, max_memory)
         if save_counts is not None:
@@ -319,17 +353,22 @@ class Trainer:
         check_settings(vocab_size, special_tokens)
         if sizes := saved_sizes(path):
             check_layout(sizes[0])
-        saved = load_saved_counts(path, pattern, special_tokens)
-        return cls(saved.table, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=saved.summary)
+        saved = open_saved_counts(path, pattern, special_tokens)
+        return cls(saved.tables, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=saved.summary)
 
-    def _build(self, words: WordTable | None = None) -> None:
-        """Lay out ``words`` (by default the core's, as they were given) and queue their
-        pairs: the state before any merge."""
+    def _build(self, tables: Iterable[WordTable] | None = None) -> None:
+        """Lay out the words of ``tables``, in order (by default the core's, as they were
+        given), and queue their pairs: the state before any merge."""
         base = [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in self.special_tokens]
-        data, ends, counts = self._core.table() if words is None else (words.words, words.ends, words.counts)
-        check_layout(len(ends))
+        parts = iter([WordTable.packed(*self._core.table())] if tables is None else tables)
+        first = next(parts, WordTable(b"", array("q"), array("q")))
+        check_layout(len(first))
         keep_mmap_threshold()  # the core's large arrays get mappings of their own (counts from a file skip count_table)
-        self._core = Core(data, ends, counts, base)
+        self._core = Core(first.words, first.ends, first.counts, base)
+        del first
+        for part in parts:
+            check_layout(self._core.words + len(part))
+            self._core.extend(part.words, part.ends, part.counts)
         self._first_merge_id = first_merge_id(self.special_tokens)
         self.merge_pairs = MergePairs()
         self.merge_counts = array("q")
@@ -337,6 +376,38 @@ class Trainer:
         self.stopped_early = False
         self.corpus_bytes = self._core.corpus_bytes
         self.tokens_in_corpus = self.corpus_bytes
+
+    def bound_memory(self, max_memory: int) -> None:
+        """Keep a plain run within about ``max_memory`` bytes: the words laid out take what
+        they take, and the pair_positions lists get what is left past them and
+        ``RUN_RESERVE``; the other pairs are kept as counts, their positions found again
+        when one is to be merged (the merges stay exact). ``SettingsError`` if that leaves
+        less than ``MIN_POSITIONS``."""
+        layout = sum(self.memory()[part] for part in LAYOUT)
+        reserve = RUN_RESERVE + layout // 32
+        budget = max_memory - layout - reserve
+        if budget < MIN_POSITIONS:
+            least = (layout + reserve + MIN_POSITIONS + (1 << 20) - 1) >> 20
+            raise SettingsError(
+                f"a memory bound of {max_memory:,} bytes is too little to train in: the words laid out take {layout:,}; "
+                f"give at least {least:,} MB"
+            )
+        self.positions_budget = budget
+
+    def memory_by_part(self) -> dict[str, int]:
+        """``memory()`` in three: the words laid out (as large as the corpus's distinct
+        pre-tokens), the pair_positions lists (what ``bound_memory`` bounds), and the rest
+        (the pairs' records, hash table and heap, and the vocabulary)."""
+        memory = self.memory()
+        layout = sum(memory[part] for part in LAYOUT)
+        positions = memory["pair_positions arrays"]
+        return {"words laid out": layout, "pair positions": positions, "pairs and tokens": sum(memory.values()) - layout - positions}
+
+    @property
+    def positions_found_again(self) -> int:
+        """Passes over the layout that found the positions of pairs kept as counts
+        (``bound_memory``): 0 without a bound."""
+        return self._core.relists
 
     # -- state the app reads ------------------------------------------------------------
 
@@ -469,7 +540,7 @@ class Trainer:
         report = self.progress
         while len(self.merge_pairs) < target and not self.stop_requested:
             want = min(RUN_SLICE, target - len(self.merge_pairs))
-            done = self._core.run(want, run_floor(self.merge_counts, self.merges_planned))
+            done = self._core.run(want, run_floor(self.merge_counts, self.merges_planned), self.positions_budget)
             for a, b, count in done:
                 self._record(a, b, count)
             if len(done) < want:
