@@ -63,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-memory",
         type=memory_size,
         metavar="SIZE",
-        help="memory counting may hold (512M, 8G): past it, counts spill to disk and are joined at the end",
+        help="memory to train within (512M, 8G): past it, counts spill to disk and are joined at the end, "
+        "and merging keeps the positions of fewer pairs, finding the others' again when needed",
     )
     train.add_argument("--counts", metavar="FILE", help="train from saved counts instead of a corpus")
     train.add_argument(

@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import Protocol
 
 from rich.console import Console
+from rich.filesize import decimal
 from rich.table import Table
 
 from bpe_tui.common.corpus import chosen_corpus, options_from_args
 from bpe_tui.common.durations import show_seconds
+from bpe_tui.common.peak_memory import peak_memory
 from bpe_tui.common.progress_bars import progress_bars
 from bpe_tui.train.snapshot import SteppableTrainer
 from bpe_tui.train.trace import check_trace_name, trace_of, trace_text
@@ -280,6 +282,23 @@ def _vocabulary(trainer: SteppableTrainer) -> str:
     return f"{len(trainer.vocab):,} tokens (256 bytes + {len(trainer.special_tokens)} special + {done:,} merges)"
 
 
+def _memory(trainer: Trainer, options: TrainOptions) -> str:
+    """The peak resident memory of this process and of the largest counting worker, where
+    the trainer's state went by the end, and how often a memory bound had it find pairs'
+    positions again."""
+    parts = ", ".join(f"{name} {decimal(size)}" for name, size in trainer.memory_by_part().items())
+    line = f"at the end: {parts}"
+    if options.max_memory is not None:
+        again = trainer.positions_found_again
+        line += f"; pair positions found again {again:,} time{'' if again == 1 else 's'} (--max-memory {decimal(options.max_memory)})"
+    peak = peak_memory()
+    if peak is None:
+        return line
+    own, worker = peak
+    workers = f" (largest counting worker {decimal(worker)})" if worker and options.counts is None else ""
+    return f"peak {decimal(own)}{workers}; {line}"
+
+
 def _summary(
     console: Console, trainer: SteppableTrainer, label: str, paths: list[Path], read_s: float, merge_s: float, options: TrainOptions
 ) -> None:
@@ -308,6 +327,8 @@ def _summary(
     table.add_row("merges", f"{done:,} of {trainer.merges_planned:,}{note}")
     table.add_row("vocabulary", _vocabulary(trainer))
     table.add_row("compression", f"{size / max(1, tokens):.2f} {unit}/token ({size:,} {unit} → {tokens:,} tokens)")
+    if isinstance(trainer, Trainer):
+        table.add_row("memory", _memory(trainer, options))
     first = "loading the counts" if options.counts else "pre-tokenizing"
     table.add_row("time", f"{show_seconds(read_s + merge_s)} ({first} {show_seconds(read_s)}, merging {show_seconds(merge_s)})")
     table.add_row("written", "\n".join(str(p) for p in paths))

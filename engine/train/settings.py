@@ -87,7 +87,8 @@ class TrainOptions:
     lowercase: bool = False
     """WordPiece only: lowercase the text before cutting it into words."""
     max_memory: int | None = None
-    """Bytes the counting tallies may hold together; past it they spill to disk as runs."""
+    """Bytes counting's tallies may hold together (past it they spill to disk as runs), and
+    about what training holds (``Trainer.bound_memory``)."""
 
     @classmethod
     def checked(
@@ -185,7 +186,7 @@ class TrainOptions:
             if counts and save_counts:
                 raise SettingsError("--save-counts saves the counts of a corpus: it does not go with --counts")
             if max_memory is not None:
-                _check_max_memory(max_memory, counts, dask)
+                _check_max_memory(max_memory, dask)
             if stdin_format is not None and STDIN not in inputs:
                 raise SettingsError("--stdin-format says how to read standard input: it goes with - among the inputs")
             options = cls(
@@ -266,7 +267,14 @@ class TrainOptions:
         if self.algorithm == "wordpiece":
             return WordPieceTrainer.from_file(inputs[0], self.vocab_size, self.special_tokens, self.lowercase, progress, self.errors)
         if self.counts is not None:
-            return Trainer.from_counts_file(self.counts, self.vocab_size, self.special_tokens, self.pattern, progress)
+            trainer = Trainer.from_counts_file(self.counts, self.vocab_size, self.special_tokens, self.pattern, progress)
+        else:
+            trainer = self._count(inputs, progress)
+        if self.max_memory is not None:
+            trainer.bound_memory(self.max_memory)
+        return trainer
+
+    def _count(self, inputs: Inputs, progress: Progress | None) -> Trainer:
         return Trainer.from_files(
             inputs,
             self.vocab_size,
@@ -366,9 +374,7 @@ MIN_MEMORY = 64 << 20
 """The least ``--max-memory`` takes: the interpreter, the reader's blocks and a tally's start."""
 
 
-def _check_max_memory(max_memory: int, counts: str | None, dask: str | None) -> None:
-    if counts:
-        raise SettingsError("--max-memory bounds counting a corpus: it does not go with --counts")
+def _check_max_memory(max_memory: int, dask: str | None) -> None:
     if dask is not None:
         raise SettingsError("--max-memory bounds counting on this machine: it does not go with --dask")
     if max_memory < MIN_MEMORY:
