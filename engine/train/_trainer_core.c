@@ -50,11 +50,14 @@
 #include "_grow.h"
 #include "_huge_pages.h"
 #include "_pair_hash.h"
-#include "_positions.h"
 #include "_step_events.h"
 #include "_token_bytes.h"
 
 #define AHEAD 16 /* a power of two: the positions a list is read ahead of its use (Ahead) */
+/* Words of marks a merge reads to find a word's end before it looks the end up instead; a word
+ * whose end is not found in them is at least LONG_WORD bytes long (``word_end``). */
+#define SHORT_WORD 16
+#define LONG_WORD (64 * (SHORT_WORD - 1))
 
 /* A pair_positions list: its positions in ascending order, each kept as its distance from the
  * one before (the first as itself) in a varint, 7 bits a byte. Every list grows in one left to
@@ -111,7 +114,9 @@ typedef struct {
     uint32_t narrow_ids;  /* token ids below this fit in cells of a byte */
     uint32_t count_code;  /* a separator holding this (or more) has its count in ``big`` */
     Marks *marks;
-    uint64_t *starts;     /* each word's first position */
+    uint64_t *starts;     /* the first position of every 64th word (``word_start``) */
+    uint64_t *long_ends;  /* the separators of the words of LONG_WORD bytes or more, in order */
+    int32_t nlong, longcap;
     BigCount *big;        /* by position */
     int32_t nbig, bigcap;
     int32_t nwords;
@@ -446,6 +451,7 @@ static void Core_dealloc(Core *c) {
     free(c->marks);
     free(c->big);
     free(c->starts);
+    free(c->long_ends);
     for (int32_t t = 0; t < c->ntok; t++) free(c->vocab[t].data);
     free(c->vocab);
     for (int32_t p = 0; p < c->npairs; p++) positions_free(c, &c->pairs[p].pos);
@@ -499,7 +505,7 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
     if (cells) c->cells = cells;
     Marks *m = realloc(c->marks, (more ? more : 1) * sizeof(Marks));
     if (m) c->marks = m;
-    uint64_t *starts = realloc(c->starts, ((size_t)c->nwords + (size_t)nw + 1) * sizeof(uint64_t));
+    uint64_t *starts = realloc(c->starts, (((size_t)c->nwords + (size_t)nw) / 64 + 1) * sizeof(uint64_t));
     if (starts) c->starts = starts;
     if (!cells || !m || !starts) {
         PyErr_NoMemory();
@@ -514,11 +520,16 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
             PyErr_SetString(PyExc_ValueError, "word counts must not be negative");
             return -1;
         }
-        c->starts[c->nwords++] = pos;
+        if (!(c->nwords & 63)) c->starts[c->nwords >> 6] = pos;
+        c->nwords++;
         c->corpus_bytes += (ends[w] - from) * k;
         for (int64_t i = from; i < ends[w]; i++) {
             mark(c, pos, 0);
             set_raw_cell(c, pos++, s[i]);
+        }
+        if (ends[w] - from >= LONG_WORD) {
+            if (grow((void **)&c->long_ends, &c->longcap, (int64_t)c->nlong + 1, sizeof(uint64_t))) return -1;
+            c->long_ends[c->nlong++] = pos;
         }
         if (put_separator(c, pos++, k)) return -1;
     }
@@ -640,25 +651,51 @@ static inline uint64_t prev_start(const Core *c, uint64_t pos) {
     return (i << 6) + (uint64_t)highest_bit(m);
 }
 
-/* Word w's separator: just before the next word's start. */
-static inline uint64_t word_sep(const Core *c, int32_t w) {
-    return (w + 1 < c->nwords ? c->starts[w + 1] : c->npos) - 1;
+/* The first of the long words' separators at or after ``pos``. */
+static uint64_t long_end(const Core *c, uint64_t pos) {
+    int32_t lo = 0, hi = c->nlong - 1;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (c->long_ends[mid] < pos) lo = mid + 1;
+        else hi = mid;
+    }
+    return c->long_ends[lo];
 }
 
-/* Words of marks a merge reads to find a word's end before it looks the word up instead. */
-#define SHORT_WORD 16
-
 /* The separator at or after ``pos``: the end of its word. Most words end within a word of
- * marks; in a long one, the end is found from the word starts, so a merge costs what its
- * occurrences cost, not the word's length. */
+ * marks; one that does not within SHORT_WORD of them is LONG_WORD bytes or more, and its end
+ * is looked up (``long_ends``), so a merge costs what its occurrences cost, not the word's
+ * length. */
 static inline uint64_t word_end(const Core *c, uint64_t pos) {
     uint64_t i = pos >> 6;
     uint64_t m = c->marks[i].sep & (~0ull << (pos & 63));
     for (int k = 0; !m; k++) {
-        if (k == SHORT_WORD) return word_sep(c, word_at64(c->starts, c->nwords, pos));
+        if (k == SHORT_WORD) return long_end(c, pos);
         m = c->marks[++i].sep;
     }
     return (i << 6) + (uint64_t)lowest_bit(m);
+}
+
+/* Word w's first position: from the last word before it whose start is kept, a word's end at
+ * a time. 8 bytes every 64 words rather than every word: 75 million words hold 9 MB, not
+ * 600. */
+static uint64_t word_start(const Core *c, int32_t w) {
+    uint64_t pos = c->starts[w >> 6];
+    for (int32_t k = w & 63; k > 0; k--) pos = word_end(c, pos) + 1;
+    return pos;
+}
+
+/* The word holding position ``pos``. */
+static int32_t word_at(const Core *c, uint64_t pos) {
+    int32_t lo = 0, hi = (c->nwords - 1) / 64;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo + 1) / 2;
+        if (c->starts[mid] <= pos) lo = mid;
+        else hi = mid - 1;
+    }
+    int32_t w = lo * 64;
+    for (uint64_t sep, at = c->starts[lo]; (sep = word_end(c, at)) < pos; at = sep + 1) w++;
+    return w;
 }
 
 /* The count the separator at ``sep`` holds. */
@@ -843,20 +880,23 @@ static int relist(Core *c, int32_t m) {
         rights[rec->b >> 6] |= 1ull << (rec->b & 63);
     }
     int32_t x = -1;  /* the token before, -1 at a separator */
-    for (uint64_t pos = 0, prv = 0; pos < c->npos;) {
-        if (is_sep(c, pos)) {
-            x = -1;
-            pos++;
-            continue;
+    uint64_t prv = 0;
+    for (uint64_t i = 0, words = (c->npos + 63) / 64; i < words; i++) {  /* the starts, 64 at a time */
+        for (uint64_t m = c->marks[i].start, sep = c->marks[i].sep; m; m &= m - 1) {
+            int bit = lowest_bit(m);
+            uint64_t pos = i << 6 | (uint64_t)bit;
+            if (sep >> bit & 1) {
+                x = -1;
+                continue;
+            }
+            int32_t y = (int32_t)cell(c, pos);
+            if (x >= 0 && has_bit(lefts, (uint32_t)x) && has_bit(rights, (uint32_t)y)) {
+                int32_t p = wanted_pair(&w, x, y);
+                if (p >= 0 && add_position(c, p, (int64_t)prv)) goto done;
+            }
+            x = y;
+            prv = pos;
         }
-        int32_t y = (int32_t)cell(c, pos);
-        if (x >= 0 && has_bit(lefts, (uint32_t)x) && has_bit(rights, (uint32_t)y)) {
-            int32_t p = wanted_pair(&w, x, y);
-            if (p >= 0 && add_position(c, p, (int64_t)prv)) goto done;
-        }
-        x = y;
-        prv = pos;
-        pos += (uint64_t)c->vocab[y].len;
     }
     for (int32_t i = 0; i < k; i++) {
         Positions *ps = &c->pairs[ch[i].pair].pos;
@@ -1043,13 +1083,13 @@ static int recount(Core *c, int64_t floor) {
     if (!c->paired) {
         advise_huge(c->cells, (size_t)c->npos);
         advise_huge(c->marks, ((size_t)c->npos + 63) / 64 * sizeof(Marks));
-        advise_huge(c->starts, (size_t)c->nwords * sizeof(uint64_t));
     }
     c->paired = 1;
     int r = -1;
-    for (int32_t w = 0; w < c->nwords; w++) {
-        int64_t k = count_at(c, word_sep(c, w));
-        uint64_t pos = c->starts[w];
+    for (uint64_t from = 1, sep; from < c->npos; from = sep + 1) {  /* each word in turn */
+        sep = word_end(c, from);
+        int64_t k = count_at(c, sep);
+        uint64_t pos = from;
         for (uint64_t nxt; !is_sep(c, pos) && !is_sep(c, nxt = next_start(c, pos)); pos = nxt) {
             int32_t p = pair_record(c, byte_pair, cell(c, pos), cell(c, nxt), 1);
             if (p < 0) goto done;
@@ -1080,9 +1120,8 @@ static int recount(Core *c, int64_t floor) {
     if (rehash(c, size)) goto done;
     c->hused = (uint32_t)kept;
     if (byte_pair) memset(byte_pair, 0xff, 65536 * sizeof(int32_t));  /* the records moved */
-    for (int32_t w = 0; w < c->nwords; w++) {
-        uint64_t pos = c->starts[w];
-        for (uint64_t nxt; !is_sep(c, pos) && !is_sep(c, nxt = next_start(c, pos)); pos = nxt) {
+    for (uint64_t from = 1; from < c->npos; from = word_end(c, from) + 1) {  /* each word in turn */
+        for (uint64_t pos = from, nxt; !is_sep(c, pos) && !is_sep(c, nxt = next_start(c, pos)); pos = nxt) {
             int32_t p = pair_record(c, byte_pair, cell(c, pos), cell(c, nxt), 0);
             if (p >= 0 && !is_unlisted(c, p) && add_position(c, p, (int64_t)pos)) goto done;
         }
@@ -1249,20 +1288,12 @@ done:
     return out;
 }
 
-/* Word w's length in bytes: up to its separator. */
-static int64_t word_len(const Core *c, Py_ssize_t w) {
-    return word_sep(c, (int32_t)w) - c->starts[w];
-}
-
-static int64_t word_count(const Core *c, Py_ssize_t w) {
-    return count_at(c, word_sep(c, (int32_t)w));
-}
-
-/* Write word w's bytes to ``out``: its tokens' bytes, whatever the merges so far. */
-static void word_bytes(const Core *c, Py_ssize_t w, uint8_t *out) {
-    for (uint64_t pos = c->starts[w]; !is_sep(c, pos); pos = next_start(c, pos)) {
+/* Write the bytes of the word from ``start`` to ``sep`` to ``out``: its tokens' bytes,
+ * whatever the merges so far. */
+static void word_bytes(const Core *c, uint64_t start, uint8_t *out) {
+    for (uint64_t pos = start; !is_sep(c, pos); pos = next_start(c, pos)) {
         const Token *t = &c->vocab[cell(c, pos)];
-        memcpy(out + (pos - c->starts[w]), t->data, (size_t)t->len);
+        memcpy(out + (pos - start), t->data, (size_t)t->len);
     }
 }
 
@@ -1270,10 +1301,11 @@ static void word_bytes(const Core *c, Py_ssize_t w, uint8_t *out) {
 static PyObject *Core_word(Core *c, PyObject *arg) {
     Py_ssize_t w = index_arg(arg, c->nwords, "no such word");
     if (w < 0) return NULL;
-    PyObject *text = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)word_len(c, w));
+    uint64_t start = word_start(c, (int32_t)w), sep = word_end(c, start);
+    PyObject *text = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(sep - start));
     if (!text) return NULL;
-    word_bytes(c, w, (uint8_t *)PyBytes_AS_STRING(text));
-    return Py_BuildValue("(NL)", text, (long long)word_count(c, w));
+    word_bytes(c, start, (uint8_t *)PyBytes_AS_STRING(text));
+    return Py_BuildValue("(NL)", text, (long long)count_at(c, sep));
 }
 
 /* token(i) -> bytes: token i's bytes. */
@@ -1298,10 +1330,12 @@ static PyObject *Core_table(Core *c, PyObject *Py_UNUSED(ignored)) {
     }
     uint8_t *out = (uint8_t *)PyBytes_AS_STRING(words);
     int64_t *end = (int64_t *)PyBytes_AS_STRING(ends), *count = (int64_t *)PyBytes_AS_STRING(counts), at = 0;
-    for (Py_ssize_t w = 0; w < nw; w++) {
-        word_bytes(c, w, out + at);
-        end[w] = at += word_len(c, w);
-        count[w] = word_count(c, w);
+    for (Py_ssize_t w = 0, start = 1; w < nw; w++) {  /* each word in turn */
+        uint64_t sep = word_end(c, (uint64_t)start);
+        word_bytes(c, (uint64_t)start, out + at);
+        end[w] = at += (int64_t)sep - start;
+        count[w] = count_at(c, sep);
+        start = (Py_ssize_t)sep + 1;
     }
     return Py_BuildValue("(NNN)", words, ends, counts);
 }
@@ -1311,7 +1345,7 @@ static PyObject *Core_segmentation(Core *c, PyObject *arg) {
     Py_ssize_t w = index_arg(arg, c->nwords, "no such word");
     if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
-    for (uint64_t pos = c->starts[w]; out && !is_sep(c, pos); pos = next_start(c, pos))
+    for (uint64_t pos = word_start(c, (int32_t)w); out && !is_sep(c, pos); pos = next_start(c, pos))
         if (append_new(out, PyLong_FromUnsignedLong(cell(c, pos)))) Py_CLEAR(out);
     return out;
 }
@@ -1336,7 +1370,7 @@ static PyObject *Core_pair_positions(Core *c, PyObject *args) {
         int now = starts_pair(c, pos, a, b);
         live += now;
         if (!out || i >= shown) continue;
-        PyObject *item = Py_BuildValue("(KiO)", (unsigned long long)pos, word_at64(c->starts, c->nwords, pos), now ? Py_True : Py_False);
+        PyObject *item = Py_BuildValue("(KiO)", (unsigned long long)pos, word_at(c, pos), now ? Py_True : Py_False);
         if (!item) Py_CLEAR(out);
         else PyList_SET_ITEM(out, i, item);
     }
@@ -1349,7 +1383,7 @@ static PyObject *Core_cells(Core *c, PyObject *arg) {
     Py_ssize_t w = index_arg(arg, c->nwords, "no such word");
     if (w < 0) return NULL;
     PyObject *out = PyList_New(0);
-    for (uint64_t pos = c->starts[w]; out && !is_sep(c, pos); pos = next_start(c, pos)) {
+    for (uint64_t pos = word_start(c, (int32_t)w); out && !is_sep(c, pos); pos = next_start(c, pos)) {
         uint64_t prv = prev_start(c, pos), nxt = next_start(c, pos);
         long long before = is_sep(c, prv) ? -1 : (long long)prv, after = is_sep(c, nxt) ? -1 : (long long)nxt;
         if (append_new(out, Py_BuildValue("(KkLL)", (unsigned long long)pos, (unsigned long)cell(c, pos), before, after)))
@@ -1377,7 +1411,7 @@ static PyObject *Core_memory(Core *c, PyObject *Py_UNUSED(ignored)) {
         "tokens", (Py_ssize_t)c->npos * (Py_ssize_t)c->width,
         "token marks", (Py_ssize_t)(((size_t)c->npos + 63) / 64 * sizeof(Marks)),
         "large word counts", (Py_ssize_t)c->bigcap * (Py_ssize_t)sizeof(BigCount),
-        "word starts", (Py_ssize_t)c->nwords * (Py_ssize_t)sizeof(uint64_t),
+        "word starts", (Py_ssize_t)(((size_t)c->nwords / 64 + 1) + (size_t)c->longcap) * (Py_ssize_t)sizeof(uint64_t),
         "vocabulary", (Py_ssize_t)(c->tokcap * sizeof(Token) + tokens),
         "pair records", (Py_ssize_t)(c->paircap * sizeof(PairRec) + NOTED_WORDS(c->paircap) * sizeof(uint64_t)),
         "pair_positions arrays", (Py_ssize_t)positions,
