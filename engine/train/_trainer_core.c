@@ -1352,7 +1352,8 @@ static PyObject *Core_segmentation(Core *c, PyObject *arg) {
 
 /* pair_positions(left, right, limit) -> (recorded, live, [(position, word, live), ...]):
  * how many positions the pair's pair_positions list holds, how many of them the pair
- * still starts at, and the first ``limit`` of them in list order. A read, not a change. */
+ * still starts at, and the first ``limit`` of them in list order. A read (a pair kept as a count
+ * alone has its positions found again first: ``relist``). */
 static PyObject *Core_pair_positions(Core *c, PyObject *args) {
     int a, b;
     Py_ssize_t limit;
