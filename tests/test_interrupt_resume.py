@@ -120,14 +120,14 @@ def test_signal_saves_a_prefix_and_resume_finishes_it_exactly(tmp_path, big_corp
 def test_interrupted_while_pre_tokenizing_saves_nothing(tmp_path, monkeypatch, capsys):
     import engine.train.trainer
 
-    counted = engine.train.trainer.count_table
+    counted = engine.train.trainer.count_parts
 
     def count_then_interrupt(*args, **kwargs):  # Ctrl-C arrives before the first merge
         counts = counted(*args, **kwargs)
         signal.raise_signal(signal.SIGINT)
         return counts
 
-    monkeypatch.setattr(engine.train.trainer, "count_table", count_then_interrupt)
+    monkeypatch.setattr(engine.train.trainer, "count_parts", count_then_interrupt)
     before = signal.getsignal(signal.SIGINT)  # SIG_IGN when pytest was started in the background
     with sample_corpus() as corpus:
         assert main(["train", str(corpus), "--headless", "--out", str(tmp_path / "out")]) == 130

@@ -324,7 +324,7 @@ def test_a_corpus_loaded_ahead_is_not_counted_again(monkeypatch, tmp_path: Path)
     def count_again(*args: object, **kwargs: object) -> None:
         raise AssertionError("counted again")
 
-    monkeypatch.setattr(engine.train.trainer, "count_corpus", count_again)
+    monkeypatch.setattr(engine.train.trainer, "count_parts", count_again)
     same = TrainOptions.checked([str(corpus)], 300, ["<|endoftext|>"])  # built again, as each tab does
     trainer = same.load([str(corpus)])
     assert trainer.merges_done == 0

@@ -49,6 +49,13 @@ typedef struct {
 
 static inline size_t word_start(const Tally *t, size_t k) { return k ? (size_t)t->ends[k - 1] : 0; }
 
+/* The k-th int64 of an array that may not be aligned (a table from a buffer or a file). */
+static inline int64_t read64(const char *p, size_t k) {
+    int64_t v;
+    memcpy(&v, p + 8 * k, 8);
+    return v;
+}
+
 /* Double the index and put every pre-token back by the hash bits its slot keeps. */
 static int grow_index(Tally *t) {
     size_t mask = t->mask * 2 + 1;
@@ -91,15 +98,16 @@ static int make_room(Tally *t, size_t need) {
     return 0;
 }
 
-/* Count one pre-token, s[0..len) of hash h: -1 when out of memory (nothing changed then). */
-static int count_one(Tally *t, const uint8_t *s, size_t len, uint64_t h) {
+/* Count one pre-token, s[0..len) of hash h, seen c times: -1 when out of memory (nothing
+ * changed then). */
+static int count_one(Tally *t, const uint8_t *s, size_t len, uint64_t h, int64_t c) {
     uint32_t tag = (uint32_t)(h >> 32);
     size_t slot = tag & t->mask;
     for (uint64_t v; (v = t->index[slot]) != EMPTY_SLOT; slot = (slot + 1) & t->mask) {
         if ((uint32_t)(v >> 32) != tag) continue;
         size_t k = (uint32_t)v, start = word_start(t, k);
         if ((size_t)t->ends[k] - start == len && memcmp(t->words + start, s, len) == 0) {
-            t->counts[k]++;
+            t->counts[k] += c;
             return 0;
         }
     }
@@ -112,7 +120,7 @@ static int count_one(Tally *t, const uint8_t *s, size_t len, uint64_t h) {
     memcpy(t->words + t->words_len, s, len);
     t->words_len += len;
     t->ends[t->n] = (int64_t)t->words_len;
-    t->counts[t->n] = 1;
+    t->counts[t->n] = c;
     t->index[slot] = (uint64_t)tag << 32 | t->n;
     t->n++;
     return 0;
@@ -128,12 +136,12 @@ static inline int64_t tagged(const Tally *t, uint64_t h) {
     }
 }
 
-/* Count the got pre-tokens of s ending at ends[], the first starting at start: -1 when out of
- * memory. A pre-token seen before costs three reads that miss the cache in a large tally
+/* Count the got pre-tokens of s ending at ends[], the first starting at start, each seen once
+ * or, with seen, seen[k] times: -1 when out of memory. A pre-token seen before costs three reads that miss the cache in a large tally
  * (its slot, its end and count, its bytes), each waiting on the one before; so each is asked
  * for across the batch (PREFETCH) before any is used. A pre-token whose tagged candidate is
  * not it (new, or a tag shared by chance) is then looked up in full. */
-static int count_batch(Tally *t, const uint8_t *s, ptrdiff_t start, const ptrdiff_t *ends, ptrdiff_t got) {
+static int count_batch(Tally *t, const uint8_t *s, ptrdiff_t start, const ptrdiff_t *ends, ptrdiff_t got, const int64_t *seen) {
     uint64_t hash[BATCH];
     int64_t candidate[BATCH];
     for (ptrdiff_t k = 0, at = start; k < got; at = ends[k++]) {
@@ -149,9 +157,10 @@ static int count_batch(Tally *t, const uint8_t *s, ptrdiff_t start, const ptrdif
         if (candidate[k] >= 0) PREFETCH(t->words + word_start(t, (size_t)candidate[k]));
     for (ptrdiff_t k = 0, at = start; k < got; at = ends[k++]) {
         size_t len = (size_t)(ends[k] - at), c = (size_t)candidate[k];
+        int64_t times = seen ? seen[k] : 1;
         if (candidate[k] >= 0 && (size_t)t->ends[c] - word_start(t, c) == len && memcmp(t->words + word_start(t, c), s + at, len) == 0)
-            t->counts[c]++;
-        else if (count_one(t, s + at, len, hash[k]) < 0)
+            t->counts[c] += times;
+        else if (count_one(t, s + at, len, hash[k], times) < 0)
             return -1;
     }
     return 0;
@@ -159,10 +168,10 @@ static int count_batch(Tally *t, const uint8_t *s, ptrdiff_t start, const ptrdif
 
 /* Count the pre-tokens of the UTF-8 text s[0..len): -1 when out of memory. */
 static int count_text(Tally *t, const uint8_t *s, ptrdiff_t len) {
-    if (t->family < 0) return len ? count_one(t, s, (size_t)len, bytes_hash(s, (size_t)len)) : 0;
+    if (t->family < 0) return len ? count_one(t, s, (size_t)len, bytes_hash(s, (size_t)len), 1) : 0;
     ptrdiff_t ends[BATCH], got, start = 0;
     while ((got = pretoken_ends(s, len, start, t->family, ends, BATCH)) > 0) {
-        if (count_batch(t, s, start, ends, got) < 0) return -1;
+        if (count_batch(t, s, start, ends, got, NULL) < 0) return -1;
         start = ends[got - 1];
     }
     return 0;
@@ -238,6 +247,53 @@ static PyObject *Tally_add_all(Tally *t, PyObject *texts) {
     Py_DECREF(it);
     if (PyErr_Occurred()) return NULL;
     Py_RETURN_NONE;
+}
+
+/* Add the counts of a table's n words (ends and counts int64), a batch at a time as text is
+ * counted: -1 when out of memory, -2 when its ends run backwards or past its words. */
+static int add_words(Tally *t, const uint8_t *words, size_t words_len, const char *ends, const char *counts, size_t n) {
+    ptrdiff_t batch[BATCH];
+    int64_t seen[BATCH], start = 0;
+    for (size_t k = 0; k < n; k += BATCH) {
+        ptrdiff_t got = n - k < BATCH ? (ptrdiff_t)(n - k) : BATCH;
+        int64_t end = start;
+        for (ptrdiff_t j = 0; j < got; j++) {
+            int64_t next = read64(ends, k + (size_t)j);
+            if (next < end || (uint64_t)next > words_len) return -2;
+            batch[j] = (ptrdiff_t)(end = next);
+            seen[j] = read64(counts, k + (size_t)j);
+        }
+        if (count_batch(t, words, (ptrdiff_t)start, batch, got, seen) < 0) return -1;
+        start = end;
+    }
+    return 0;
+}
+
+/* add_table(words, ends, counts): add the counts of a table as table() gives them (any
+ * buffers; ends and counts native int64, not necessarily aligned), with the GIL released. */
+static PyObject *Tally_add_table(Tally *t, PyObject *args) {
+    Py_buffer w, e, c;
+    if (!PyArg_ParseTuple(args, "y*y*y*:add_table", &w, &e, &c)) return NULL;
+    PyObject *out = NULL;
+    if (e.len != c.len || e.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "ends and counts must be int64 arrays of one length");
+        goto done;
+    }
+    if (check_free(t)) goto done;
+    int rc;
+    t->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    rc = add_words(t, w.buf, (size_t)w.len, e.buf, c.buf, (size_t)e.len / 8);
+    Py_END_ALLOW_THREADS
+    t->busy = 0;
+    if (rc == -2) PyErr_SetString(PyExc_ValueError, "the table's ends run backwards or past its words");
+    else if (rc < 0) PyErr_NoMemory();
+    else out = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&w);
+    PyBuffer_Release(&e);
+    PyBuffer_Release(&c);
+    return out;
 }
 
 typedef struct {
@@ -456,18 +512,20 @@ static int write_all(int fd, const char *p, size_t n) {
     return 0;
 }
 
-/* The sorted table written to fd through a buffer of ``cap`` bytes: the ends, the counts,
- * then the words. 0, or -1 with errno set. */
-static int write_order(const Tally *t, const Word *order, int fd, char *buf, size_t cap) {
+/* A table of count words written to fd through a buffer of ``cap`` bytes: the ends, the
+ * counts, then the words; word i is order[i] (sorted) or, without order, numbers[i]. 0, or
+ * -1 with errno set. */
+static int write_order(const Tally *t, const Word *order, const uint32_t *numbers, size_t count, int fd, char *buf, size_t cap) {
     size_t used = 0;
-    for (int part = 0; part < 3; part++) {
+    for (int section = 0; section < 3; section++) {
         int64_t at = 0;
-        for (size_t k = 0; k < t->n; k++) {
+        for (size_t i = 0; i < count; i++) {
+            size_t k = order ? (size_t)order[i].number : numbers[i];
+            size_t start = word_start(t, k), len = 8;
             const void *from = &at;
-            size_t len = 8;
-            if (part == 0) at += order[k].len;
-            else if (part == 1) from = &t->counts[order[k].number];
-            else from = order[k].bytes, len = (size_t)order[k].len;
+            if (section == 0) at += t->ends[k] - (int64_t)start;
+            else if (section == 1) from = &t->counts[k];
+            else from = t->words + start, len = (size_t)t->ends[k] - start;
             if (used + len > cap) {
                 if (write_all(fd, buf, used)) return -1;
                 used = 0;
@@ -499,7 +557,7 @@ static PyObject *Tally_write_sorted(Tally *t, PyObject *arg) {
     int rc = -1, failed = 0;
     if (order && buf && !sort_words(t, order)) {
         Py_BEGIN_ALLOW_THREADS
-        rc = write_order(t, order, fd, buf, cap);
+        rc = write_order(t, order, NULL, t->n, fd, buf, cap);
         Py_END_ALLOW_THREADS
         failed = rc < 0;
     }
@@ -508,6 +566,74 @@ static PyObject *Tally_write_sorted(Tally *t, PyObject *arg) {
     if (failed) return PyErr_SetFromErrno(PyExc_OSError);
     if (rc < 0) return PyErr_NoMemory();
     Py_RETURN_NONE;
+}
+
+/* write_parts(fds) -> [(words, bytes), ...]: the counts split into len(fds) parts by the low
+ * bits of each pre-token's hash, which every tally shares (so two tallies' part p hold no
+ * pre-token in common with their other parts), each written to its file descriptor at its
+ * offset (None: not written) as write_sorted writes, in the order first seen; and the size
+ * of every part, written or not. The tally counts on. */
+static PyObject *Tally_write_parts(Tally *t, PyObject *arg) {
+    PyObject *seq = PySequence_Fast(arg, "write_parts takes a sequence of file descriptors or None");
+    if (!seq) return NULL;
+    size_t k = (size_t)PySequence_Fast_GET_SIZE(seq), cap = 1 << 20;
+    PyObject *out = NULL;
+    int *fds = PyMem_Malloc((k ? k : 1) * sizeof *fds);
+    size_t *words = PyMem_Calloc(k ? k : 1, sizeof *words), *bytes = PyMem_Calloc(k ? k : 1, sizeof *bytes);
+    size_t *next = PyMem_Calloc(k ? k : 1, sizeof *next);
+    uint16_t *parts = PyMem_Malloc((t->n ? t->n : 1) * sizeof *parts);
+    uint32_t *numbers = PyMem_Malloc((t->n ? t->n : 1) * sizeof *numbers);
+    char *buf = PyMem_Malloc(cap);
+    if (!fds || !words || !bytes || !next || !parts || !numbers || !buf) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (k < 1 || k > UINT16_MAX) {
+        PyErr_SetString(PyExc_ValueError, "write_parts takes 1 to 65,535 parts");
+        goto done;
+    }
+    for (size_t p = 0; p < k; p++) {
+        PyObject *fd = PySequence_Fast_GET_ITEM(seq, p);
+        if ((fds[p] = fd == Py_None ? -1 : PyObject_AsFileDescriptor(fd)) < 0 && fd != Py_None) goto done;
+    }
+    if (check_free(t)) goto done;
+    int rc = 0;
+    t->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t w = 0; w < t->n; w++) {
+        size_t start = word_start(t, w), len = (size_t)t->ends[w] - start;
+        parts[w] = (uint16_t)((uint32_t)bytes_hash(t->words + start, len) % k);
+        words[parts[w]]++;
+        bytes[parts[w]] += len;
+    }
+    for (size_t p = 1; p < k; p++) next[p] = next[p - 1] + words[p - 1]; /* where each part's numbers start */
+    /* The numbers by part, each part's in the order first seen: each part is then written
+     * without a test per word that the branch predictor would miss half the time. */
+    for (size_t w = 0; w < t->n; w++) numbers[next[parts[w]]++] = (uint32_t)w;
+    for (size_t p = 0; p < k && !rc; p++)
+        if (fds[p] >= 0) rc = write_order(t, NULL, numbers + next[p] - words[p], words[p], fds[p], buf, cap);
+    Py_END_ALLOW_THREADS
+    t->busy = 0;
+    if (rc < 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        goto done;
+    }
+    out = PyList_New((Py_ssize_t)k);
+    for (size_t p = 0; out && p < k; p++) {
+        PyObject *size = Py_BuildValue("(nn)", (Py_ssize_t)words[p], (Py_ssize_t)bytes[p]);
+        if (!size) Py_CLEAR(out);
+        else PyList_SET_ITEM(out, (Py_ssize_t)p, size);
+    }
+done:
+    PyMem_Free(fds);
+    PyMem_Free(words);
+    PyMem_Free(bytes);
+    PyMem_Free(next);
+    PyMem_Free(parts);
+    PyMem_Free(numbers);
+    PyMem_Free(buf);
+    Py_DECREF(seq);
+    return out;
 }
 
 /* counts() -> dict[bytes, int], in the order first seen. */
@@ -545,12 +671,6 @@ typedef struct {
     size_t n, at, words_len;
     int64_t start; /* where word `at` starts */
 } Run;
-
-static inline int64_t read64(const char *p, size_t k) {
-    int64_t v;
-    memcpy(&v, p + 8 * k, 8);
-    return v;
-}
 
 static inline int64_t run_len(const Run *r) { return read64(r->ends, r->at) - r->start; }
 
@@ -634,28 +754,56 @@ static int merge_some(Run **heap, size_t *size, uint8_t *words, char *ends, char
     return 0;
 }
 
-/* The tables of a sequence as runs, their buffers held in views (3 each, ``*held`` of them
- * taken): 0, or -1 with an exception set. */
-static int runs_of(PyObject *seq, Run *runs, Py_buffer *views, size_t *held) {
-    size_t k = (size_t)PySequence_Fast_GET_SIZE(seq);
-    for (size_t j = 0; j < k; j++) {
-        PyObject *table = PySequence_Fast_GET_ITEM(seq, j);
+/* Tables given as a sequence of (words, ends, counts), taken as runs: their buffers are held
+ * (3 each, ``held`` of them taken) until tables_let_go. */
+typedef struct {
+    PyObject *seq;
+    size_t k, held;
+    Py_buffer *views;
+    Run *runs;
+    Run **heap; /* room for a heap of the runs */
+} Tables;
+
+/* Take the tables of arg (error: the message if it is not a sequence): 0, or -1 with an
+ * exception set; tables_let_go lets go of what was taken either way. */
+static int tables_take(Tables *t, PyObject *arg, const char *error) {
+    *t = (Tables){0};
+    if (!(t->seq = PySequence_Fast(arg, error))) return -1;
+    t->k = (size_t)PySequence_Fast_GET_SIZE(t->seq);
+    t->views = PyMem_Calloc(3 * (t->k ? t->k : 1), sizeof *t->views);
+    t->runs = PyMem_Calloc(t->k ? t->k : 1, sizeof *t->runs);
+    t->heap = PyMem_Calloc(t->k ? t->k : 1, sizeof *t->heap);
+    if (!t->views || !t->runs || !t->heap) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t j = 0; j < t->k; j++) {
+        PyObject *table = PySequence_Fast_GET_ITEM(t->seq, j);
         if (!PyTuple_Check(table) || PyTuple_GET_SIZE(table) != 3) {
             PyErr_Format(PyExc_TypeError, "table %zu is not a (words, ends, counts) tuple", j);
             return -1;
         }
         for (int part = 0; part < 3; part++) {
-            if (PyObject_GetBuffer(PyTuple_GET_ITEM(table, part), &views[*held], PyBUF_SIMPLE) < 0) return -1;
-            ++*held;
+            if (PyObject_GetBuffer(PyTuple_GET_ITEM(table, part), &t->views[t->held], PyBUF_SIMPLE) < 0) return -1;
+            t->held++;
         }
-        Py_buffer *v = &views[3 * j];
+        Py_buffer *v = &t->views[3 * j];
         if (v[1].len != v[2].len || v[1].len % 8) {
             PyErr_Format(PyExc_ValueError, "table %zu: ends and counts must be int64 arrays of one length", j);
             return -1;
         }
-        runs[j] = (Run){v[0].buf, v[1].buf, v[2].buf, (size_t)v[1].len / 8, 0, (size_t)v[0].len, 0};
+        t->runs[j] = (Run){v[0].buf, v[1].buf, v[2].buf, (size_t)v[1].len / 8, 0, (size_t)v[0].len, 0};
     }
     return 0;
+}
+
+static void tables_let_go(Tables *t) {
+    for (size_t j = 0; j < t->held; j++) PyBuffer_Release(&t->views[j]);
+    PyMem_Free(t->views);
+    PyMem_Free(t->runs);
+    PyMem_Free(t->heap);
+    Py_XDECREF(t->seq);
+    *t = (Tables){0};
 }
 
 static PyObject *broken_table(void) {
@@ -671,24 +819,24 @@ static int new_table(size_t n, size_t len, PyObject **words, PyObject **ends, Py
     return *words && *ends && *counts ? 0 : -1;
 }
 
+/* The (words, ends, counts) tuple when filled, else NULL; the three references are let go. */
+static PyObject *table_tuple(PyObject *words, PyObject *ends, PyObject *counts, int filled) {
+    PyObject *out = filled ? PyTuple_Pack(3, words, ends, counts) : NULL;
+    Py_XDECREF(words);
+    Py_XDECREF(ends);
+    Py_XDECREF(counts);
+    return out;
+}
+
 static PyObject *merge_tables(PyObject *Py_UNUSED(module), PyObject *arg) {
-    PyObject *seq = PySequence_Fast(arg, "merge_tables takes a sequence of (words, ends, counts)");
-    if (!seq) return NULL;
-    size_t k = (size_t)PySequence_Fast_GET_SIZE(seq);
-    Py_buffer *views = PyMem_Calloc(3 * (k ? k : 1), sizeof *views);
-    Run *runs = PyMem_Calloc(k ? k : 1, sizeof *runs);
-    Run **heap = PyMem_Calloc(k ? k : 1, sizeof *heap);
-    PyObject *words = NULL, *ends = NULL, *counts = NULL, *out = NULL;
-    size_t held = 0;
-    if (!views || !runs || !heap) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (runs_of(seq, runs, views, &held)) goto done;
+    Tables t;
+    PyObject *words = NULL, *ends = NULL, *counts = NULL;
+    int filled = 0;
+    if (tables_take(&t, arg, "merge_tables takes a sequence of (words, ends, counts)")) goto done;
     size_t n = 0, len = 0, size;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = merge_start(runs, k, heap, &size) || merge_some(heap, &size, NULL, NULL, NULL, SIZE_MAX, SIZE_MAX, &n, &len) ? -1 : 0;
+    rc = merge_start(t.runs, t.k, t.heap, &size) || merge_some(t.heap, &size, NULL, NULL, NULL, SIZE_MAX, SIZE_MAX, &n, &len) ? -1 : 0;
     Py_END_ALLOW_THREADS
     if (rc < 0) {
         broken_table();
@@ -699,65 +847,81 @@ static PyObject *merge_tables(PyObject *Py_UNUSED(module), PyObject *arg) {
     char *e = PyBytes_AS_STRING(ends), *c = PyBytes_AS_STRING(counts);
     n = len = 0;
     Py_BEGIN_ALLOW_THREADS
-    merge_start(runs, k, heap, &size);
-    merge_some(heap, &size, w, e, c, SIZE_MAX, SIZE_MAX, &n, &len);
+    merge_start(t.runs, t.k, t.heap, &size);
+    merge_some(t.heap, &size, w, e, c, SIZE_MAX, SIZE_MAX, &n, &len);
     Py_END_ALLOW_THREADS
-    out = PyTuple_Pack(3, words, ends, counts);
+    filled = 1;
 done:
-    for (size_t j = 0; j < held; j++) PyBuffer_Release(&views[j]);
-    PyMem_Free(views);
-    PyMem_Free(runs);
-    PyMem_Free(heap);
-    Py_XDECREF(words);
-    Py_XDECREF(ends);
-    Py_XDECREF(counts);
-    Py_DECREF(seq);
-    return out;
+    tables_let_go(&t);
+    return table_tuple(words, ends, counts, filled);
+}
+
+/* concat_tables(tables): tables (as merge_tables takes them, in any order) one after another,
+ * as one; ValueError for one whose ends do not end at the end of its words. */
+static PyObject *concat_tables(PyObject *Py_UNUSED(module), PyObject *arg) {
+    Tables t;
+    PyObject *words = NULL, *ends = NULL, *counts = NULL;
+    int filled = 0;
+    size_t n = 0, len = 0;
+    if (tables_take(&t, arg, "concat_tables takes a sequence of (words, ends, counts)")) goto done;
+    for (size_t j = 0; j < t.k; j++) {
+        const Run *r = &t.runs[j];
+        if ((r->n ? (uint64_t)read64(r->ends, r->n - 1) : 0) != r->words_len) {
+            PyErr_Format(PyExc_ValueError, "table %zu: its ends do not end at the end of its words", j);
+            goto done;
+        }
+        n += r->n;
+        len += r->words_len;
+    }
+    if (new_table(n, len, &words, &ends, &counts)) goto done;
+    char *w = PyBytes_AS_STRING(words), *e = PyBytes_AS_STRING(ends), *c = PyBytes_AS_STRING(counts);
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t j = 0, at = 0; j < t.k; j++) {
+        const Run *r = &t.runs[j];
+        memcpy(w, r->words, r->words_len);
+        memcpy(c, r->counts, 8 * r->n);
+        for (size_t i = 0; i < r->n; i++) {
+            int64_t end = read64(r->ends, i) + (int64_t)at;
+            memcpy(e + 8 * i, &end, 8);
+        }
+        at += r->words_len;
+        w += r->words_len;
+        c += 8 * r->n;
+        e += 8 * r->n;
+    }
+    Py_END_ALLOW_THREADS
+    filled = 1;
+done:
+    tables_let_go(&t);
+    return table_tuple(words, ends, counts, filled);
 }
 
 /* TableMerge(tables): merge_tables a part at a time, the tables' buffers held meanwhile. */
 typedef struct {
     PyObject_HEAD
-    Py_buffer *views;
-    size_t held, k, size;
-    Run *runs;
-    Run **heap;
+    Tables tables;
+    size_t size; /* runs on the heap */
 } TableMerge;
 
 static PyObject *TableMerge_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"tables", NULL};
     PyObject *arg;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:TableMerge", names, &arg)) return NULL;
-    PyObject *seq = PySequence_Fast(arg, "TableMerge takes a sequence of (words, ends, counts)");
-    if (!seq) return NULL;
     TableMerge *m = (TableMerge *)type->tp_alloc(type, 0);
-    if (!m) goto fail;
-    m->k = (size_t)PySequence_Fast_GET_SIZE(seq);
-    m->views = PyMem_Calloc(3 * (m->k ? m->k : 1), sizeof *m->views);
-    m->runs = PyMem_Calloc(m->k ? m->k : 1, sizeof *m->runs);
-    m->heap = PyMem_Calloc(m->k ? m->k : 1, sizeof *m->heap);
-    if (!m->views || !m->runs || !m->heap) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    if (runs_of(seq, m->runs, m->views, &m->held)) goto fail;
-    if (merge_start(m->runs, m->k, m->heap, &m->size)) {
+    if (!m) return NULL;
+    if (tables_take(&m->tables, arg, "TableMerge takes a sequence of (words, ends, counts)")) goto fail;
+    if (merge_start(m->tables.runs, m->tables.k, m->tables.heap, &m->size)) {
         broken_table();
         goto fail;
     }
-    Py_DECREF(seq);
     return (PyObject *)m;
 fail:
-    Py_XDECREF(m);
-    Py_DECREF(seq);
+    Py_DECREF(m);
     return NULL;
 }
 
 static void TableMerge_dealloc(TableMerge *m) {
-    for (size_t j = 0; j < m->held; j++) PyBuffer_Release(&m->views[j]);
-    PyMem_Free(m->views);
-    PyMem_Free(m->runs);
-    PyMem_Free(m->heap);
+    tables_let_go(&m->tables);
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
 
@@ -770,43 +934,43 @@ static PyObject *TableMerge_take(TableMerge *m, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "take at least a byte and a word at a time");
         return NULL;
     }
-    size_t n = 0, len = 0, size = m->size;
-    Run *saved = PyMem_Malloc((m->k ? m->k : 1) * sizeof *saved);
-    Run **heap = PyMem_Malloc((m->k ? m->k : 1) * sizeof *heap);
-    PyObject *words = NULL, *ends = NULL, *counts = NULL, *out = NULL;
+    Tables *t = &m->tables;
+    size_t n = 0, len = 0, size = m->size, k = t->k ? t->k : 1;
+    Run *saved = PyMem_Malloc(k * sizeof *saved);
+    Run **heap = PyMem_Malloc(k * sizeof *heap);
+    PyObject *words = NULL, *ends = NULL, *counts = NULL;
+    int filled = 0;
     if (!saved || !heap) {
         PyErr_NoMemory();
         goto done;
     }
-    memcpy(saved, m->runs, m->k * sizeof *saved);  /* sized first, then taken from here again */
-    memcpy(heap, m->heap, m->k * sizeof *heap);
-    if (merge_some(m->heap, &m->size, NULL, NULL, NULL, (size_t)room, (size_t)slots, &n, &len)) {
+    memcpy(saved, t->runs, t->k * sizeof *saved); /* sized first, then taken from here again */
+    memcpy(heap, t->heap, t->k * sizeof *heap);
+    if (merge_some(t->heap, &m->size, NULL, NULL, NULL, (size_t)room, (size_t)slots, &n, &len)) {
         broken_table();
         goto done;
     }
     if (new_table(n, len, &words, &ends, &counts)) goto done;
-    memcpy(m->runs, saved, m->k * sizeof *saved);
-    memcpy(m->heap, heap, m->k * sizeof *heap);
+    memcpy(t->runs, saved, t->k * sizeof *saved);
+    memcpy(t->heap, heap, t->k * sizeof *heap);
     m->size = size;
     n = len = 0;
-    merge_some(m->heap, &m->size, (uint8_t *)PyBytes_AS_STRING(words), PyBytes_AS_STRING(ends), PyBytes_AS_STRING(counts),
+    merge_some(t->heap, &m->size, (uint8_t *)PyBytes_AS_STRING(words), PyBytes_AS_STRING(ends), PyBytes_AS_STRING(counts),
                (size_t)room, (size_t)slots, &n, &len);
-    out = PyTuple_Pack(3, words, ends, counts);
+    filled = 1;
 done:
     PyMem_Free(saved);
     PyMem_Free(heap);
-    Py_XDECREF(words);
-    Py_XDECREF(ends);
-    Py_XDECREF(counts);
-    return out;
+    return table_tuple(words, ends, counts, filled);
 }
 
 /* read() -> [(bytes, words), ...]: how far the merge has read into each table: the bytes of
  * its words and the words (so the pages before them may be let go). */
 static PyObject *TableMerge_read(TableMerge *m, PyObject *Py_UNUSED(ignored)) {
-    PyObject *out = PyList_New((Py_ssize_t)m->k);
-    for (size_t j = 0; out && j < m->k; j++) {
-        PyObject *item = Py_BuildValue("(Ln)", (long long)m->runs[j].start, (Py_ssize_t)m->runs[j].at);
+    const Tables *t = &m->tables;
+    PyObject *out = PyList_New((Py_ssize_t)t->k);
+    for (size_t j = 0; out && j < t->k; j++) {
+        PyObject *item = Py_BuildValue("(Ln)", (long long)t->runs[j].start, (Py_ssize_t)t->runs[j].at);
         if (!item) Py_CLEAR(out);
         else PyList_SET_ITEM(out, (Py_ssize_t)j, item);
     }
@@ -871,6 +1035,11 @@ static PyMethodDef Tally_methods[] = {
     {"table", (PyCFunction)Tally_table, METH_VARARGS,
      "table(sort=False)\n--\n\n(words, ends, counts): the distinct pre-tokens' bytes one after another, in the\n"
      "order first seen or sorted by bytes; where each ends and each one's count, as native int64."},
+    {"add_table", (PyCFunction)Tally_add_table, METH_VARARGS,
+     "add_table(words, ends, counts)\n--\n\nAdd the counts of a table as table() gives them (ends and counts native int64)."},
+    {"write_parts", (PyCFunction)Tally_write_parts, METH_O,
+     "write_parts(fds)\n--\n\nWrite the counts split into len(fds) parts by hash, part p to fds[p] (None: not\n"
+     "written), as write_sorted writes but in the order first seen; the size of every part."},
     {"counts", (PyCFunction)Tally_counts, METH_NOARGS, "counts()\n--\n\nThe counts as a dict of bytes to int, in the order first seen."},
     {"write_sorted", (PyCFunction)Tally_write_sorted, METH_O,
      "write_sorted(fd)\n--\n\nWrite what table(True) gives to the file descriptor fd (ends, counts, words), without\n"
@@ -903,6 +1072,8 @@ static PyTypeObject TallyType = {
 static PyMethodDef module_methods[] = {
     {"merge_tables", merge_tables, METH_O,
      "merge_tables(tables)\n--\n\nThe sum of tables sorted by bytes, each (words, ends, counts), as one sorted table."},
+    {"concat_tables", concat_tables, METH_O,
+     "concat_tables(tables)\n--\n\nTables, each (words, ends, counts), one after another as one."},
     {NULL, NULL, 0, NULL},
 };
 

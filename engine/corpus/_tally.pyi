@@ -24,6 +24,14 @@ class Tally:
         """``(words, ends, counts)``: the distinct pre-tokens' bytes one after another, in the
         order first seen or sorted by bytes; where each ends and each one's count, as native
         int64."""
+    def add_table(self, words: Buffer, ends: Buffer, counts: Buffer, /) -> None:
+        """Add the counts of a table as ``table()`` gives them (ends and counts native int64,
+        in any buffer); ValueError if its ends run backwards or past its words."""
+    def write_parts(self, fds: Sequence[int | None], /) -> list[tuple[int, int]]:
+        """Write the counts split into ``len(fds)`` parts by the low bits of each pre-token's
+        hash (the same in every tally), part ``p`` to ``fds[p]`` (None: not written) as
+        ``write_sorted`` writes, but in the order first seen; ``(words, bytes of words)`` of
+        every part. The tally counts on."""
     def counts(self) -> dict[bytes, int]:
         """The counts, in the order first seen."""
     def write_sorted(self, fd: int, /) -> None:
@@ -41,6 +49,10 @@ def merge_tables(tables: Sequence[tuple[Buffer, Buffer, Buffer]], /) -> tuple[by
     """The sum of tables sorted by bytes, each ``(words, ends, counts)`` as ``table(True)``
     gives them (ends and counts native int64, in any buffer), as one sorted table;
     ValueError for a table not sorted or whose ends run past its words."""
+
+def concat_tables(tables: Sequence[tuple[Buffer, Buffer, Buffer]], /) -> tuple[bytes, bytes, bytes]:
+    """Tables, each ``(words, ends, counts)``, one after another as one; ValueError for one
+    whose ends do not end at the end of its words."""
 
 class TableMerge:
     """``merge_tables(tables)``, taken a part at a time; the tables' buffers are held until it

@@ -6,8 +6,10 @@ a pre-token boundary is certain, so memory grows with the number of distinct pre
 than the file size. A corpus above ``IN_PROCESS`` bytes is counted by workers, each taking
 shards from one queue as it is free and opening the files itself: a thread of this process
 and worker processes for the other cores (this process would otherwise only wait, and a
-process of its own would hold another interpreter). Their tables are added up here, and the
-bytes read reported across all inputs.
+process of its own would hold another interpreter). Their tallies are joined by hash, each
+counter adding up its part of the pre-tokens (``engine.corpus.tally_parts``), and the bytes
+read reported across all inputs. A small corpus is cut into shards small enough for every
+counter to get its share (``even_shards``).
 
 A stream (standard input, a named pipe) is read in this process, as it arrives: no other
 process can read it. Its first ``IN_PROCESS`` bytes are counted here too; a longer one is
@@ -26,13 +28,12 @@ import os
 import signal
 import threading
 import traceback
-from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.runs import Keeping, RunKeeper, kept_runs, merged_parts, merged_runs, plan_digest
@@ -52,6 +53,7 @@ from engine.corpus.shards import (
     trim_heap,
 )
 from engine.corpus.sources import STDIN, Source, find_inputs, label
+from engine.corpus.tally_parts import join, part_path, read_part, write_own, write_parts
 from engine.corpus.word_table import WordTable
 from engine.errors import BpeError, CorpusError
 
@@ -65,6 +67,17 @@ total None: not known (a stream is read)."""
 IN_PROCESS = 16 << 20
 """Corpora up to this size are counted in this process: below it, starting workers and
 merging their results costs more than they save."""
+SHARDS_AT_LEAST = 16
+"""Files are cut into at least this many shards, down to ``MIN_SHARD_BYTES``: 40 MB in
+shards of ``SHARD_BYTES`` would be 32 MB and 8, one counter left waiting on the other."""
+MIN_SHARD_BYTES = 1 << 20
+
+
+def even_shards(sources: Sequence[Source], shard_bytes: int) -> int:
+    """The length of shards to cut ``sources`` into: ``shard_bytes``, or less for a small
+    corpus (see ``SHARDS_AT_LEAST``). It depends on the files alone, not on how many count
+    them, so the digest of the inputs does not either."""
+    return min(shard_bytes, max(MIN_SHARD_BYTES, sum(s.size for s in sources) // SHARDS_AT_LEAST))
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +135,8 @@ def count_table(
 ) -> tuple[WordTable, CountSummary]:
     """Pre-token counts of files, directories and glob patterns, in one table (see
     ``count_parts``)."""
-    table, summary = _count(inputs, settings, workers, progress, shard_bytes, dask, keep, max_memory, False)
-    return cast(WordTable, table), summary  # a whole table is what was asked for
+    parts, summary = _count(inputs, settings, workers, progress, shard_bytes, dask, keep, max_memory, False)
+    return WordTable.concat(list(parts)), summary
 
 
 def count_parts(
@@ -136,14 +149,14 @@ def count_parts(
     max_memory: int | None = None,
 ) -> tuple[Iterable[WordTable], CountSummary]:
     """Pre-token counts as ``count_table`` makes them, in tables to be read one after
-    another: with ``max_memory``, the runs counting spilled are joined a part at a time as
-    they are read (``engine.corpus.runs.merged_parts``), and the whole table is never held;
-    otherwise in one table. ``CorpusError`` if there is nothing to train on."""
-    table, summary = _count(inputs, settings, workers, progress, shard_bytes, dask, None, max_memory, True)
-    if not isinstance(table, WordTable):
-        return table, summary
-    check_counted(table, summary)
-    return [table], summary
+    another, no word in two of them: with ``max_memory``, the runs counting spilled are
+    joined a part at a time as they are read (``engine.corpus.runs.merged_parts``), and the
+    whole table is never held; counted by workers, each worker's part of the pre-tokens
+    (``engine.corpus.tally_parts``). ``CorpusError`` if there is nothing to train on."""
+    parts, summary = _count(inputs, settings, workers, progress, shard_bytes, dask, None, max_memory, True)
+    if isinstance(parts, list):
+        check_counted(parts, summary)
+    return parts, summary
 
 
 def _count(
@@ -156,12 +169,15 @@ def _count(
     keep: str | os.PathLike[str] | None,
     max_memory: int | None,
     in_parts: bool,
-) -> tuple[WordTable | Iterator[WordTable], CountSummary]:
+) -> tuple[list[WordTable] | Iterator[WordTable], CountSummary]:
     """Pre-token counts of files, directories and glob patterns, counted by ``workers``
     processes (default: all cores), or on the Dask cluster ``dask`` names (``local[:N]``, a
     scheduler address or a ``distributed.Client``: see ``engine.corpus.dask_count``); ``CorpusError``
-    if one cannot be read. Counted in this process, the pre-tokens come in the order they
-    were first seen (the text's order, for the screens); otherwise sorted.
+    if one cannot be read. They come in parts (none empty) that share no pre-token: one,
+    unless workers counted them (one a worker) or runs are joined a part at a time
+    (``in_parts``: an iterator). Counted in this process, the pre-tokens come in the order
+    they were first seen (the text's order, for the screens); by workers, in no set order;
+    from runs or a Dask cluster, sorted.
 
     ``keep``: a folder where the counts are kept as they are made (``engine.corpus.runs``):
     a count stopped and started again with the same files and settings reads only the
@@ -171,7 +187,7 @@ def _count(
     keep_mmap_threshold()  # before the first block is read: see MMAP_THRESHOLD
     found = find_inputs(as_inputs(inputs), settings.skip_bad_inputs, settings.stdin_format)
     sources = found.sources
-    shards = plan_shards(sources, settings, shard_bytes)
+    shards = plan_shards(sources, settings, even_shards(sources, shard_bytes))
     files = [s for s in shards if not s.stream]
     on_files = sum(s.size for s in files)
     total = None if len(files) < len(shards) else on_files
@@ -194,10 +210,10 @@ def _count(
         return kept, summarize(sources, shards, results, found.skipped, resumed)
     tally = PretokenTally(settings.pretokenizer)
     if dask is None and cores > 1 and len(files) < len(shards):
-        table, results = _count_streams(shards, settings, cores, read, name, tally)
+        parts, results = _count_streams(shards, settings, cores, read, name, tally)
     elif dask is None and (workers == 1 or on_files <= IN_PROCESS):
         results = [count_shard(shard, settings, read, tally) for shard in shards]
-        table = tally.table()
+        parts = [tally.table()]
     else:
         # Streams first, here (their writers wait on them); then the files, elsewhere.
         here = {i: count_shard(shard, settings, read, tally) for i, shard in enumerate(shards) if shard.stream}
@@ -205,25 +221,25 @@ def _count(
             from engine.corpus.dask_count import count_on_dask  # imports dask: only when a cluster is asked for
 
             table, elsewhere = count_on_dask(files, settings, dask, read, name)
-        else:
-            table, counted = _count_parallel([(i, s) for i, s in enumerate(shards) if not s.stream], settings, workers, read, name)
+            parts = [table.merged(tally.table(by_word=True)) if here else table]
+        else:  # this process's counter goes on from the streams' counts
+            todo = [(i, s) for i, s in enumerate(shards) if not s.stream]
+            parts, counted = _count_parallel(todo, settings, workers, read, name, tally=tally)
             elsewhere = [counted[i] for i in sorted(counted)]
-        if here:
-            table = table.merged(tally.table(by_word=True))
         rest = iter(elsewhere)
         results = [here[i] if i in here else next(rest) for i in range(len(shards))]
     del tally
     trim_heap()  # what counting freed goes back now: the trainer built next would sit above it
-    return table, summarize(sources, shards, results, found.skipped)
+    return [part for part in parts if len(part)], summarize(sources, shards, results, found.skipped)
 
 
 def _count_streams(
     shards: Sequence[Shard], settings: CountSettings, cores: int, read: Callable[[int], None], name: str, tally: PretokenTally
-) -> tuple[WordTable, list[ShardCount]]:
+) -> tuple[list[WordTable], list[ShardCount]]:
     """Count inputs among which are streams (see the module's docstring): the streams' first
-    ``IN_PROCESS`` bytes here, first (their writers wait on them); what is left of them and
-    the files here too when that is all, or else by ``cores`` counters, the streams fed to
-    them a block at a time."""
+    ``IN_PROCESS`` bytes here, first (their writers wait on them), into ``tally``; what is
+    left of them and the files here too when that is all, or else by ``cores`` counters
+    (this process's going on in ``tally``), the streams fed to them a block at a time."""
     with ExitStack() as stack:
         streams = {i: stack.enter_context(shard_texts(s, settings, read)) for i, s in enumerate(shards) if s.stream}
         texts = (text for stream, _ in streams.values() for text in stream)
@@ -238,13 +254,13 @@ def _count_streams(
             files = [(i, s) for i, s in enumerate(shards) if not s.stream]
             if sum(s.size for _, s in files) <= IN_PROCESS or len(files) < 2:
                 results |= {i: count_shard(s, settings, read, tally) for i, s in files}
-                return tally.table(), [results[i] for i in range(len(shards))]
-            table, counted = _count_parallel(files, settings, min(cores, len(files)), read, name)
-            return table.merged(tally.table(by_word=True)), [(results | counted)[i] for i in range(len(shards))]
+                return [tally.table()], [results[i] for i in range(len(shards))]
+            parts, counted = _count_parallel(files, settings, min(cores, len(files)), read, name, tally=tally)
+            return parts, [(results | counted)[i] for i in range(len(shards))]
         files = [(i, s) for i, s in enumerate(shards) if not s.stream]
-        table, counted = _count_parallel(files, settings, cores, read, name, feed=_blocks(texts))
+        parts, counted = _count_parallel(files, settings, cores, read, name, feed=_blocks(texts), tally=tally)
         results = {i: ShardCount(Counter(), *done()) for i, (_, done) in streams.items()} | counted
-    return table.merged(tally.table(by_word=True)), [results[i] for i in range(len(shards))]
+    return parts, [results[i] for i in range(len(shards))]
 
 
 def _blocks(texts: Iterator[str]) -> Iterator[list[str]]:
@@ -279,7 +295,7 @@ def _count_kept(
     keep: str | os.PathLike[str] | None,
     max_memory: int | None,
     in_parts: bool,
-) -> tuple[WordTable | Iterator[WordTable], list[ShardCount], int]:
+) -> tuple[list[WordTable] | Iterator[WordTable], list[ShardCount], int]:
     """Count with the counts kept as runs on disk (see ``count_table``): the table (or, ``in_parts``,
     its parts as the runs are joined: ``merged_parts``), each shard's result in plan order,
     and how many shards earlier runs had finished."""
@@ -329,12 +345,14 @@ def _count_kept(
         if in_parts:
             if not len(more or ()) and not any(len(run.table[1]) for run in runs):
                 stack.close()
-                return WordTable(b"", array("q"), array("q")), in_order, len(finished)
+                return [], in_order, len(finished)
             handed_on = True
             return merged_parts(runs, more, stack, cleanup), in_order, len(finished)
         with stack:
             table = merged_runs(runs)
-        return (table if more is None else table.merged(more)), in_order, len(finished)
+        if more is not None:
+            table = table.merged(more)
+        return [table] if len(table) else [], in_order, len(finished)
     finally:
         if not handed_on:
             cleanup()
@@ -400,6 +418,17 @@ def count_iterable(texts: Iterable[str], pretok: PreTokenizer) -> Counter[bytes]
     return counts
 
 
+@dataclass(frozen=True, slots=True)
+class _Joining:
+    """How parallel counters join their tallies (``engine.corpus.tally_parts``): the folder
+    their parts go through, how many counters there are, and an event (a
+    ``multiprocessing.Event``) set once every counter has written its parts."""
+
+    folder: str
+    counters: int
+    ready: Any
+
+
 def _count_parallel(
     shards: list[tuple[int, Shard]],
     settings: CountSettings,
@@ -408,29 +437,36 @@ def _count_parallel(
     name: str,
     keeping: Keeping | None = None,
     feed: Iterator[list[str]] | None = None,
-) -> tuple[WordTable, dict[int, ShardCount]]:
+    tally: PretokenTally | None = None,
+) -> tuple[list[WordTable], dict[int, ShardCount]]:
     """Hand the shards (each with its place in the plan) to ``workers`` counters through one
-    queue: ``workers - 1`` processes and a thread of this one. Each counts what it gets with
-    ``count_shard``, reports bytes as it reads and each shard's digest as it ends, and sends
-    back one sorted ``WordTable`` at the end, merged into the total as it arrives; with
-    ``keeping``, it writes runs instead (``engine.corpus.runs``) and the table is empty.
-    ``feed``: blocks of a stream's texts, read by a thread of this process as the counters
-    take them, at most two a counter waiting."""
+    queue: ``workers - 1`` processes and a thread of this one (going on in ``tally``, if
+    given). Each counts what it gets with ``count_shard``, reports bytes as it reads and each
+    shard's digest as it ends; then the counters join their tallies by hash, each handing
+    back its part of the pre-tokens (``engine.corpus.tally_parts``): the counts, in parts
+    that share no pre-token. With ``keeping``, they write runs instead
+    (``engine.corpus.runs``) and there are no parts. ``feed``: blocks of a stream's texts,
+    read by a thread of this process as the counters take them, at most two a counter
+    waiting."""
     # Imported here: a small corpus, counted in this process, need not pay for them.
     import multiprocessing
     import queue
+    import shutil
+    import tempfile
 
     # fork is fastest, but forking a process that runs other threads (the app) is unsafe.
     context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
     tasks = context.Queue()  # the shards are small plain data: all of them go in at once
     results = context.Queue()
+    joining = None if keeping is not None else _Joining(tempfile.mkdtemp(prefix="bpe-tui-parts-"), workers, context.Event())
     procs = [
-        context.Process(target=_worker, args=(settings, tasks, results, keeping), daemon=True)  # type: ignore[attr-defined]
-        for _ in range(workers - 1)
+        context.Process(target=_worker, args=(settings, tasks, results, keeping, joining, k), daemon=True)  # type: ignore[attr-defined]
+        for k in range(1, workers)
     ]
     stop = threading.Event()
-    handed: list[WordTable] = []  # the thread's table, handed over here rather than pickled through the queue
-    here = threading.Thread(target=_count_tasks, args=(settings, tasks, results, stop, keeping, handed), daemon=True, name="counting")
+    here = threading.Thread(
+        target=_count_tasks, args=(settings, tasks, results, stop, keeping, joining, 0, tally), daemon=True, name="counting"
+    )
     room = threading.Semaphore(2 * workers)
     feeding: list[BaseException] = []
 
@@ -459,9 +495,9 @@ def _count_parallel(
         if any(p.exitcode for p in procs):
             raise CorpusError(f"{name}: a worker process died while counting pre-tokens (out of memory or killed); try fewer --workers")
 
-    finished = 0
+    finished = written = 0
     per_shard: dict[int, ShardCount] = {}
-    total = WordTable.sorted({})
+    parts: dict[int, WordTable] = {}
     try:
         for p in procs:
             p.start()  # before the threads: forked while this process runs no thread of its own
@@ -485,19 +521,20 @@ def _count_parallel(
                 room.release()
             elif kind == "shard":
                 per_shard[rest[0]] = rest[1]
-            elif kind == "counts":
-                table = handed.pop() if rest[0] == HANDED else rest[0]
-                if table is not None:
-                    total = table if not len(total) else total.merged(table)  # the first is the total as it is
-                del table
-                rest.clear()  # the worker's table goes now, not when the next message replaces it
+            elif kind == "parts":
+                written += 1
+                if joining is not None and written == workers:
+                    joining.ready.set()
+            elif kind == "counts":  # the counter's part is written (None: its counts went to runs)
+                if joining is not None and rest[0] is not None:
+                    parts[rest[0]] = read_part(part_path(joining.folder, rest[0]))
                 finished += 1
             elif kind == "failed":
                 raise rest[0]
             else:  # "crashed": a bug, not bad input
                 raise RuntimeError(f"a counting worker failed:\n{rest[0]}")
         check()
-        return total, per_shard
+        return [parts[k] for k in sorted(parts)], per_shard
     finally:
         stop.set()
         if feeder is not None and feeder.is_alive():
@@ -514,16 +551,23 @@ def _count_parallel(
         for q in (tasks, results):
             q.close()
             q.join_thread()  # no queue thread left behind: a later fork would copy it
+        if joining is not None:
+            shutil.rmtree(joining.folder, ignore_errors=True)
 
 
 def _worker(
-    settings: CountSettings, tasks: Queue[tuple[object, ...] | None], results: Queue[tuple[object, ...]], keeping: Keeping | None
+    settings: CountSettings,
+    tasks: Queue[tuple[object, ...] | None],
+    results: Queue[tuple[object, ...]],
+    keeping: Keeping | None,
+    joining: _Joining | None,
+    counter: int,
 ) -> None:
     # Ctrl-C reaches the whole process group: the parent decides what it means, not workers.
     # SIGTERM (the parent cleaning up) just ends a worker, whatever handler it was forked with.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _count_tasks(settings, tasks, results, threading.Event(), keeping)
+    _count_tasks(settings, tasks, results, threading.Event(), keeping, joining, counter)
 
 
 def _count_tasks(
@@ -531,23 +575,27 @@ def _count_tasks(
     tasks: Queue[tuple[object, ...] | None],
     results: Queue[tuple[object, ...]],
     stop: threading.Event,
-    keeping: Keeping | None = None,
-    handed: list[WordTable] | None = None,
+    keeping: Keeping | None,
+    joining: _Joining | None,
+    counter: int,
+    tally: PretokenTally | None = None,
 ) -> None:
-    """Count what ``tasks`` holds until a None, into one tally: ``("shard", index, shard)``
-    or ``("texts", block)`` (a stream's, read by the parent). Say what happens on
-    ``results``: bytes read, each shard's ``ShardCount``, each block counted, the table at the
-    end (None when ``keeping``: the counts went to runs; ``HANDED`` when it went into
-    ``handed``, a list the thread shares with the process it runs in: a queue would pickle
-    it, two more copies of the largest thing counting holds). Once ``stop`` is set it ends
-    at the next progress report, saying nothing more."""
+    """Count what ``tasks`` holds until a None, into one tally (``tally``, or a new one):
+    ``("shard", index, shard)`` or ``("texts", block)`` (a stream's, read by the parent).
+    Say what happens on ``results``: bytes read, each shard's ``ShardCount``, each block
+    counted; then, with ``keeping``, ``("counts", None)`` once the runs are written; or else
+    ``("parts",)`` once this counter's tally is split into parts for the others, and, once
+    every counter has (``joining.ready``), ``("counts", counter)`` when it has joined its
+    part and written it. Once ``stop`` is set it ends at the next progress report, saying
+    nothing more."""
 
     def progress(n: int) -> None:
         if stop.is_set():
             raise _Stopped
         results.put(("read", n))
 
-    tally = PretokenTally(settings.pretokenizer)  # one for every shard: each distinct pre-token is held once
+    if tally is None:
+        tally = PretokenTally(settings.pretokenizer)  # one for every shard: each distinct pre-token is held once
     keeper = None if keeping is None else RunKeeper(keeping, tally)
     try:
         for task in iter(tasks.get, None):
@@ -573,24 +621,26 @@ def _count_tasks(
             keeper.close()
             results.put(("counts", None))
             return
-        table = tally.table(by_word=True)
-        del tally  # the table is what is sent: the tally's copy goes first
-        if handed is None:
-            results.put(("counts", table))
-        else:
-            handed.append(table)
-            del table
-            results.put(("counts", HANDED))
+        assert joining is not None
+        folder, counters = joining.folder, joining.counters
+        try:
+            write_parts(tally.tally, [None if p == counter else part_path(folder, counter, p) for p in range(counters)])
+            results.put(("parts",))
+            while not joining.ready.wait(0.1):
+                if stop.is_set():
+                    return
+            join(tally.tally, [part_path(folder, c, counter) for c in range(counters) if c != counter])
+            write_own(tally.tally, folder, counter, counters)
+        except OSError as e:
+            raise CorpusError(f"{folder}: cannot write the counters' parts there ({e.strerror or e})") from None
+        results.put(("counts", counter))
+        tally.reset()  # its part is handed back: what it holds goes now, not when the caller lets it go
     except _Stopped:
         return
     except BpeError as e:
         results.put(("failed", e))
     except Exception:
         results.put(("crashed", traceback.format_exc()))
-
-
-HANDED = "handed"
-"""A counter's table, said to be in the list it shares with the process that reads it."""
 
 
 class _Stopped(BaseException):

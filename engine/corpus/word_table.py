@@ -2,10 +2,11 @@
 where each word ends, and each word's count.
 
 A dict of 150,000 pre-tokens to their counts takes ~100 bytes per word in Python objects;
-this takes the word's bytes plus 16. Counting for training ends in one of these, sorted by
-word, and never builds that dict: workers (local processes and Dask) send back sorted tables
-and they are merged in C as they arrive (``merged``, ``merge``), and the trainer's core is built from the
-buffers (and gives them back, to be rebuilt when going back).
+this takes the word's bytes plus 16. Counting for training ends in these, and never builds
+that dict: local workers each hand back their part of the pre-tokens
+(``engine.corpus.tally_parts``), laid out one after another (``concat``); Dask workers and
+runs on disk give sorted tables, merged in C (``merged``, ``merge``). The trainer's core is
+built from the buffers (and gives them back, to be rebuilt when going back).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 
-from engine.corpus._tally import merge_tables
+from engine.corpus._tally import concat_tables, merge_tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,12 +25,15 @@ class WordTable:
     """Words and their counts, in the order they were given (the order the core lays them
     out, so a word's index here is its index in the core)."""
 
-    words: bytes
+    words: bytes | memoryview
     """Every word's bytes, one after another."""
-    ends: array  # type: ignore[type-arg]
+    ends: array | memoryview  # type: ignore[type-arg]
     """int64: where each word ends in ``words``."""
-    counts: array  # type: ignore[type-arg]
-    """int64: each word's count."""
+    counts: array | memoryview  # type: ignore[type-arg]
+    """int64: each word's count.
+
+    A table is made of bytes and arrays, or of views of a file mapped in memory (a part
+    another process counted: ``engine.corpus.tally_parts.read_part``)."""
 
     @classmethod
     def from_counts(cls, counts: Mapping[bytes, int]) -> WordTable:
@@ -60,6 +64,13 @@ class WordTable:
         (``merge_tables``), written straight into the new buffers (no dict, no list of words)."""
         return cls.packed(*merge_tables([(t.words, t.ends, t.counts) for t in tables]))
 
+    @classmethod
+    def concat(cls, tables: Sequence[WordTable]) -> WordTable:
+        """Tables that share no word, one after another as one (``concat_tables``)."""
+        if len(tables) == 1:
+            return tables[0]
+        return cls.packed(*concat_tables([(t.words, t.ends, t.counts) for t in tables]))
+
     def by_word(self) -> WordTable:
         """This table sorted by word (itself, if it is)."""
         items = list(self.items())
@@ -78,5 +89,5 @@ class WordTable:
         """``(word, count)`` in order, like a dict's ``items()``."""
         words, start = self.words, 0
         for end, count in zip(self.ends, self.counts, strict=True):
-            yield words[start:end], count
+            yield bytes(words[start:end]), count
             start = end

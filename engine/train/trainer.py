@@ -309,7 +309,7 @@ class Trainer:
         """
         check_settings(vocab_size, special_tokens)
         settings = CountSettings(pattern, tuple(special_tokens), text_field, errors, skip_bad_records, skip_bad_inputs, stdin_format)
-        if save_counts is None and max_memory is not None:  # the runs joined as they are laid out
+        if save_counts is None:  # laid out a part at a time: the runs as they are joined, or each worker's part
             parts, summary = count_parts(inputs, settings, workers, progress, dask=dask, max_memory=max_memory)
             return cls(parts, vocab_size, special_tokens, progress=progress, pattern=pattern, summary=summary)
         keep = None if save_counts is None else kept_counts_folder(save_counts)

@@ -1,0 +1,96 @@
+"""Counting with one worker and with two, on corpora from the most repetitive to one where
+nearly every pre-token is new.
+
+Each count runs ``count_parts`` (what ``bpe-tui train`` counts with) in a fresh process,
+timed from the call to the parts in hand; one and two workers alternate, and the fastest of
+``--rounds`` is kept. The corpora, written to a temporary folder:
+
+- ``new``: 40 MB of seven random letters a word (seeded): about 5 million distinct
+  pre-tokens, nearly all seen once, the worst case for joining the workers' tallies;
+- ``english``: ``en-mix-6m.txt`` repeated to 40 MB: 52,000 distinct pre-tokens;
+- ``--corpus PATH`` (repeatable): files or glob patterns of your own.
+
+    python benchmarks/bench_count_workers.py
+    python benchmarks/bench_count_workers.py --rounds 5 --corpus '/data/*.jsonl.zst'
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import string
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ENGLISH = ROOT.parent / "shared" / "corpora" / "en-mix-6m.txt"
+SIZE = 40_000_000
+
+
+def child(corpus: str, workers: int) -> None:
+    """Count ``corpus`` once with ``workers`` and print the seconds and distinct pre-tokens."""
+    sys.path.insert(0, str(ROOT))
+    from engine.corpus.counting import count_parts
+    from engine.corpus.shards import CountSettings
+
+    settings = CountSettings("gpt2", ("<|endoftext|>",))
+    started = time.perf_counter()
+    parts, _ = count_parts([corpus], settings, workers=workers)
+    seconds = time.perf_counter() - started
+    print(seconds, sum(len(part) for part in parts))
+
+
+def write_new(path: Path) -> None:
+    rng = random.Random(0)
+    letters = string.ascii_lowercase
+    with path.open("w") as f:
+        for _ in range(SIZE // 8 // 1000):
+            f.write(" ".join("".join(rng.choices(letters, k=7)) for _ in range(1000)) + "\n")
+
+
+def write_english(path: Path) -> None:
+    text = ENGLISH.read_text(encoding="utf-8")
+    with path.open("w", encoding="utf-8") as f:
+        for _ in range(SIZE // len(text.encode()) + 1):
+            f.write(text)
+
+
+def count(corpus: str, workers: int) -> tuple[float, int]:
+    out = subprocess.run([sys.executable, __file__, "--child", corpus, str(workers)], capture_output=True, text=True, check=True)
+    seconds, distinct = out.stdout.split()
+    return float(seconds), int(distinct)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--corpus", action="append", default=[], help="files or a glob pattern of your own (repeatable)")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child[0], int(args.child[1]))
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        corpora = {"new": Path(folder) / "new.txt", "english": Path(folder) / "english.txt"}
+        write_new(corpora["new"])
+        if ENGLISH.exists():
+            write_english(corpora["english"])
+        else:
+            del corpora["english"]
+        shapes = {name: str(path) for name, path in corpora.items()} | {corpus: corpus for corpus in args.corpus}
+        print("| corpus | distinct pre-tokens | 1 worker | 2 workers | 2 / 1 |\n| --- | ---: | ---: | ---: | ---: |")
+        for name, corpus in shapes.items():
+            best = {1: float("inf"), 2: float("inf")}
+            distinct = 0
+            for _ in range(args.rounds):
+                for workers in (1, 2):
+                    seconds, distinct = count(corpus, workers)
+                    best[workers] = min(best[workers], seconds)
+            print(f"| {name} | {distinct:,} | {best[1]:.2f} s | {best[2]:.2f} s | **{best[1] / best[2]:.2f}x** |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
