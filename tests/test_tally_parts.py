@@ -47,6 +47,7 @@ def test_joined_parts_hold_each_pre_token_once_with_its_total(tmp_path_factory, 
     expected = tally_of([text for counter_texts in counters for text in counter_texts]).table().counter()
     seen: Counter[bytes] = Counter()
     for part in parts:
+        assert [word for word, _ in part.items()] == sorted(word for word, _ in part.items())  # each part sorted
         for word, count in part.items():
             assert word not in seen  # no pre-token in two parts
             seen[word] = count
@@ -99,7 +100,9 @@ def test_workers_hand_back_parts_that_share_no_pre_token(monkeypatch, tmp_path, 
     settings = CountSettings("gpt2", ())
     parts, _ = count_parts(paths, settings, workers=workers, shard_bytes=4096)
     assert isinstance(parts, list) and 1 < len(parts) <= workers and all(len(part) for part in parts)
-    alone = count_table(paths, settings, workers=1)[0].counter()
+    alone_table = count_table(paths, settings, workers=1)[0]  # past IN_PROCESS: sorted too
+    assert list(alone_table.items()) == sorted(alone_table.items())
+    alone = alone_table.counter()
     assert sum((part.counter() for part in parts), Counter()) == alone
     assert sum(len(part) for part in parts) == len(alone)  # each pre-token in one part
     assert os.listdir(scratch) == []  # the parts' folder is gone

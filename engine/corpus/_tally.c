@@ -30,6 +30,7 @@
 #define EMPTY_SLOT UINT64_MAX
 #define RELEASE_GIL_BYTES (1 << 16) /* below it, releasing the GIL costs more than it frees */
 #define BATCH 256                   /* pre-token ends found per call of the scanner */
+#define AHEAD 16                    /* how far ahead a walk in sorted order asks for what it reads */
 
 typedef struct {
     PyObject_HEAD
@@ -406,25 +407,26 @@ typedef struct {
     uint64_t k;
 } Keyed;
 
-/* The tally's words in order of their bytes, into order (n of them). Sorting Words through
+/* The tally's words (or, with numbers, the n words they number) in order of their bytes, into
+ * order (n of them). Sorting Words through
  * memcmp waited on the words' bytes, scattered over the tally, at every comparison (6 s for
  * each process's 9 million at the end of counting 10 GB): here the words are sorted by their
  * first 8 bytes, by radix (four passes of 16 bits, through keyed and a second array as
- * long), and only words that share them are compared whole. -1 if out of memory. */
-static int sort_words(const Tally *t, Word *order) {
-    size_t n = t->n;
-    Keyed *keyed = PyMem_Malloc((n ? n : 1) * sizeof *keyed), *spare = PyMem_Malloc((n ? n : 1) * sizeof *spare);
-    size_t *counts = PyMem_Calloc(1 << 16, sizeof *counts);
+ * long), and only words that share them are compared whole. -1 if out of memory. It needs
+ * no GIL. */
+static int sort_words(const Tally *t, const uint32_t *numbers, size_t n, Word *order) {
+    Keyed *keyed = PyMem_RawMalloc((n ? n : 1) * sizeof *keyed), *spare = PyMem_RawMalloc((n ? n : 1) * sizeof *spare);
+    size_t *counts = PyMem_RawCalloc(1 << 16, sizeof *counts);
     if (!keyed || !spare || !counts) {
-        PyMem_Free(keyed), PyMem_Free(spare), PyMem_Free(counts);
+        PyMem_RawFree(keyed), PyMem_RawFree(spare), PyMem_RawFree(counts);
         return -1;
     }
-    for (size_t k = 0; k < n; k++) {
-        size_t start = word_start(t, k);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = numbers ? numbers[i] : i, start = word_start(t, k);
         int64_t len = t->ends[k] - (int64_t)start;
         uint64_t key = 0;
-        for (int64_t i = 0; i < 8; i++) key = key << 8 | (i < len ? t->words[start + (size_t)i] : 0);
-        keyed[k] = (Keyed){key, k};
+        for (int64_t j = 0; j < 8; j++) key = key << 8 | (j < len ? t->words[start + (size_t)j] : 0);
+        keyed[i] = (Keyed){key, k};
     }
     for (int shift = 0; shift < 64; shift += 16) { /* least significant digit first: each pass keeps the last's order */
         memset(counts, 0, sizeof *counts << 16);
@@ -440,9 +442,10 @@ static int sort_words(const Tally *t, Word *order) {
         keyed = spare;
         spare = swap;
     }
-    PyMem_Free(spare);  /* before order is filled: the sort's peak is keyed and one more array */
+    PyMem_RawFree(spare);  /* before order is filled: the sort's peak is keyed and one more array */
     spare = NULL;
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; k < n; k++) { /* each word's end is read out of order: asked for ahead */
+        if (k + AHEAD < n && keyed[k + AHEAD].k) PREFETCH(&t->ends[keyed[k + AHEAD].k - 1]);
         size_t start = word_start(t, keyed[k].k);
         order[k] = (Word){t->words + start, t->ends[keyed[k].k] - (int64_t)start, (int64_t)keyed[k].k};
     }
@@ -451,9 +454,9 @@ static int sort_words(const Tally *t, Word *order) {
         }
         if (run > 1) qsort(order + k, run, sizeof *order, by_bytes);
     }
-    PyMem_Free(keyed);
-    PyMem_Free(spare);
-    PyMem_Free(counts);
+    PyMem_RawFree(keyed);
+    PyMem_RawFree(spare);
+    PyMem_RawFree(counts);
     return 0;
 }
 
@@ -478,7 +481,7 @@ static PyObject *Tally_table(Tally *t, PyObject *args) {
         if (!order) PyErr_NoMemory();
         goto done;
     }
-    if (sort_words(t, order)) {
+    if (sort_words(t, NULL, t->n, order)) {
         PyErr_NoMemory();
         goto done;
     }
@@ -486,6 +489,7 @@ static PyObject *Tally_table(Tally *t, PyObject *args) {
     char *w = PyBytes_AS_STRING(words), *e = PyBytes_AS_STRING(ends), *c = PyBytes_AS_STRING(counts);
     int64_t at = 0;
     for (size_t k = 0; k < t->n; k++) {
+        if (k + AHEAD < t->n) PREFETCH(order[k + AHEAD].bytes), PREFETCH(&t->counts[order[k + AHEAD].number]);
         memcpy(w + at, order[k].bytes, (size_t)order[k].len);
         at += order[k].len;
         memcpy(e + 8 * k, &at, 8);
@@ -520,12 +524,16 @@ static int write_order(const Tally *t, const Word *order, const uint32_t *number
     for (int section = 0; section < 3; section++) {
         int64_t at = 0;
         for (size_t i = 0; i < count; i++) {
-            size_t k = order ? (size_t)order[i].number : numbers[i];
-            size_t start = word_start(t, k), len = 8;
+            /* Sorted, a word's bytes and length come from order: only its bytes and count
+             * are read where the tally keeps them, out of order. */
+            if (order && i + AHEAD < count) PREFETCH(section == 1 ? (const void *)&t->counts[order[i + AHEAD].number] : order[i + AHEAD].bytes);
+            size_t k = order ? (size_t)order[i].number : numbers[i], start = order ? 0 : word_start(t, k), len = 8;
+            const uint8_t *bytes = order ? order[i].bytes : t->words + start;
+            size_t size = order ? (size_t)order[i].len : (size_t)t->ends[k] - start;
             const void *from = &at;
-            if (section == 0) at += t->ends[k] - (int64_t)start;
+            if (section == 0) at += (int64_t)size;
             else if (section == 1) from = &t->counts[k];
-            else from = t->words + start, len = (size_t)t->ends[k] - start;
+            else from = bytes, len = size;
             if (used + len > cap) {
                 if (write_all(fd, buf, used)) return -1;
                 used = 0;
@@ -555,7 +563,7 @@ static PyObject *Tally_write_sorted(Tally *t, PyObject *arg) {
     Word *order = PyMem_Malloc((t->n ? t->n : 1) * sizeof *order);
     char *buf = PyMem_Malloc(cap);
     int rc = -1, failed = 0;
-    if (order && buf && !sort_words(t, order)) {
+    if (order && buf && !sort_words(t, NULL, t->n, order)) {
         Py_BEGIN_ALLOW_THREADS
         rc = write_order(t, order, NULL, t->n, fd, buf, cap);
         Py_END_ALLOW_THREADS
@@ -568,12 +576,15 @@ static PyObject *Tally_write_sorted(Tally *t, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
-/* write_parts(fds) -> [(words, bytes), ...]: the counts split into len(fds) parts by the low
- * bits of each pre-token's hash, which every tally shares (so two tallies' part p hold no
- * pre-token in common with their other parts), each written to its file descriptor at its
- * offset (None: not written) as write_sorted writes, in the order first seen; and the size
- * of every part, written or not. The tally counts on. */
-static PyObject *Tally_write_parts(Tally *t, PyObject *arg) {
+/* write_parts(fds, sort=False) -> [(words, bytes), ...]: the counts split into len(fds) parts
+ * by the low bits of each pre-token's hash, which every tally shares (so two tallies' part p
+ * hold no pre-token in common with their other parts), each written to its file descriptor
+ * at its offset (None: not written) as write_sorted writes, in the order first seen or
+ * sorted; and the size of every part, written or not. The tally counts on. */
+static PyObject *Tally_write_parts(Tally *t, PyObject *args) {
+    PyObject *arg;
+    int sort = 0;
+    if (!PyArg_ParseTuple(args, "O|p:write_parts", &arg, &sort)) return NULL;
     PyObject *seq = PySequence_Fast(arg, "write_parts takes a sequence of file descriptors or None");
     if (!seq) return NULL;
     size_t k = (size_t)PySequence_Fast_GET_SIZE(seq), cap = 1 << 20;
@@ -610,10 +621,22 @@ static PyObject *Tally_write_parts(Tally *t, PyObject *arg) {
     /* The numbers by part, each part's in the order first seen: each part is then written
      * without a test per word that the branch predictor would miss half the time. */
     for (size_t w = 0; w < t->n; w++) numbers[next[parts[w]]++] = (uint32_t)w;
-    for (size_t p = 0; p < k && !rc; p++)
-        if (fds[p] >= 0) rc = write_order(t, NULL, numbers + next[p] - words[p], words[p], fds[p], buf, cap);
+    for (size_t p = 0; p < k && !rc; p++) {
+        if (fds[p] < 0) continue;
+        const uint32_t *part = numbers + next[p] - words[p];
+        Word *order = sort ? PyMem_RawMalloc((words[p] ? words[p] : 1) * sizeof *order) : NULL;
+        if (sort && (!order || sort_words(t, part, words[p], order)))
+            rc = -2;
+        else
+            rc = write_order(t, order, part, words[p], fds[p], buf, cap);
+        PyMem_RawFree(order);
+    }
     Py_END_ALLOW_THREADS
     t->busy = 0;
+    if (rc == -2) {
+        PyErr_NoMemory();
+        goto done;
+    }
     if (rc < 0) {
         PyErr_SetFromErrno(PyExc_OSError);
         goto done;
@@ -1037,9 +1060,9 @@ static PyMethodDef Tally_methods[] = {
      "order first seen or sorted by bytes; where each ends and each one's count, as native int64."},
     {"add_table", (PyCFunction)Tally_add_table, METH_VARARGS,
      "add_table(words, ends, counts)\n--\n\nAdd the counts of a table as table() gives them (ends and counts native int64)."},
-    {"write_parts", (PyCFunction)Tally_write_parts, METH_O,
-     "write_parts(fds)\n--\n\nWrite the counts split into len(fds) parts by hash, part p to fds[p] (None: not\n"
-     "written), as write_sorted writes but in the order first seen; the size of every part."},
+    {"write_parts", (PyCFunction)Tally_write_parts, METH_VARARGS,
+     "write_parts(fds, sort=False)\n--\n\nWrite the counts split into len(fds) parts by hash, part p to fds[p] (None: not\n"
+     "written), as write_sorted writes, in the order first seen or sorted; the size of every part."},
     {"counts", (PyCFunction)Tally_counts, METH_NOARGS, "counts()\n--\n\nThe counts as a dict of bytes to int, in the order first seen."},
     {"write_sorted", (PyCFunction)Tally_write_sorted, METH_O,
      "write_sorted(fd)\n--\n\nWrite what table(True) gives to the file descriptor fd (ends, counts, words), without\n"

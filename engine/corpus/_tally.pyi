@@ -27,11 +27,11 @@ class Tally:
     def add_table(self, words: Buffer, ends: Buffer, counts: Buffer, /) -> None:
         """Add the counts of a table as ``table()`` gives them (ends and counts native int64,
         in any buffer); ValueError if its ends run backwards or past its words."""
-    def write_parts(self, fds: Sequence[int | None], /) -> list[tuple[int, int]]:
+    def write_parts(self, fds: Sequence[int | None], sort: bool = False, /) -> list[tuple[int, int]]:
         """Write the counts split into ``len(fds)`` parts by the low bits of each pre-token's
         hash (the same in every tally), part ``p`` to ``fds[p]`` (None: not written) as
-        ``write_sorted`` writes, but in the order first seen; ``(words, bytes of words)`` of
-        every part. The tally counts on."""
+        ``write_sorted`` writes, in the order first seen or sorted; ``(words, bytes of
+        words)`` of every part. The tally counts on."""
     def counts(self) -> dict[bytes, int]:
         """The counts, in the order first seen."""
     def write_sorted(self, fd: int, /) -> None:

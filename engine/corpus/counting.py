@@ -175,9 +175,9 @@ def _count(
     scheduler address or a ``distributed.Client``: see ``engine.corpus.dask_count``); ``CorpusError``
     if one cannot be read. They come in parts (none empty) that share no pre-token: one,
     unless workers counted them (one a worker) or runs are joined a part at a time
-    (``in_parts``: an iterator). Counted in this process, the pre-tokens come in the order
-    they were first seen (the text's order, for the screens); by workers, in no set order;
-    from runs or a Dask cluster, sorted.
+    (``in_parts``: an iterator). Up to ``IN_PROCESS`` bytes, counted in this process, the
+    pre-tokens come in the order they were first seen (the text's order, for the screens);
+    past it, sorted, or each part sorted (the merge loop runs faster over them in order).
 
     ``keep``: a folder where the counts are kept as they are made (``engine.corpus.runs``):
     a count stopped and started again with the same files and settings reads only the
@@ -213,7 +213,7 @@ def _count(
         parts, results = _count_streams(shards, settings, cores, read, name, tally)
     elif dask is None and (workers == 1 or on_files <= IN_PROCESS):
         results = [count_shard(shard, settings, read, tally) for shard in shards]
-        parts = [tally.table()]
+        parts = [tally.table(by_word=on_files > IN_PROCESS)]  # sorted, as workers' parts are (see tally_parts.write_own)
     else:
         # Streams first, here (their writers wait on them); then the files, elsewhere.
         here = {i: count_shard(shard, settings, read, tally) for i, shard in enumerate(shards) if shard.stream}

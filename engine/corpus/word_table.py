@@ -3,7 +3,7 @@ where each word ends, and each word's count.
 
 A dict of 150,000 pre-tokens to their counts takes ~100 bytes per word in Python objects;
 this takes the word's bytes plus 16. Counting for training ends in these, and never builds
-that dict: local workers each hand back their part of the pre-tokens
+that dict: local workers each hand back their part of the pre-tokens, sorted
 (``engine.corpus.tally_parts``), laid out one after another (``concat``); Dask workers and
 runs on disk give sorted tables, merged in C (``merged``, ``merge``). The trainer's core is
 built from the buffers (and gives them back, to be rebuilt when going back).
