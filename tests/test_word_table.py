@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import Trainer, train_reference
-from engine.corpus.word_table import WordTable
+from engine.corpus.word_table import TableParts, WordTable
 from engine.train._trainer_core import Core
 
 words = st.binary(min_size=1, max_size=6)
@@ -153,3 +153,24 @@ def test_core_gives_back_the_words_it_was_built_from(counts, merges):
     assert (words, ends, totals) == (table.words, table.ends.tobytes(), table.counts.tobytes())
     assert [core.word(i) for i in range(core.words)] == list(counts.items())
     assert Core(words, ends, totals, base).run(10**6) == Core(table.words, table.ends, table.counts, base).run(10**6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    counts=st.dictionaries(words, small, min_size=1, max_size=20),
+    room=st.tuples(st.integers(0, 50), st.integers(0, 400)),
+)
+def test_room_made_before_the_words_are_laid_out_changes_no_merge(counts, room):
+    table = WordTable.from_counts(counts)
+    plain = Trainer(table, 290)
+    plain.run()
+    halves = [
+        WordTable.from_counts(dict(list(counts.items())[: len(counts) // 2])),
+        WordTable.from_counts(dict(list(counts.items())[len(counts) // 2 :])),
+    ]
+    for parts in (TableParts(iter(halves), *room), halves):  # room too small, or as large as asked
+        reserved = Trainer(parts, 290)
+        reserved.run()
+        assert reserved.merges == plain.merges
+    with pytest.raises(RuntimeError, match="before the pairs are counted"):
+        reserved._core.reserve(1, 1)

@@ -54,7 +54,7 @@ from engine.corpus.shards import (
 )
 from engine.corpus.sources import STDIN, Source, find_inputs, label
 from engine.corpus.tally_parts import join, part_path, read_part, write_own, write_parts
-from engine.corpus.word_table import WordTable
+from engine.corpus.word_table import TableParts, WordTable
 from engine.errors import BpeError, CorpusError
 
 if TYPE_CHECKING:
@@ -169,13 +169,13 @@ def _count(
     keep: str | os.PathLike[str] | None,
     max_memory: int | None,
     in_parts: bool,
-) -> tuple[list[WordTable] | Iterator[WordTable], CountSummary]:
+) -> tuple[list[WordTable] | TableParts, CountSummary]:
     """Pre-token counts of files, directories and glob patterns, counted by ``workers``
     processes (default: all cores), or on the Dask cluster ``dask`` names (``local[:N]``, a
     scheduler address or a ``distributed.Client``: see ``engine.corpus.dask_count``); ``CorpusError``
     if one cannot be read. They come in parts (none empty) that share no pre-token: one,
     unless workers counted them (one a worker) or runs are joined a part at a time
-    (``in_parts``: an iterator). Up to ``IN_PROCESS`` bytes, counted in this process, the
+    (``in_parts``: ``TableParts``). Up to ``IN_PROCESS`` bytes, counted in this process, the
     pre-tokens come in the order they were first seen (the text's order, for the screens);
     past it, sorted, or each part sorted (the merge loop runs faster over them in order).
 
@@ -295,7 +295,7 @@ def _count_kept(
     keep: str | os.PathLike[str] | None,
     max_memory: int | None,
     in_parts: bool,
-) -> tuple[list[WordTable] | Iterator[WordTable], list[ShardCount], int]:
+) -> tuple[list[WordTable] | TableParts, list[ShardCount], int]:
     """Count with the counts kept as runs on disk (see ``count_table``): the table (or, ``in_parts``,
     its parts as the runs are joined: ``merged_parts``), each shard's result in plan order,
     and how many shards earlier runs had finished."""

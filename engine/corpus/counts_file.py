@@ -26,7 +26,7 @@ from typing import BinaryIO
 from engine.corpus.counting import CountSummary
 from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.sources import open_binary
-from engine.corpus.word_table import WordTable
+from engine.corpus.word_table import TableParts, WordTable
 from engine.errors import CorpusError
 from engine.formats.atomic import atomic_write
 
@@ -210,7 +210,7 @@ class CountsStream:
     special_tokens: tuple[str, ...]
     summary: CountSummary
     pretokens: int
-    tables: Iterator[WordTable]
+    tables: TableParts
 
 
 def open_counts(path: str | os.PathLike[str], chunk: int = CHUNK) -> CountsStream:
@@ -218,7 +218,8 @@ def open_counts(path: str | os.PathLike[str], chunk: int = CHUNK) -> CountsStrea
     machine's memory is laid out for training without being held whole beside it."""
     with open_binary(os.fspath(path)) as f:
         h = _read_header(f, path)
-    return CountsStream(h.pattern, h.special_tokens, h.summary, h.pretokens, _tables(path, h, chunk))
+    tables = TableParts(_tables(path, h, chunk), h.pretokens, h.payload_bytes - 12 * h.pretokens)
+    return CountsStream(h.pattern, h.special_tokens, h.summary, h.pretokens, tables)
 
 
 def _exactly(f: BinaryIO, k: int, path: str | os.PathLike[str], h: _Header, got: int) -> bytes:

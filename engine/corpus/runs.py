@@ -36,7 +36,7 @@ from pathlib import Path
 
 from engine.corpus._tally import TableMerge, merge_tables
 from engine.corpus.shards import CountSettings, PretokenTally, Shard, ShardCount, trim_heap
-from engine.corpus.word_table import WordTable
+from engine.corpus.word_table import TableParts, WordTable
 from engine.errors import CorpusError
 
 FORMAT = "bpe-tui count run"
@@ -240,11 +240,18 @@ PART_BYTES = 16 << 20
 PART_WORDS = 1 << 18
 
 
-def merged_parts(runs: Sequence[Run], more: WordTable | None, stack: ExitStack, cleanup: Callable[[], None]) -> Iterator[WordTable]:
+def merged_parts(runs: Sequence[Run], more: WordTable | None, stack: ExitStack, cleanup: Callable[[], None]) -> TableParts:
     """The sum of the runs (and of the table ``more``), sorted by pre-token, a part at a time,
     each run's pages let go as they are read: a count larger than memory laid out for
     training without ever being held whole. The runs' maps are ``stack``'s, closed at the end
-    (or when the parts are let go), and then ``cleanup`` runs."""
+    (or when the parts are let go), and then ``cleanup`` runs. At most as many words as the
+    runs hold together, and bytes of them."""
+    words = sum(len(run.table[1]) // 8 for run in runs) + len(more or ())
+    words_bytes = sum(len(run.table[0]) for run in runs) + (len(more.words) if more is not None else 0)
+    return TableParts(_merged_parts(runs, more, stack, cleanup), words, words_bytes)
+
+
+def _merged_parts(runs: Sequence[Run], more: WordTable | None, stack: ExitStack, cleanup: Callable[[], None]) -> Iterator[WordTable]:
     try:
         with stack:
             tables = [run.table for run in runs] + ([(more.words, more.ends, more.counts)] if more is not None else [])

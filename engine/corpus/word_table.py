@@ -91,3 +91,17 @@ class WordTable:
         for end, count in zip(self.ends, self.counts, strict=True):
             yield bytes(words[start:end]), count
             start = end
+
+
+@dataclass(frozen=True, slots=True)
+class TableParts:
+    """Tables to be read one after another, and at most how many words and bytes of words
+    they hold together, known before any is read (a counts file's header, the runs to be
+    joined): the trainer makes room for them all at once (``Core.reserve``)."""
+
+    tables: Iterator[WordTable]
+    words: int
+    words_bytes: int
+
+    def __iter__(self) -> Iterator[WordTable]:
+        return self.tables

@@ -121,6 +121,8 @@ typedef struct {
     int32_t nbig, bigcap;
     int32_t nwords;
     uint64_t npos;
+    uint64_t poscap;      /* cells and marks made for this many positions (``layout_room``) */
+    size_t startcap;      /* entries made for in ``starts`` */
     Token *vocab;         /* each token id's bytes */
     int32_t ntok, tokcap;
     int32_t nbase;        /* base tokens: no merge has been made while ``ntok`` is this */
@@ -216,7 +218,7 @@ static int widen(Core *c) {
         return -1;
     }
     c->cells = cells;
-    advise_huge(cells, (size_t)c->npos * sizeof(uint32_t));
+    advise_huge_mapping(cells, (size_t)c->npos * sizeof(uint32_t));
     for (uint64_t p = c->npos; p-- > 0;) cells[p] = !is_start(c, p) ? 0 : is_sep(c, p) ? raw_cell(c, p) : cell(c, p);
     c->width = 4;
     uint32_t code = largest_count(4);
@@ -485,15 +487,47 @@ static int put_separator(Core *c, uint64_t pos, int64_t count) {
     return 0;
 }
 
+/* Room in the layout for ``positions`` cells (of a byte: before any merge) and their marks,
+ * and for the starts of ``words`` words: -1 (with MemoryError set) if there is none. The
+ * arrays grow by realloc, which moves the mappings of large ones without copying
+ * (engine.corpus.shards.keep_mmap_threshold): a corpus read in parts never holds itself
+ * twice. Each mapping is asked for huge pages whole, before what it grew by is touched: the
+ * merges read the layout at scattered places, and a realloc that moves a mapping as it grows
+ * again leaves its huge pages in 4 KB ones, so the room for every part is best made at once
+ * (``Core.reserve``). */
+static int layout_room(Core *c, uint64_t positions, size_t words) {
+    if (positions > c->poscap) {
+        size_t marks = (size_t)(positions + 63) / 64;
+        uint8_t *cells = realloc(c->cells, (size_t)positions);
+        if (cells) c->cells = cells;
+        Marks *m = cells ? realloc(c->marks, marks * sizeof(Marks)) : NULL;
+        if (m) c->marks = m;
+        if (!cells || !m) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        advise_huge_mapping(c->cells, (size_t)positions);
+        advise_huge_mapping(c->marks, marks * sizeof(Marks));
+        c->poscap = positions;
+    }
+    if (words / 64 + 1 > c->startcap) {
+        uint64_t *starts = realloc(c->starts, (words / 64 + 1) * sizeof(uint64_t));
+        if (!starts) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        c->starts = starts;
+        c->startcap = words / 64 + 1;
+    }
+    return 0;
+}
+
 /* Lay out ``nw`` more words (their bytes one after another in ``s``, each ending at
  * ``ends``, each with its count in ``counts``) in cells of a byte after those laid out
- * already, a separator after each, and record where they start. The arrays grow by realloc,
- * which moves the mappings of large ones without copying (engine.corpus.shards.
- * keep_mmap_threshold): a corpus read in parts never holds itself twice. (A mapping asked
- * for huge pages in part is split in two or three, which realloc then copies: the layout is
- * asked for them once whole, when its pairs are first counted.) Their pairs are
- * counted from the cells later (``recount``), when the buffers they came from may be gone:
- * the table of counts is never held beside the pairs' positions. */
+ * already, a separator after each, and record where they start (room made by
+ * ``layout_room``). Their pairs are counted from the cells later (``recount``), when the
+ * buffers they came from may be gone: the table of counts is never held beside the pairs'
+ * positions. */
 static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t *counts, Py_ssize_t nw) {
     uint64_t pos = c->npos, n = pos + (pos == 0) + (nw ? (uint64_t)ends[nw - 1] : 0) + (uint64_t)nw;
     size_t marks = ((size_t)pos + 63) / 64, more = ((size_t)n + 63) / 64;
@@ -501,16 +535,7 @@ static int lay_out(Core *c, const uint8_t *s, const int64_t *ends, const int64_t
         PyErr_SetString(PyExc_MemoryError, "too many distinct pre-tokens to lay out (over 2^31)");
         return -1;
     }
-    uint8_t *cells = realloc(c->cells, (size_t)(n ? n : 1));
-    if (cells) c->cells = cells;
-    Marks *m = realloc(c->marks, (more ? more : 1) * sizeof(Marks));
-    if (m) c->marks = m;
-    uint64_t *starts = realloc(c->starts, (((size_t)c->nwords + (size_t)nw) / 64 + 1) * sizeof(uint64_t));
-    if (starts) c->starts = starts;
-    if (!cells || !m || !starts) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    if (layout_room(c, n ? n : 1, (size_t)c->nwords + (size_t)nw)) return -1;
     memset(c->marks + marks, 0, (more - marks) * sizeof(Marks));
     c->npos = n;
     if (pos == 0 && put_separator(c, pos++, 0)) return -1;
@@ -602,6 +627,20 @@ static PyObject *Core_extend(Core *c, PyObject *args) {
         return NULL;
     }
     if (lay_out_table(c, args, "y*y*y*", NULL, NULL)) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* reserve(words, bytes): make room in the layout for that many more words and bytes of
+ * words before they are laid out (``layout_room``): at most, as a corpus counted in parts
+ * knows it before its parts are read. */
+static PyObject *Core_reserve(Core *c, PyObject *args) {
+    unsigned long long words, bytes;
+    if (!PyArg_ParseTuple(args, "KK", &words, &bytes)) return NULL;
+    if (c->paired) {
+        PyErr_SetString(PyExc_RuntimeError, "words are laid out before the pairs are counted");
+        return NULL;
+    }
+    if (layout_room(c, c->npos + (c->npos == 0) + bytes + words, (size_t)c->nwords + (size_t)words)) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -1080,10 +1119,6 @@ static int recount(Core *c, int64_t floor) {
     c->hused = 0;
     c->live = c->stored = 0;
     c->floor = floor;
-    if (!c->paired) {
-        advise_huge(c->cells, (size_t)c->npos);
-        advise_huge(c->marks, ((size_t)c->npos + 63) / 64 * sizeof(Marks));
-    }
     c->paired = 1;
     int r = -1;
     for (uint64_t from = 1, sep; from < c->npos; from = sep + 1) {  /* each word in turn */
@@ -1424,6 +1459,7 @@ static PyMethodDef Core_methods[] = {
     {"step", (PyCFunction)Core_step, METH_O, "One merge with its events, or None."},
     {"run", (PyCFunction)Core_run, METH_VARARGS, "Up to n merges; the (left, right, count) of each."},
     {"extend", (PyCFunction)Core_extend, METH_VARARGS, "Lay out more words, before the pairs are counted."},
+    {"reserve", (PyCFunction)Core_reserve, METH_VARARGS, "Make room for this many more words and bytes of words, before they are laid out."},
     {"redo", (PyCFunction)Core_redo, METH_O, "Merge known pairs in order, then requeue."},
     {"top_pairs", (PyCFunction)Core_top_pairs, METH_O, "The k pairs that would win next."},
     {"segmentation", (PyCFunction)Core_segmentation, METH_O, "Word i's current token ids."},

@@ -45,7 +45,7 @@ from engine.corpus.counts_file import CountsStream, SavedCounts, kept_counts_fol
 from engine.corpus.counts_file import save_counts as save_counts_file
 from engine.corpus.pretokenize import PreTokenizer, pattern_name
 from engine.corpus.shards import CountSettings, keep_mmap_threshold
-from engine.corpus.word_table import WordTable
+from engine.corpus.word_table import TableParts, WordTable
 from engine.errors import CorpusError, SettingsError
 from engine.train._trainer_core import Core
 from engine.train.events import MergeStep, Pair, Token
@@ -360,13 +360,14 @@ class Trainer:
         """Lay out the words of ``tables``, in order (by default the core's, as they were
         given), and queue their pairs: the state before any merge."""
         base = [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in self.special_tokens]
-        parts = iter([WordTable.packed(*self._core.table())] if tables is None else tables)
-        first = next(parts, WordTable(b"", array("q"), array("q")))
-        check_layout(len(first))
+        given = [WordTable.packed(*self._core.table())] if tables is None else tables
         keep_mmap_threshold()  # the core's large arrays get mappings of their own (counts from a file skip count_table)
-        self._core = Core(first.words, first.ends, first.counts, base)
-        del first
-        for part in parts:
+        self._core = Core(b"", array("q"), array("q"), base)
+        if isinstance(given, TableParts):  # room for them all at once, before the first is laid out
+            self._core.reserve(given.words, given.words_bytes)
+        elif isinstance(given, Sequence):
+            self._core.reserve(sum(len(part) for part in given), sum(len(part.words) for part in given))
+        for part in given:
             check_layout(self._core.words + len(part))
             self._core.extend(part.words, part.ends, part.counts)
         self._first_merge_id = first_merge_id(self.special_tokens)
