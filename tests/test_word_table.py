@@ -168,7 +168,8 @@ def test_room_made_before_the_words_are_laid_out_changes_no_merge(counts, room):
         WordTable.from_counts(dict(list(counts.items())[: len(counts) // 2])),
         WordTable.from_counts(dict(list(counts.items())[len(counts) // 2 :])),
     ]
-    for parts in (TableParts(iter(halves), *room), halves):  # room too small, or as large as asked
+    too_much = TableParts(iter(halves), 10, 1 << 50)  # more than the system gives: made as the words come
+    for parts in (TableParts(iter(halves), *room), halves, too_much):  # room too small, as asked, refused
         reserved = Trainer(parts, 290)
         reserved.run()
         assert reserved.merges == plain.merges

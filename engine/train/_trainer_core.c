@@ -630,9 +630,10 @@ static PyObject *Core_extend(Core *c, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* reserve(words, bytes): make room in the layout for that many more words and bytes of
- * words before they are laid out (``layout_room``): at most, as a corpus counted in parts
- * knows it before its parts are read. */
+/* reserve(words, bytes) -> bool: make room in the layout for that many more words and bytes
+ * of words before they are laid out (``layout_room``): at most, as a corpus counted in parts
+ * knows it before its parts are read. Only a hint: if the system refuses that much (a bound
+ * far above what the parts hold), False, and the room is made as the parts come. */
 static PyObject *Core_reserve(Core *c, PyObject *args) {
     unsigned long long words, bytes;
     if (!PyArg_ParseTuple(args, "KK", &words, &bytes)) return NULL;
@@ -640,8 +641,12 @@ static PyObject *Core_reserve(Core *c, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "words are laid out before the pairs are counted");
         return NULL;
     }
-    if (layout_room(c, c->npos + (c->npos == 0) + bytes + words, (size_t)c->nwords + (size_t)words)) return NULL;
-    Py_RETURN_NONE;
+    if (layout_room(c, c->npos + (c->npos == 0) + bytes + words, (size_t)c->nwords + (size_t)words)) {
+        if (!PyErr_ExceptionMatches(PyExc_MemoryError)) return NULL;
+        PyErr_Clear();
+        Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
 }
 
 /* -- merging ---------------------------------------------------------------------------- */

@@ -23,9 +23,10 @@ class Core:
         cells to 4 bytes."""
     def extend(self, words: ReadableBuffer, ends: ReadableBuffer, counts: ReadableBuffer, /) -> None:
         """Lay out more words after those laid out, before the pairs are counted."""
-    def reserve(self, words: int, words_bytes: int, /) -> None:
+    def reserve(self, words: int, words_bytes: int, /) -> bool:
         """Make room in the layout for this many more words and bytes of words (at most)
-        before they are laid out: each array is grown, and asked for huge pages, once."""
+        before they are laid out: each array is grown, and asked for huge pages, once. Only a
+        hint: False if the system refuses that much, and the room is made as words come."""
     def step(self, tie_limit: int, /) -> tuple[int, int, int, list[Pair], bytes, bytes, bytes, int, int] | None:
         """One merge: (left, right, count, ties, changes, pushes, stale, heap_size,
         live_pairs), the events as packed int64 rows; None when no pair is left."""
