@@ -122,6 +122,7 @@ setup(
                 "engine/_bytes_hash.h",
                 "engine/corpus/_bits.h",
                 "engine/corpus/_jsonl.h",
+                "engine/corpus/_outbox.h",
                 "engine/corpus/_pretokenize_core.h",
                 "engine/corpus/_pretokenize_simd.h",
                 "engine/corpus/_unicode_classes.h",

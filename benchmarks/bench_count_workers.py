@@ -5,13 +5,13 @@ Each count runs ``count_parts`` (what ``bpe-tui train`` counts with) in a fresh 
 timed from the call to the parts in hand; one and two workers alternate, and the fastest of
 ``--rounds`` is kept. The corpora, written to a temporary folder:
 
-- ``new``: 40 MB of seven random letters a word (seeded): about 5 million distinct
+- ``new``: 40 MB (``--mb``) of seven random letters a word (seeded): about 5 million distinct
   pre-tokens, nearly all seen once, the worst case for joining the workers' tallies;
-- ``english``: ``en-mix-6m.txt`` repeated to 40 MB: 52,000 distinct pre-tokens;
+- ``english``: ``en-mix-6m.txt`` repeated to 40 MB or more: 52,000 distinct pre-tokens;
 - ``--corpus PATH`` (repeatable): files or glob patterns of your own.
 
     python benchmarks/bench_count_workers.py
-    python benchmarks/bench_count_workers.py --rounds 5 --corpus '/data/*.jsonl.zst'
+    python benchmarks/bench_count_workers.py --mb 160 --rounds 5 --corpus '/data/*.jsonl.zst'
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGLISH = ROOT.parent / "shared" / "corpora" / "en-mix-6m.txt"
-SIZE = 40_000_000
 
 
 def child(corpus: str, workers: int) -> None:
@@ -43,18 +42,18 @@ def child(corpus: str, workers: int) -> None:
     print(seconds, sum(len(part) for part in parts))
 
 
-def write_new(path: Path) -> None:
+def write_new(path: Path, size: int) -> None:
     rng = random.Random(0)
     letters = string.ascii_lowercase
     with path.open("w") as f:
-        for _ in range(SIZE // 8 // 1000):
+        for _ in range(size // 8 // 1000):
             f.write(" ".join("".join(rng.choices(letters, k=7)) for _ in range(1000)) + "\n")
 
 
-def write_english(path: Path) -> None:
+def write_english(path: Path, size: int) -> None:
     text = ENGLISH.read_text(encoding="utf-8")
     with path.open("w", encoding="utf-8") as f:
-        for _ in range(SIZE // len(text.encode()) + 1):
+        for _ in range(size // len(text.encode()) + 1):
             f.write(text)
 
 
@@ -67,6 +66,7 @@ def count(corpus: str, workers: int) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--mb", type=int, default=40, help="size of the generated corpora, in MB (default 40)")
     parser.add_argument("--corpus", action="append", default=[], help="files or a glob pattern of your own (repeatable)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -75,9 +75,9 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as folder:
         corpora = {"new": Path(folder) / "new.txt", "english": Path(folder) / "english.txt"}
-        write_new(corpora["new"])
+        write_new(corpora["new"], args.mb * 1_000_000)
         if ENGLISH.exists():
-            write_english(corpora["english"])
+            write_english(corpora["english"], args.mb * 1_000_000)
         else:
             del corpora["english"]
         shapes = {name: str(path) for name, path in corpora.items()} | {corpus: corpus for corpus in args.corpus}

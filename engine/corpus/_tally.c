@@ -13,6 +13,11 @@
  *
  * add_jsonl(data, at, field, specials) counts the documents of JSONL lines straight from their
  * bytes (engine/corpus/_jsonl.h), up to the first line it leaves to the caller.
+ *
+ * Parallel counters each keep a part of the pre-tokens (engine/corpus/tally_parts.py):
+ * route(fds, own) keeps the tally's own part and sends every other pre-token to the counter
+ * that owns it (engine/corpus/_outbox.h); gather(words, ends, counts) appends what the others
+ * sent, and write_sorted sums a pre-token's copies once they sit side by side.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -25,6 +30,7 @@
 #include "_bits.h"
 #include "_bytes_hash.h"
 #include "_jsonl.h"
+#include "_outbox.h"
 #include "_pretokenize_core.h"
 
 #define EMPTY_SLOT UINT64_MAX
@@ -32,23 +38,32 @@
 #define BATCH 256                   /* pre-token ends found per call of the scanner */
 #define AHEAD 16                    /* how far ahead a walk in sorted order asks for what it reads */
 
+
 typedef struct {
     PyObject_HEAD
     int family;      /* a PATTERN_ number, or -1: each text is one pre-token */
     int busy;        /* a call is counting with the GIL released: no other may start */
     int spent;       /* written out by write_sorted, its index let go: it counts no more */
+    int gathered;    /* tables were gathered (see gather), its index let go: it counts no more */
     uint8_t *words;  /* the distinct pre-tokens' bytes, in the order first seen */
     size_t words_len, words_cap;
     int64_t *ends;   /* where each ends in words */
     int64_t *counts; /* how often each was seen */
     size_t n, cap;   /* distinct pre-tokens; room in ends and counts */
+    int64_t seen;    /* pre-tokens counted, each as often as seen */
     uint64_t *index; /* a slot: the hash's high 32 bits, then the pre-token's number; or EMPTY_SLOT */
     size_t mask;     /* slots - 1; kept at most half full */
     uint8_t *text;   /* add_jsonl's room for a line's text, kept from call to call */
     size_t text_cap;
+    Outbox *out;     /* routed (see route): an outbox for every part but own; else NULL */
+    size_t parts, own;
 } Tally;
 
 static inline size_t word_start(const Tally *t, size_t k) { return k ? (size_t)t->ends[k - 1] : 0; }
+
+/* The part of a pre-token of hash h among k (see route): the same in every tally. Its low 32
+ * bits scaled to k, not taken modulo k: no division, once a pre-token. */
+static inline size_t part_of(uint64_t h, size_t k) { return (size_t)(((h & 0xFFFFFFFFu) * (uint64_t)k) >> 32); }
 
 /* The k-th int64 of an array that may not be aligned (a table from a buffer or a file). */
 static inline int64_t read64(const char *p, size_t k) {
@@ -76,8 +91,8 @@ static int grow_index(Tally *t) {
     return 0;
 }
 
-/* Room for the words to reach need bytes, and for one more pre-token: -1 when out of memory. */
-static int make_room(Tally *t, size_t need) {
+/* Room for the words to reach need bytes, and for count pre-tokens: -1 when out of memory. */
+static int make_room(Tally *t, size_t need, size_t count) {
     if (need > t->words_cap) {
         size_t cap = t->words_cap ? t->words_cap : 4096;
         while (cap < need) cap *= 2;
@@ -86,8 +101,9 @@ static int make_room(Tally *t, size_t need) {
         t->words = words;
         t->words_cap = cap;
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 1024;
+    if (count > t->cap) {
+        size_t cap = t->cap ? t->cap : 512;
+        while (cap < count) cap *= 2;
         int64_t *ends = realloc(t->ends, cap * sizeof *ends);
         if (!ends) return -1;
         t->ends = ends; /* larger than cap says until counts grows too: harmless */
@@ -99,20 +115,20 @@ static int make_room(Tally *t, size_t need) {
     return 0;
 }
 
-/* Count one pre-token, s[0..len) of hash h, seen c times: -1 when out of memory (nothing
+/* Count one pre-token, s[0..len) of hash h, seen once more: -1 when out of memory (nothing
  * changed then). */
-static int count_one(Tally *t, const uint8_t *s, size_t len, uint64_t h, int64_t c) {
+static int count_one(Tally *t, const uint8_t *s, size_t len, uint64_t h) {
     uint32_t tag = (uint32_t)(h >> 32);
     size_t slot = tag & t->mask;
     for (uint64_t v; (v = t->index[slot]) != EMPTY_SLOT; slot = (slot + 1) & t->mask) {
         if ((uint32_t)(v >> 32) != tag) continue;
         size_t k = (uint32_t)v, start = word_start(t, k);
         if ((size_t)t->ends[k] - start == len && memcmp(t->words + start, s, len) == 0) {
-            t->counts[k] += c;
+            t->counts[k]++;
             return 0;
         }
     }
-    if (t->n >= UINT32_MAX || make_room(t, t->words_len + len) < 0) return -1; /* a slot holds the number in 32 bits */
+    if (t->n >= UINT32_MAX || make_room(t, t->words_len + len, t->n + 1) < 0) return -1; /* a slot holds the number in 32 bits */
     if (2 * (t->n + 1) > t->mask) { /* grown before it fills, or nothing is added: probes always end */
         if (grow_index(t) < 0) return -1;
         for (slot = tag & t->mask; t->index[slot] != EMPTY_SLOT; slot = (slot + 1) & t->mask) {
@@ -121,7 +137,7 @@ static int count_one(Tally *t, const uint8_t *s, size_t len, uint64_t h, int64_t
     memcpy(t->words + t->words_len, s, len);
     t->words_len += len;
     t->ends[t->n] = (int64_t)t->words_len;
-    t->counts[t->n] = c;
+    t->counts[t->n] = 1;
     t->index[slot] = (uint64_t)tag << 32 | t->n;
     t->n++;
     return 0;
@@ -137,16 +153,20 @@ static inline int64_t tagged(const Tally *t, uint64_t h) {
     }
 }
 
-/* Count the got pre-tokens of s ending at ends[], the first starting at start, each seen once
- * or, with seen, seen[k] times: -1 when out of memory. A pre-token seen before costs three reads that miss the cache in a large tally
- * (its slot, its end and count, its bytes), each waiting on the one before; so each is asked
- * for across the batch (PREFETCH) before any is used. A pre-token whose tagged candidate is
- * not it (new, or a tag shared by chance) is then looked up in full. */
-static int count_batch(Tally *t, const uint8_t *s, ptrdiff_t start, const ptrdiff_t *ends, ptrdiff_t got, const int64_t *seen) {
+/* Count the got pre-tokens of s ending at ends[], each starting at starts[k] or, without
+ * starts, where the one before ended (the first at start), of hash hashes[k] (or hashed
+ * here): -1 when out of memory. A pre-token seen before costs three reads that miss the
+ * cache in a large tally (its slot, its end and count, its bytes), each waiting on the one
+ * before; so each is asked for across the batch (PREFETCH) before any is used. A pre-token
+ * whose tagged candidate is not it (new, or a tag shared by chance) is then looked up in
+ * full. */
+static inline int count_batch(Tally *t, const uint8_t *s, ptrdiff_t start, const ptrdiff_t *starts, const ptrdiff_t *ends,
+                                const uint64_t *hashes, ptrdiff_t got) {
     uint64_t hash[BATCH];
     int64_t candidate[BATCH];
     for (ptrdiff_t k = 0, at = start; k < got; at = ends[k++]) {
-        hash[k] = bytes_hash(s + at, (size_t)(ends[k] - at));
+        if (starts) at = starts[k];
+        hash[k] = hashes ? hashes[k] : bytes_hash(s + at, (size_t)(ends[k] - at));
         PREFETCH(&t->index[(hash[k] >> 32) & t->mask]);
     }
     for (ptrdiff_t k = 0; k < got; k++) {
@@ -157,22 +177,48 @@ static int count_batch(Tally *t, const uint8_t *s, ptrdiff_t start, const ptrdif
     for (ptrdiff_t k = 0; k < got; k++)
         if (candidate[k] >= 0) PREFETCH(t->words + word_start(t, (size_t)candidate[k]));
     for (ptrdiff_t k = 0, at = start; k < got; at = ends[k++]) {
+        if (starts) at = starts[k];
         size_t len = (size_t)(ends[k] - at), c = (size_t)candidate[k];
-        int64_t times = seen ? seen[k] : 1;
         if (candidate[k] >= 0 && (size_t)t->ends[c] - word_start(t, c) == len && memcmp(t->words + word_start(t, c), s + at, len) == 0)
-            t->counts[c] += times;
-        else if (count_one(t, s + at, len, hash[k], times) < 0)
+            t->counts[c]++;
+        else if (count_one(t, s + at, len, hash[k]) < 0)
             return -1;
     }
+    t->seen += got;
     return 0;
+}
+
+/* count_batch's pre-tokens, routed (see route): each of another part counted in its outbox,
+ * the rest by count_batch. Split without a branch on the part, which no predictor could guess. */
+static int count_routed(Tally *t, const uint8_t *s, ptrdiff_t start, const ptrdiff_t *ends, ptrdiff_t got) {
+    uint64_t hash[BATCH], away_hash[BATCH];
+    ptrdiff_t own_starts[BATCH], own_ends[BATCH], kept = 0, away[BATCH], sent = 0;
+    for (ptrdiff_t k = 0, at = start; k < got; at = ends[k++]) {
+        uint64_t h = bytes_hash(s + at, (size_t)(ends[k] - at));
+        int foreign = part_of(h, t->parts) != t->own;
+        hash[kept] = h, own_starts[kept] = at, own_ends[kept] = ends[k], away[sent] = k, away_hash[sent] = h;
+        kept += !foreign, sent += foreign;
+        PREFETCH(foreign ? (const void *)outbox_slot(&t->out[part_of(h, t->parts)], h) : (const void *)&t->index[(h >> 32) & t->mask]);
+    }
+    for (ptrdiff_t j = 0; j < sent; j++) {
+        ptrdiff_t k = away[j], at = k ? ends[k - 1] : start;
+        outbox_add(&t->out[part_of(away_hash[j], t->parts)], s + at, (size_t)(ends[k] - at), away_hash[j]);
+    }
+    t->seen += sent;
+    return count_batch(t, s, 0, own_starts, own_ends, hash, kept);
+}
+
+/* Count pre-tokens as count_batch does, routed if the tally is. */
+static inline int count_pretokens(Tally *t, const uint8_t *s, ptrdiff_t start, const ptrdiff_t *ends, ptrdiff_t got) {
+    return t->out ? count_routed(t, s, start, ends, got) : count_batch(t, s, start, NULL, ends, NULL, got);
 }
 
 /* Count the pre-tokens of the UTF-8 text s[0..len): -1 when out of memory. */
 static int count_text(Tally *t, const uint8_t *s, ptrdiff_t len) {
-    if (t->family < 0) return len ? count_one(t, s, (size_t)len, bytes_hash(s, (size_t)len), 1) : 0;
     ptrdiff_t ends[BATCH], got, start = 0;
+    if (t->family < 0) return len ? count_pretokens(t, s, 0, &len, 1) : 0;
     while ((got = pretoken_ends(s, len, start, t->family, ends, BATCH)) > 0) {
-        if (count_batch(t, s, start, ends, got, NULL) < 0) return -1;
+        if (count_pretokens(t, s, start, ends, got) < 0) return -1;
         start = ends[got - 1];
     }
     return 0;
@@ -231,13 +277,21 @@ static int check_free(Tally *t) {
     return -1;
 }
 
+/* check_free, and that it still counts: what gather appended is read by write_sorted alone. */
+static int check_counting(Tally *t) {
+    if (check_free(t)) return -1;
+    if (!t->gathered) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "the tally gathered tables: only write_sorted reads it now");
+    return -1;
+}
+
 static PyObject *Tally_add(Tally *t, PyObject *text) {
-    if (check_free(t) || add_text(t, text)) return NULL;
+    if (check_counting(t) || add_text(t, text)) return NULL;
     Py_RETURN_NONE;
 }
 
 static PyObject *Tally_add_all(Tally *t, PyObject *texts) {
-    if (check_free(t)) return NULL;
+    if (check_counting(t)) return NULL;
     PyObject *it = PyObject_GetIter(texts), *text;
     if (!it) return NULL;
     while ((text = PyIter_Next(it))) {
@@ -250,51 +304,154 @@ static PyObject *Tally_add_all(Tally *t, PyObject *texts) {
     Py_RETURN_NONE;
 }
 
-/* Add the counts of a table's n words (ends and counts int64), a batch at a time as text is
- * counted: -1 when out of memory, -2 when its ends run backwards or past its words. */
-static int add_words(Tally *t, const uint8_t *words, size_t words_len, const char *ends, const char *counts, size_t n) {
-    ptrdiff_t batch[BATCH];
-    int64_t seen[BATCH], start = 0;
-    for (size_t k = 0; k < n; k += BATCH) {
-        ptrdiff_t got = n - k < BATCH ? (ptrdiff_t)(n - k) : BATCH;
-        int64_t end = start;
-        for (ptrdiff_t j = 0; j < got; j++) {
-            int64_t next = read64(ends, k + (size_t)j);
-            if (next < end || (uint64_t)next > words_len) return -2;
-            batch[j] = (ptrdiff_t)(end = next);
-            seen[j] = read64(counts, k + (size_t)j);
-        }
-        if (count_batch(t, words, (ptrdiff_t)start, batch, got, seen) < 0) return -1;
-        start = end;
-    }
-    return 0;
-}
-
-/* add_table(words, ends, counts): add the counts of a table as table() gives them (any
- * buffers; ends and counts native int64, not necessarily aligned), with the GIL released. */
-static PyObject *Tally_add_table(Tally *t, PyObject *args) {
+/* gather(words, ends, counts): append a table (any buffers; ends and counts native int64, not
+ * necessarily aligned) as it is, not looked up: a word held already is then held twice, until
+ * write_sorted, which finds them side by side once sorted, sums them. Joining the counters'
+ * parts this way costs a copy a word, not a probe that misses the cache, and an index as
+ * large as all of them. The index is let go: the tally counts no more. */
+static PyObject *Tally_gather(Tally *t, PyObject *args) {
     Py_buffer w, e, c;
-    if (!PyArg_ParseTuple(args, "y*y*y*:add_table", &w, &e, &c)) return NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*:gather", &w, &e, &c)) return NULL;
     PyObject *out = NULL;
+    size_t n = (size_t)e.len / 8;
     if (e.len != c.len || e.len % 8) {
         PyErr_SetString(PyExc_ValueError, "ends and counts must be int64 arrays of one length");
         goto done;
     }
     if (check_free(t)) goto done;
-    int rc;
+    if (t->out) {
+        PyErr_SetString(PyExc_RuntimeError, "the tally is routed: send() first");
+        goto done;
+    }
+    int64_t end = 0;
+    for (size_t k = 0; k < n && end >= 0; k++) {
+        int64_t next = read64(e.buf, k);
+        end = next < end || next > (int64_t)w.len ? -1 : next;
+    }
+    if (end != (int64_t)w.len) {
+        PyErr_SetString(PyExc_ValueError, "the table's ends run backwards, past its words, or stop short of them");
+        goto done;
+    }
+    if (t->n + n >= UINT32_MAX || make_room(t, t->words_len + (size_t)w.len, t->n + n) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    t->gathered = 1;
+    free(t->index);
+    t->index = NULL;
     t->busy = 1;
     Py_BEGIN_ALLOW_THREADS
-    rc = add_words(t, w.buf, (size_t)w.len, e.buf, c.buf, (size_t)e.len / 8);
+    memcpy(t->words + t->words_len, w.buf, (size_t)w.len);
+    for (size_t k = 0; k < n; k++) {
+        t->ends[t->n + k] = (int64_t)t->words_len + read64(e.buf, k);
+        t->counts[t->n + k] = read64(c.buf, k);
+    }
     Py_END_ALLOW_THREADS
     t->busy = 0;
-    if (rc == -2) PyErr_SetString(PyExc_ValueError, "the table's ends run backwards or past its words");
-    else if (rc < 0) PyErr_NoMemory();
-    else out = Py_NewRef(Py_None);
+    t->n += n;
+    t->words_len += (size_t)w.len;
+    out = Py_NewRef(Py_None);
 done:
     PyBuffer_Release(&w);
     PyBuffer_Release(&e);
     PyBuffer_Release(&c);
     return out;
+}
+
+/* -- routing: parallel counters each keep a part of the pre-tokens (_outbox.h) -------------- */
+
+/* Let the outboxes go, having sent what they hold (send) or not: the errno of the first
+ * write that failed, or 0. The tally is no longer routed. */
+static int let_go_outboxes(Tally *t, int send) {
+    int failed = 0;
+    for (size_t p = 0; t->out && p < t->parts; p++) {
+        if (p == t->own) continue;
+        int e = send ? outbox_close(&t->out[p]) : (outbox_free(&t->out[p]), 0);
+        if (!failed) failed = e;
+    }
+    PyMem_RawFree(t->out);
+    t->out = NULL;
+    t->parts = t->own = 0;
+    return failed;
+}
+
+/* Send what was counted before routing and is not of the tally's own part, and keep the
+ * rest in the order first seen. */
+static void keep_own(Tally *t) {
+    size_t from = 0, to = 0, kept = 0;
+    for (size_t w = 0; w < t->n; w++) {
+        size_t end = (size_t)t->ends[w], len = end - from, p = part_of(bytes_hash(t->words + from, len), t->parts);
+        if (p != t->own) {
+            outbox_send(&t->out[p], t->words + from, len, t->counts[w]);
+        } else {
+            memmove(t->words + to, t->words + from, len);
+            to += len;
+            t->ends[kept] = (int64_t)to;
+            t->counts[kept++] = t->counts[w];
+        }
+        from = end;
+    }
+    if (kept == t->n) return;
+    t->n = kept, t->words_len = to;
+    memset(t->index, 0xff, (t->mask + 1) * sizeof *t->index);
+    for (size_t w = 0; w < kept; w++) {
+        size_t start = word_start(t, w);
+        uint32_t tag = (uint32_t)(bytes_hash(t->words + start, (size_t)t->ends[w] - start) >> 32);
+        size_t slot = tag & t->mask;
+        while (t->index[slot] != EMPTY_SLOT) slot = (slot + 1) & t->mask;
+        t->index[slot] = (uint64_t)tag << 32 | w;
+    }
+}
+
+/* route(fds, own): keep only the pre-tokens of part own of len(fds) (the low 32 bits of their
+ * hash modulo len(fds): the same in every tally), and send every other one, those counted
+ * already first, to the file descriptor of its part (_outbox.h), until send(). */
+static PyObject *Tally_route(Tally *t, PyObject *args) {
+    PyObject *arg;
+    Py_ssize_t own;
+    if (!PyArg_ParseTuple(args, "On:route", &arg, &own) || check_counting(t)) return NULL;
+    if (t->out) {
+        PyErr_SetString(PyExc_RuntimeError, "the tally is routed already: send() first");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(arg, "route takes a sequence of file descriptors");
+    if (!seq) return NULL;
+    Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
+    if (k < 1 || k > UINT32_MAX || own < 0 || own >= k) {
+        PyErr_SetString(PyExc_ValueError, "route takes a file descriptor for each part but own, and own among them");
+        Py_DECREF(seq);
+        return NULL;
+    }
+    t->out = PyMem_RawCalloc((size_t)k, sizeof *t->out);
+    t->parts = (size_t)k, t->own = (size_t)own;
+    for (Py_ssize_t p = 0; t->out && p < k; p++) {
+        int fd = p == own ? -1 : PyObject_AsFileDescriptor(PySequence_Fast_GET_ITEM(seq, p));
+        if (p != own && (fd < 0 || outbox_open(&t->out[p], fd, (size_t)k))) {
+            if (fd >= 0) PyErr_NoMemory();
+            let_go_outboxes(t, 0);
+            Py_DECREF(seq);
+            return NULL;
+        }
+    }
+    Py_DECREF(seq);
+    if (!t->out) return PyErr_NoMemory();
+    keep_own(t);
+    Py_RETURN_NONE;
+}
+
+/* send(): send what the outboxes still hold, and count every pre-token again; OSError for a
+ * write to them that failed since route(). */
+static PyObject *Tally_send(Tally *t, PyObject *Py_UNUSED(ignored)) {
+    if (check_free(t)) return NULL;
+    int failed;
+    t->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    failed = let_go_outboxes(t, 1);
+    Py_END_ALLOW_THREADS
+    t->busy = 0;
+    if (!failed) Py_RETURN_NONE;
+    errno = failed;
+    return PyErr_SetFromErrno(PyExc_OSError);
 }
 
 typedef struct {
@@ -346,7 +503,7 @@ static PyObject *Tally_add_jsonl(Tally *t, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "at is outside the data");
         goto done;
     }
-    if (check_free(t)) goto done;
+    if (check_counting(t)) goto done;
     if (t->family < 0) {
         PyErr_SetString(PyExc_ValueError, "add_jsonl needs a compiled pre-tokenizer");
         goto done;
@@ -407,14 +564,13 @@ typedef struct {
     uint64_t k;
 } Keyed;
 
-/* The tally's words (or, with numbers, the n words they number) in order of their bytes, into
- * order (n of them). Sorting Words through
+/* The tally's n words in order of their bytes, into order. Sorting Words through
  * memcmp waited on the words' bytes, scattered over the tally, at every comparison (6 s for
  * each process's 9 million at the end of counting 10 GB): here the words are sorted by their
  * first 8 bytes, by radix (four passes of 16 bits, through keyed and a second array as
  * long), and only words that share them are compared whole. -1 if out of memory. It needs
  * no GIL. */
-static int sort_words(const Tally *t, const uint32_t *numbers, size_t n, Word *order) {
+static int sort_words(const Tally *t, size_t n, Word *order) {
     Keyed *keyed = PyMem_RawMalloc((n ? n : 1) * sizeof *keyed), *spare = PyMem_RawMalloc((n ? n : 1) * sizeof *spare);
     size_t *counts = PyMem_RawCalloc(1 << 16, sizeof *counts);
     if (!keyed || !spare || !counts) {
@@ -422,11 +578,11 @@ static int sort_words(const Tally *t, const uint32_t *numbers, size_t n, Word *o
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        size_t k = numbers ? numbers[i] : i, start = word_start(t, k);
-        int64_t len = t->ends[k] - (int64_t)start;
+        size_t start = word_start(t, i);
+        int64_t len = t->ends[i] - (int64_t)start;
         uint64_t key = 0;
         for (int64_t j = 0; j < 8; j++) key = key << 8 | (j < len ? t->words[start + (size_t)j] : 0);
-        keyed[i] = (Keyed){key, k};
+        keyed[i] = (Keyed){key, i};
     }
     for (int shift = 0; shift < 64; shift += 16) { /* least significant digit first: each pass keeps the last's order */
         memset(counts, 0, sizeof *counts << 16);
@@ -463,7 +619,7 @@ static int sort_words(const Tally *t, const uint32_t *numbers, size_t n, Word *o
 /* table(sort) -> (words, ends, counts): the packed counts, ends and counts as native int64. */
 static PyObject *Tally_table(Tally *t, PyObject *args) {
     int sort = 0;
-    if (!PyArg_ParseTuple(args, "|p:table", &sort) || check_free(t)) return NULL;
+    if (!PyArg_ParseTuple(args, "|p:table", &sort) || check_counting(t)) return NULL;
     if (!sort) {
         PyObject *w = bytes_of(t->words, t->words_len), *e = bytes_of(t->ends, t->n * 8), *c = bytes_of(t->counts, t->n * 8);
         PyObject *out = w && e && c ? PyTuple_Pack(3, w, e, c) : NULL;
@@ -481,7 +637,7 @@ static PyObject *Tally_table(Tally *t, PyObject *args) {
         if (!order) PyErr_NoMemory();
         goto done;
     }
-    if (sort_words(t, NULL, t->n, order)) {
+    if (sort_words(t, t->n, order)) {
         PyErr_NoMemory();
         goto done;
     }
@@ -504,36 +660,21 @@ done:
     return out;
 }
 
-/* Write n bytes at p to fd, all of them: 0, or -1 with errno set. */
-static int write_all(int fd, const char *p, size_t n) {
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* A table of count words written to fd through a buffer of ``cap`` bytes: the ends, the
- * counts, then the words; word i is order[i] (sorted) or, without order, numbers[i]. 0, or
- * -1 with errno set. */
-static int write_order(const Tally *t, const Word *order, const uint32_t *numbers, size_t count, int fd, char *buf, size_t cap) {
+/* The count words of order written to fd through a buffer of ``cap`` bytes: their ends,
+ * their counts, then their bytes. 0, or -1 with errno set. */
+static int write_order(const Tally *t, const Word *order, size_t count, int fd, char *buf, size_t cap) {
     size_t used = 0;
     for (int section = 0; section < 3; section++) {
         int64_t at = 0;
         for (size_t i = 0; i < count; i++) {
-            /* Sorted, a word's bytes and length come from order: only its bytes and count
-             * are read where the tally keeps them, out of order. */
-            if (order && i + AHEAD < count) PREFETCH(section == 1 ? (const void *)&t->counts[order[i + AHEAD].number] : order[i + AHEAD].bytes);
-            size_t k = order ? (size_t)order[i].number : numbers[i], start = order ? 0 : word_start(t, k), len = 8;
-            const uint8_t *bytes = order ? order[i].bytes : t->words + start;
-            size_t size = order ? (size_t)order[i].len : (size_t)t->ends[k] - start;
+            /* A word's bytes and length come from order: only its bytes and count are read
+             * where the tally keeps them, out of order. */
+            if (i + AHEAD < count) PREFETCH(section == 1 ? (const void *)&t->counts[order[i + AHEAD].number] : order[i + AHEAD].bytes);
+            size_t len = 8;
             const void *from = &at;
-            if (section == 0) at += (int64_t)size;
-            else if (section == 1) from = &t->counts[k];
-            else from = bytes, len = size;
+            if (section == 0) at += order[i].len;
+            else if (section == 1) from = &t->counts[order[i].number];
+            else from = order[i].bytes, len = (size_t)order[i].len;
             if (used + len > cap) {
                 if (write_all(fd, buf, used)) return -1;
                 used = 0;
@@ -549,10 +690,26 @@ static int write_order(const Tally *t, const Word *order, const uint32_t *number
     return write_all(fd, buf, used);
 }
 
-/* write_sorted(fd): the table(True) would give, written to the file descriptor fd at its
- * offset (the ends, the counts, then the words), without making it: a tally spilled to disk
- * holds, besides itself, only its sort's order. Its index is let go first, so it counts no
- * more: a new tally counts on. */
+/* The words of order (n of them, sorted) with each word's copies, side by side, summed into
+ * the first (see gather): how many are left. */
+static size_t sum_copies(Tally *t, Word *order, size_t n) {
+    size_t kept = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (k + AHEAD < n) PREFETCH(order[k + AHEAD].bytes);
+        const Word *last = kept ? &order[kept - 1] : NULL;
+        if (last && last->len == order[k].len && memcmp(last->bytes, order[k].bytes, (size_t)order[k].len) == 0)
+            t->counts[last->number] += t->counts[order[k].number];
+        else
+            order[kept++] = order[k];
+    }
+    return kept;
+}
+
+/* write_sorted(fd) -> (words, bytes): the table(True) would give, written to the file
+ * descriptor fd at its offset (the ends, the counts, then the words), without making it: a
+ * tally spilled to disk holds, besides itself, only its sort's order; and its words and bytes
+ * of words, each word once however many times gather added it. Its index is let go first,
+ * so it counts no more: a new tally counts on. */
 static PyObject *Tally_write_sorted(Tally *t, PyObject *arg) {
     int fd = PyObject_AsFileDescriptor(arg);
     if (fd < 0 || check_free(t)) return NULL;
@@ -560,108 +717,32 @@ static PyObject *Tally_write_sorted(Tally *t, PyObject *arg) {
     free(t->index);
     t->index = NULL;
     size_t cap = 1 << 20;
-    Word *order = PyMem_Malloc((t->n ? t->n : 1) * sizeof *order);
-    char *buf = PyMem_Malloc(cap);
-    int rc = -1, failed = 0;
-    if (order && buf && !sort_words(t, NULL, t->n, order)) {
+    Word *order = PyMem_RawMalloc((t->n ? t->n : 1) * sizeof *order);
+    char *buf = PyMem_RawMalloc(cap);
+    int rc = -2; /* -2: out of memory; -1: a write failed */
+    size_t n = t->n, bytes = t->words_len;
+    if (order && buf) {
         Py_BEGIN_ALLOW_THREADS
-        rc = write_order(t, order, NULL, t->n, fd, buf, cap);
+        if (!sort_words(t, t->n, order)) {
+            if (t->gathered) {
+                n = sum_copies(t, order, t->n);
+                bytes = 0;
+                for (size_t k = 0; k < n; k++) bytes += (size_t)order[k].len;
+            }
+            rc = write_order(t, order, n, fd, buf, cap);
+        }
         Py_END_ALLOW_THREADS
-        failed = rc < 0;
     }
-    PyMem_Free(order);
-    PyMem_Free(buf);
-    if (failed) return PyErr_SetFromErrno(PyExc_OSError);
+    PyMem_RawFree(order);
+    PyMem_RawFree(buf);
+    if (rc == -1) return PyErr_SetFromErrno(PyExc_OSError);
     if (rc < 0) return PyErr_NoMemory();
-    Py_RETURN_NONE;
-}
-
-/* write_parts(fds, sort=False) -> [(words, bytes), ...]: the counts split into len(fds) parts
- * by the low bits of each pre-token's hash, which every tally shares (so two tallies' part p
- * hold no pre-token in common with their other parts), each written to its file descriptor
- * at its offset (None: not written) as write_sorted writes, in the order first seen or
- * sorted; and the size of every part, written or not. The tally counts on. */
-static PyObject *Tally_write_parts(Tally *t, PyObject *args) {
-    PyObject *arg;
-    int sort = 0;
-    if (!PyArg_ParseTuple(args, "O|p:write_parts", &arg, &sort)) return NULL;
-    PyObject *seq = PySequence_Fast(arg, "write_parts takes a sequence of file descriptors or None");
-    if (!seq) return NULL;
-    size_t k = (size_t)PySequence_Fast_GET_SIZE(seq), cap = 1 << 20;
-    PyObject *out = NULL;
-    int *fds = PyMem_Malloc((k ? k : 1) * sizeof *fds);
-    size_t *words = PyMem_Calloc(k ? k : 1, sizeof *words), *bytes = PyMem_Calloc(k ? k : 1, sizeof *bytes);
-    size_t *next = PyMem_Calloc(k ? k : 1, sizeof *next);
-    uint16_t *parts = PyMem_Malloc((t->n ? t->n : 1) * sizeof *parts);
-    uint32_t *numbers = PyMem_Malloc((t->n ? t->n : 1) * sizeof *numbers);
-    char *buf = PyMem_Malloc(cap);
-    if (!fds || !words || !bytes || !next || !parts || !numbers || !buf) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (k < 1 || k > UINT16_MAX) {
-        PyErr_SetString(PyExc_ValueError, "write_parts takes 1 to 65,535 parts");
-        goto done;
-    }
-    for (size_t p = 0; p < k; p++) {
-        PyObject *fd = PySequence_Fast_GET_ITEM(seq, p);
-        if ((fds[p] = fd == Py_None ? -1 : PyObject_AsFileDescriptor(fd)) < 0 && fd != Py_None) goto done;
-    }
-    if (check_free(t)) goto done;
-    int rc = 0;
-    t->busy = 1;
-    Py_BEGIN_ALLOW_THREADS
-    for (size_t w = 0; w < t->n; w++) {
-        size_t start = word_start(t, w), len = (size_t)t->ends[w] - start;
-        parts[w] = (uint16_t)((uint32_t)bytes_hash(t->words + start, len) % k);
-        words[parts[w]]++;
-        bytes[parts[w]] += len;
-    }
-    for (size_t p = 1; p < k; p++) next[p] = next[p - 1] + words[p - 1]; /* where each part's numbers start */
-    /* The numbers by part, each part's in the order first seen: each part is then written
-     * without a test per word that the branch predictor would miss half the time. */
-    for (size_t w = 0; w < t->n; w++) numbers[next[parts[w]]++] = (uint32_t)w;
-    for (size_t p = 0; p < k && !rc; p++) {
-        if (fds[p] < 0) continue;
-        const uint32_t *part = numbers + next[p] - words[p];
-        Word *order = sort ? PyMem_RawMalloc((words[p] ? words[p] : 1) * sizeof *order) : NULL;
-        if (sort && (!order || sort_words(t, part, words[p], order)))
-            rc = -2;
-        else
-            rc = write_order(t, order, part, words[p], fds[p], buf, cap);
-        PyMem_RawFree(order);
-    }
-    Py_END_ALLOW_THREADS
-    t->busy = 0;
-    if (rc == -2) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (rc < 0) {
-        PyErr_SetFromErrno(PyExc_OSError);
-        goto done;
-    }
-    out = PyList_New((Py_ssize_t)k);
-    for (size_t p = 0; out && p < k; p++) {
-        PyObject *size = Py_BuildValue("(nn)", (Py_ssize_t)words[p], (Py_ssize_t)bytes[p]);
-        if (!size) Py_CLEAR(out);
-        else PyList_SET_ITEM(out, (Py_ssize_t)p, size);
-    }
-done:
-    PyMem_Free(fds);
-    PyMem_Free(words);
-    PyMem_Free(bytes);
-    PyMem_Free(next);
-    PyMem_Free(parts);
-    PyMem_Free(numbers);
-    PyMem_Free(buf);
-    Py_DECREF(seq);
-    return out;
+    return Py_BuildValue("nn", (Py_ssize_t)n, (Py_ssize_t)bytes);
 }
 
 /* counts() -> dict[bytes, int], in the order first seen. */
 static PyObject *Tally_counts(Tally *t, PyObject *Py_UNUSED(ignored)) {
-    if (check_free(t)) return NULL;
+    if (check_counting(t)) return NULL;
     PyObject *out = PyDict_New();
     for (size_t k = 0; out && k < t->n; k++) {
         size_t start = word_start(t, k);
@@ -676,9 +757,12 @@ static PyObject *Tally_counts(Tally *t, PyObject *Py_UNUSED(ignored)) {
 
 static Py_ssize_t Tally_len(Tally *t) { return (Py_ssize_t)t->n; }
 
-/* nbytes: the memory the tally holds (its words, ends, counts and index), as it grows. */
+/* nbytes: the memory the tally holds (its words, ends, counts, index and outboxes), as it grows. */
 static PyObject *Tally_nbytes(Tally *t, void *Py_UNUSED(closure)) {
-    return PyLong_FromSize_t(t->words_cap + 16 * t->cap + 8 * (t->mask + 1) + t->text_cap);
+    size_t outboxes = 0;
+    for (size_t p = 0; t->out && p < t->parts; p++)
+        if (p != t->own) outboxes += outbox_bytes(&t->out[p]);
+    return PyLong_FromSize_t(t->words_cap + 16 * t->cap + (t->index ? 8 * (t->mask + 1) : 0) + t->text_cap + outboxes);
 }
 
 /* -- merging sorted tables ---------------------------------------------------------------
@@ -1046,6 +1130,7 @@ static void Tally_dealloc(Tally *t) {
     free(t->counts);
     free(t->index);
     free(t->text);
+    let_go_outboxes(t, 0);
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
@@ -1058,22 +1143,27 @@ static PyMethodDef Tally_methods[] = {
     {"table", (PyCFunction)Tally_table, METH_VARARGS,
      "table(sort=False)\n--\n\n(words, ends, counts): the distinct pre-tokens' bytes one after another, in the\n"
      "order first seen or sorted by bytes; where each ends and each one's count, as native int64."},
-    {"add_table", (PyCFunction)Tally_add_table, METH_VARARGS,
-     "add_table(words, ends, counts)\n--\n\nAdd the counts of a table as table() gives them (ends and counts native int64)."},
-    {"write_parts", (PyCFunction)Tally_write_parts, METH_VARARGS,
-     "write_parts(fds, sort=False)\n--\n\nWrite the counts split into len(fds) parts by hash, part p to fds[p] (None: not\n"
-     "written), as write_sorted writes, in the order first seen or sorted; the size of every part."},
+    {"gather", (PyCFunction)Tally_gather, METH_VARARGS,
+     "gather(words, ends, counts)\n--\n\nAppend a table as it is (ends and counts native int64), not looked up: write_sorted sums\n"
+     "the words held twice. The tally counts no more after."},
+    {"route", (PyCFunction)Tally_route, METH_VARARGS,
+     "route(fds, own)\n--\n\nKeep only the pre-tokens of part own of len(fds) by hash; send each other one to the\n"
+     "file descriptor of its part, as tables one after another, until send()."},
+    {"send", (PyCFunction)Tally_send, METH_NOARGS, "send()\n--\n\nSend what route() has not sent yet, and keep every pre-token again."},
     {"counts", (PyCFunction)Tally_counts, METH_NOARGS, "counts()\n--\n\nThe counts as a dict of bytes to int, in the order first seen."},
     {"write_sorted", (PyCFunction)Tally_write_sorted, METH_O,
      "write_sorted(fd)\n--\n\nWrite what table(True) gives to the file descriptor fd (ends, counts, words), without\n"
-     "making it; the tally counts no more after."},
+     "making it, each word once however often gathered; (words, bytes of words). The tally counts no more after."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyObject *Tally_words_bytes(Tally *t, void *Py_UNUSED(closure)) { return PyLong_FromSize_t(t->words_len); }
 
+static PyObject *Tally_seen(Tally *t, void *Py_UNUSED(closure)) { return PyLong_FromLongLong(t->seen); }
+
 static PyGetSetDef Tally_getset[] = {
     {"words_bytes", (getter)Tally_words_bytes, NULL, "The distinct pre-tokens' bytes, one after another.", NULL},
+    {"seen", (getter)Tally_seen, NULL, "The pre-tokens counted, each as often as it was seen (routed ones too).", NULL},
     {"nbytes", (getter)Tally_nbytes, NULL, "The memory the tally holds: its words, ends, counts and index.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

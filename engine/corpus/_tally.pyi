@@ -24,22 +24,32 @@ class Tally:
         """``(words, ends, counts)``: the distinct pre-tokens' bytes one after another, in the
         order first seen or sorted by bytes; where each ends and each one's count, as native
         int64."""
-    def add_table(self, words: Buffer, ends: Buffer, counts: Buffer, /) -> None:
-        """Add the counts of a table as ``table()`` gives them (ends and counts native int64,
-        in any buffer); ValueError if its ends run backwards or past its words."""
-    def write_parts(self, fds: Sequence[int | None], sort: bool = False, /) -> list[tuple[int, int]]:
-        """Write the counts split into ``len(fds)`` parts by the low bits of each pre-token's
-        hash (the same in every tally), part ``p`` to ``fds[p]`` (None: not written) as
-        ``write_sorted`` writes, in the order first seen or sorted; ``(words, bytes of
-        words)`` of every part. The tally counts on."""
+    def gather(self, words: Buffer, ends: Buffer, counts: Buffer, /) -> None:
+        """Append a table as ``table()`` gives it (ends and counts native int64, in any buffer)
+        as it is, not looked up: a word held already is held twice until ``write_sorted`` sums
+        them. ValueError if its ends run backwards, past its words or stop short of them. The
+        tally counts no more after: only ``write_sorted`` reads it."""
+    def route(self, fds: Sequence[int | None], own: int, /) -> None:
+        """Keep only the pre-tokens of part ``own`` of ``len(fds)``, by the low 32 bits of each
+        one's hash (the same in every tally), and send every other one, those counted already
+        first, to the file descriptor of its part (``fds[own]`` is not used), as tables one
+        after another (see ``engine/corpus/_outbox.h``), until ``send``."""
+    def send(self) -> None:
+        """Send what ``route`` has not sent yet, and keep every pre-token again; OSError for a
+        write that failed since ``route``."""
     def counts(self) -> dict[bytes, int]:
         """The counts, in the order first seen."""
-    def write_sorted(self, fd: int, /) -> None:
+    def write_sorted(self, fd: int, /) -> tuple[int, int]:
         """Write what ``table(True)`` gives to the file descriptor ``fd`` at its offset (the
-        ends, the counts, then the words) without making it; the tally counts no more after."""
+        ends, the counts, then the words) without making it, each word once however often
+        ``gather`` added it; ``(words, bytes of words)`` written. The tally counts no more
+        after."""
     @property
     def words_bytes(self) -> int:
         """The distinct pre-tokens' bytes, one after another."""
+    @property
+    def seen(self) -> int:
+        """The pre-tokens counted, each as often as it was seen (those sent elsewhere too)."""
     def __len__(self) -> int: ...
     @property
     def nbytes(self) -> int:

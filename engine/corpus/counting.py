@@ -6,8 +6,8 @@ a pre-token boundary is certain, so memory grows with the number of distinct pre
 than the file size. A corpus above ``IN_PROCESS`` bytes is counted by workers, each taking
 shards from one queue as it is free and opening the files itself: a thread of this process
 and worker processes for the other cores (this process would otherwise only wait, and a
-process of its own would hold another interpreter). Their tallies are joined by hash, each
-counter adding up its part of the pre-tokens (``engine.corpus.tally_parts``), and the bytes
+process of its own would hold another interpreter). Each counter keeps a part of the
+pre-tokens, by hash, and sends the others theirs (``engine.corpus.tally_parts``), and the bytes
 read reported across all inputs. A small corpus is cut into shards small enough for every
 counter to get its share (``even_shards``).
 
@@ -30,7 +30,7 @@ import threading
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,7 +53,7 @@ from engine.corpus.shards import (
     trim_heap,
 )
 from engine.corpus.sources import STDIN, Source, find_inputs, label
-from engine.corpus.tally_parts import join, part_path, read_part, write_own, write_parts
+from engine.corpus.tally_parts import Outboxes, join, part_path, read_part, write_own
 from engine.corpus.word_table import TableParts, WordTable
 from engine.errors import BpeError, CorpusError
 
@@ -584,10 +584,10 @@ def _count_tasks(
     ``("shard", index, shard)`` or ``("texts", block)`` (a stream's, read by the parent).
     Say what happens on ``results``: bytes read, each shard's ``ShardCount``, each block
     counted; then, with ``keeping``, ``("counts", None)`` once the runs are written; or else
-    ``("parts",)`` once this counter's tally is split into parts for the others, and, once
-    every counter has (``joining.ready``), ``("counts", counter)`` when it has joined its
-    part and written it. Once ``stop`` is set it ends at the next progress report, saying
-    nothing more."""
+    ``("parts",)`` once it has sent the others their part of its pre-tokens (as it counts,
+    if most are new: ``Outboxes``), and, once every counter has (``joining.ready``),
+    ``("counts", counter)`` when it has joined its part and written it. Once ``stop`` is set
+    it ends at the next progress report, saying nothing more."""
 
     def progress(n: int) -> None:
         if stop.is_set():
@@ -598,41 +598,45 @@ def _count_tasks(
         tally = PretokenTally(settings.pretokenizer)  # one for every shard: each distinct pre-token is held once
     keeper = None if keeping is None else RunKeeper(keeping, tally)
     try:
-        for task in iter(tasks.get, None):
-            if stop.is_set():
+        with ExitStack() as stack:
+            outboxes = None if joining is None else stack.enter_context(Outboxes(tally.tally, joining.folder, counter, joining.counters))
+            for task in iter(tasks.get, None):
+                if stop.is_set():
+                    return
+                kind, *rest = task
+                if kind == "texts":
+                    block = rest[0]
+                    assert isinstance(block, list)
+                    for text in block:
+                        tally.add(text)
+                    results.put(("fed",))
+                else:
+                    index, shard = rest
+                    assert isinstance(index, int) and isinstance(shard, Shard)
+                    if keeper is not None:
+                        keeper.started(index)
+                    result = count_shard(shard, settings, progress, tally)
+                    results.put(("shard", index, result))
+                    if keeper is not None:
+                        keeper.finished(index, result)
+                if outboxes is not None:
+                    with _parts_errors(outboxes.folder):
+                        outboxes.route_if_new()
+            if keeper is not None:
+                keeper.close()
+                results.put(("counts", None))
                 return
-            kind, *rest = task
-            if kind == "texts":
-                block = rest[0]
-                assert isinstance(block, list)
-                for text in block:
-                    tally.add(text)
-                results.put(("fed",))
-                continue
-            index, shard = rest
-            assert isinstance(index, int) and isinstance(shard, Shard)
-            if keeper is not None:
-                keeper.started(index)
-            result = count_shard(shard, settings, progress, tally)
-            results.put(("shard", index, result))
-            if keeper is not None:
-                keeper.finished(index, result)
-        if keeper is not None:
-            keeper.close()
-            results.put(("counts", None))
-            return
-        assert joining is not None
-        folder, counters = joining.folder, joining.counters
-        try:
-            write_parts(tally.tally, [None if p == counter else part_path(folder, counter, p) for p in range(counters)])
+            assert joining is not None and outboxes is not None
+            folder, counters = joining.folder, joining.counters
+            with _parts_errors(folder):
+                outboxes.send()
             results.put(("parts",))
             while not joining.ready.wait(0.1):
                 if stop.is_set():
                     return
-            join(tally.tally, [part_path(folder, c, counter) for c in range(counters) if c != counter])
-            write_own(tally.tally, folder, counter, counters)
-        except OSError as e:
-            raise CorpusError(f"{folder}: cannot write the counters' parts there ({e.strerror or e})") from None
+            with _parts_errors(folder):
+                join(tally.tally, [part_path(folder, c, counter) for c in range(counters) if c != counter])
+                write_own(tally.tally, folder, counter)
         results.put(("counts", counter))
         tally.reset()  # its part is handed back: what it holds goes now, not when the caller lets it go
     except _Stopped:
@@ -641,6 +645,15 @@ def _count_tasks(
         results.put(("failed", e))
     except Exception:
         results.put(("crashed", traceback.format_exc()))
+
+
+@contextmanager
+def _parts_errors(folder: str) -> Iterator[None]:
+    """A file of the counters' parts that cannot be written: one line."""
+    try:
+        yield
+    except OSError as e:
+        raise CorpusError(f"{folder}: cannot write the counters' parts there ({e.strerror or e})") from None
 
 
 class _Stopped(BaseException):
