@@ -53,7 +53,7 @@ typedef struct {
     int64_t seen;    /* pre-tokens counted, each as often as seen */
     uint64_t *index; /* a slot: the hash's high 32 bits, then the pre-token's number; or EMPTY_SLOT */
     size_t mask;     /* slots - 1; kept at most half full */
-    uint8_t *text;   /* add_jsonl's room for a line's text, kept from call to call */
+    uint8_t *text;   /* room for a text's UTF-8 (add) or a JSONL line's (add_jsonl), kept from call to call */
     size_t text_cap;
     Outbox *out;     /* routed (see route): an outbox for every part but own; else NULL */
     size_t parts, own;
@@ -224,6 +224,19 @@ static int count_text(Tally *t, const uint8_t *s, ptrdiff_t len) {
     return 0;
 }
 
+/* The tally's room for a text of need bytes, grown if it must be: NULL when out of memory.
+ * Kept from call to call: a block of text a new buffer would be mapped and faulted in anew
+ * each time (2 MB blocks past glibc's mmap threshold, see engine.corpus.shards). */
+static uint8_t *text_room(Tally *t, size_t need) {
+    if (need > t->text_cap) {
+        uint8_t *room = realloc(t->text, need);
+        if (!room) return NULL;
+        t->text = room;
+        t->text_cap = need;
+    }
+    return t->text;
+}
+
 static int add_text(Tally *t, PyObject *text) {
     if (!PyUnicode_Check(text)) {
         PyErr_Format(PyExc_TypeError, "a text must be str, not %.100s", Py_TYPE(text)->tp_name);
@@ -235,19 +248,17 @@ static int add_text(Tally *t, PyObject *text) {
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text), surrogates = 0;
     const uint8_t *s = PyUnicode_DATA(text);
-    uint8_t *owned = NULL;
     ptrdiff_t len = n;
     if (!PyUnicode_IS_ASCII(text)) {
-        owned = PyMem_Malloc(utf8_room(kind, n) + 1);
-        if (!owned) {
+        uint8_t *room = text_room(t, utf8_room(kind, n) + 1);
+        if (!room) {
             PyErr_NoMemory();
             return -1;
         }
-        len = utf8_encode(PyUnicode_DATA(text), kind, n, owned, &surrogates);
-        s = owned;
+        len = utf8_encode(PyUnicode_DATA(text), kind, n, room, &surrogates);
+        s = room;
     }
     if (surrogates) { /* no UTF-8 holds them: str.encode's own error says where */
-        PyMem_Free(owned);
         PyObject *fails = PyUnicode_AsUTF8String(text);
         Py_XDECREF(fails);
         return -1;
@@ -262,7 +273,6 @@ static int add_text(Tally *t, PyObject *text) {
     } else {
         rc = count_text(t, s, len);
     }
-    PyMem_Free(owned);
     if (rc < 0) PyErr_NoMemory();
     return rc;
 }
@@ -511,16 +521,11 @@ static PyObject *Tally_add_jsonl(Tally *t, PyObject *args) {
     const uint8_t *s = data.buf, *end = s + data.len, *line = s + at;
     Py_ssize_t lines = 0;
     int rc = 0;
-    if ((size_t)(end - line) + 1 > t->text_cap) { /* a line's text is never longer than the line */
-        uint8_t *room = realloc(t->text, (size_t)(end - line) + 1);
-        if (!room) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        t->text = room;
-        t->text_cap = (size_t)(end - line) + 1;
+    uint8_t *text = text_room(t, (size_t)(end - line) + 1); /* a line's text is never longer than the line */
+    if (!text) {
+        PyErr_NoMemory();
+        goto done;
     }
-    uint8_t *text = t->text;
     t->busy = 1;
     Py_BEGIN_ALLOW_THREADS
     while (line < end) {
