@@ -26,7 +26,7 @@
 #define OUTBOX_SLOTS_BYTES (1 << 21) /* the slots of all of a counter's outboxes: near one core's L2 */
 #define OUTBOX_INLINE 46             /* a slot's room for a pre-token; a longer one is sent as it comes */
 #define OUTBOX_TABLES 16384          /* pre-tokens the tables being filled hold, all outboxes together */
-#define OUTBOX_TABLE_MIN 1024        /* ... and each at least */
+#define OUTBOX_TABLE_MIN 1024        /* pre-tokens one outbox's table holds at least, however many there are */
 
 typedef struct {
     uint64_t hash;
