@@ -322,6 +322,23 @@ def test_turning_direct_off_empties_the_cache():
     assert tok.encode("abc") == [ord("a"), 256]
 
 
+# Entries of 1-18 bytes of "!" and NUL, which differ in their last bytes or only in their
+# length (a short key masks off what lies beyond a pre-token: b"!" and b"!\0" share their words).
+_nul_entries = sorted({b"!" * k + b"\0" * z for k in range(1, 10) for z in range(0, 10) if k + z <= 18}, key=len)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["!", "\0", "!\0", "!!!!!!!!", "\0\0\0\0\0\0\0\0", " "]), max_size=40).map("".join))
+def test_entries_told_apart_by_their_last_bytes_and_length(text):
+    """Direct: a pre-token that is an entry is that entry, found by its short key and length
+    up to 16 bytes and by its bytes beyond; a pre-token that is none is merged."""
+    extra = [e for e in _nul_entries if len(e) > 1]
+    vocab = {i: bytes([i]) for i in range(256)} | {256 + k: entry for k, entry in enumerate(extra)}
+    tok = Tokenizer(vocab, [(b"!", b"!")])
+    tok.direct = True
+    assert tok.encode(text) == reference_encode(tok, text)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(texts, max_size=10), st.integers(2, 3), st.sampled_from([(4, 8), (16, 8), (64, 32)]))
 def test_long_texts_are_cut_and_short_ones_grouped(monkeypatch, tok, batch, workers, sizes):

@@ -14,11 +14,12 @@
  * Encoder runs a whole text without the GIL: special tokens are cut out (leftmost, longest
  * first); the rest is cut into pre-tokens by the GPT-2 or GPT-4 pattern
  * (engine/corpus/_pretokenize_core.c), a batch at a time, the memory each will be looked up
- * in fetched ahead; each pre-token's ids are found in the hot table of recent short ones,
- * else in a cache (the tokenizer's SharedCache, which the Encoders of all its threads fill
- * and read together across calls, then the Encoder's own), else are its vocabulary entry
- * (when every entry encodes to itself, Tokenizer.direct) or come from the merge loop, and
- * are cached. A full shared cache takes no more, a full own cache is emptied, so memory
+ * in fetched ahead (and for those the hot table misses, the memory they will be looked up
+ * in next); each pre-token's ids are found in the hot table of recent short ones, else are
+ * its vocabulary entry (when every entry encodes to itself, Tokenizer.direct: a short one is
+ * found by its short key), else are in a cache (the tokenizer's SharedCache, which the
+ * Encoders of all its threads fill and read together across calls, then the Encoder's own),
+ * else come from the merge loop, and are cached. A full shared cache takes no more, a full own cache is emptied, so memory
  * stays bounded. Only building the list of ids takes the GIL again (or a copy of them
  * packed as 2- or 4-byte integers, for files of ids), so threads with an Encoder each
  * encode in parallel.
@@ -355,6 +356,57 @@ static PyTypeObject MergeRanksType = {
     .tp_methods = MergeRanks_methods,
 };
 
+/* ---- Short keys: a pre-token of up to 16 bytes as two words ------------------------------ */
+
+#define SHORT_BYTES 16 /* pre-tokens up to this long have a short key */
+
+static inline uint64_t load64(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* A short key is the two words of the first and next 8 bytes with what lies beyond the
+ * pre-token masked off (texts lie in e->utf8, with PAD bytes after them, so the words can
+ * always be read); with n, they tell any two apart. The hot table holds them, the
+ * vocabulary's table holds its short entries as them (a probe compares two words, not the
+ * bytes of an entry found through two more loads), and their hash indexes those tables and
+ * the caches alike, made once a pre-token. */
+#define PAD 16
+static uint64_t key_lo[SHORT_BYTES + 1], key_hi[SHORT_BYTES + 1];
+
+static void short_keys_init(void) {
+    for (int n = 0; n <= SHORT_BYTES; n++) {
+        int lo = n < 8 ? n : 8, hi = n < 8 ? 0 : n - 8; /* bytes of each word that are the pre-token's */
+        /* The first bytes in memory: the low ones of a word on a little-endian machine, the high ones elsewhere. */
+        uint64_t low_lo = lo == 8 ? ~0ULL : (1ULL << 8 * lo) - 1, low_hi = hi == 8 ? ~0ULL : (1ULL << 8 * hi) - 1;
+        key_lo[n] = pt_little_endian() ? low_lo : lo ? ~0ULL << (64 - 8 * lo) : 0;
+        key_hi[n] = pt_little_endian() ? low_hi : hi ? ~0ULL << (64 - 8 * hi) : 0;
+    }
+}
+
+/* The short key of the n <= SHORT_BYTES bytes at s, which may be read 16 bytes on. */
+static inline void short_key(const uint8_t *s, size_t n, uint64_t *a, uint64_t *b) {
+    *a = load64(s) & key_lo[n];
+    *b = load64(s + 8) & key_hi[n];
+}
+
+/* The hash of a short key: its high bits are the product's, which the hot table takes; the
+ * low ones, which the caches and the vocabulary's table take, have the high ones folded in. */
+static inline uint64_t short_hash(uint64_t a, uint64_t b) {
+    uint64_t p = (a ^ b * 0xC2B2AE3D27D4EB4FULL) * 0x9E3779B97F4A7C15ULL;
+    return p ^ (p >> 32);
+}
+
+/* The hash of any n bytes at s (read 16 bytes on when short), as the caches and the
+ * vocabulary's table take it. */
+static inline uint64_t pretoken_hash(const uint8_t *s, size_t n) {
+    if (n > SHORT_BYTES) return bytes_hash(s, n);
+    uint64_t a, b;
+    short_key(s, n, &a, &b);
+    return short_hash(a, b);
+}
+
 /* ---- Vocab: id -> bytes for decoding, bytes -> id for whole pre-tokens ------------------ */
 
 #define NO_ID UINT32_MAX
@@ -368,8 +420,9 @@ typedef struct {
 } Span;
 
 typedef struct {
-    uint64_t hash;
-    uint32_t id; /* NO_ID: a free slot */
+    uint64_t a, b;   /* an entry of up to SHORT_BYTES bytes: its short key; a longer one: its hash, and 0 */
+    uint32_t length; /* the entry's */
+    uint32_t id;     /* NO_ID: a free slot */
 } IdSlot;
 
 typedef struct {
@@ -390,11 +443,13 @@ static inline int same_entry(const Vocab *v, uint32_t id, const uint8_t *s, size
     return v->spans[id].length == n && !memcmp(v->blob + v->spans[id].start, s, n);
 }
 
-static uint32_t vocab_find(const Vocab *v, const uint8_t *s, size_t n, uint64_t h) {
+/* The id of the n bytes at s (h: pretoken_hash; a, b: their short key, or h and 0), or NO_ID.
+ * A short pre-token is told by its key alone, with no look at the entries' bytes. */
+static inline uint32_t vocab_find(const Vocab *v, const uint8_t *s, size_t n, uint64_t h, uint64_t a, uint64_t b) {
     for (uint32_t i = (uint32_t)h & v->mask;; i = (i + 1) & v->mask) {
         const IdSlot *slot = &v->slots[i];
         if (slot->id == NO_ID) return NO_ID;
-        if (slot->hash == h && same_entry(v, slot->id, s, n)) return slot->id;
+        if (slot->a == a && slot->b == b && slot->length == n && (n <= SHORT_BYTES || same_entry(v, slot->id, s, n))) return slot->id;
     }
 }
 
@@ -448,11 +503,14 @@ static int Vocab_init(Vocab *v, PyObject *args, PyObject *Py_UNUSED(kw)) {
         v->spans[id] = (Span){used, (uint32_t)n};
         used += (uint32_t)n;
         if (!(v->id_objects[id] = PyLong_FromUnsignedLong(id))) return -1;
-        uint64_t h = bytes_hash(s, n);
+        uint8_t padded[SHORT_BYTES + PAD] = {0}; /* a short key reads 16 bytes on */
+        if (n <= SHORT_BYTES) memcpy(padded, s, n);
+        uint64_t h = pretoken_hash(n <= SHORT_BYTES ? padded : s, n), a = h, b = 0;
+        if (n <= SHORT_BYTES) short_key(padded, n, &a, &b);
         uint32_t i = (uint32_t)h & v->mask;
-        while (v->slots[i].id != NO_ID && !(v->slots[i].hash == h && same_entry(v, v->slots[i].id, s, n)))
+        while (v->slots[i].id != NO_ID && !(v->slots[i].length == n && v->slots[i].a == a && v->slots[i].b == b && same_entry(v, v->slots[i].id, s, n)))
             i = (i + 1) & v->mask;
-        v->slots[i] = (IdSlot){h, id}; /* the later id of equal bytes replaces the earlier */
+        v->slots[i] = (IdSlot){a, b, (uint32_t)n, id}; /* the later id of equal bytes replaces the earlier */
     }
     return 0;
 }
@@ -988,7 +1046,7 @@ typedef struct {
  * it becomes 8 MB, its pre-tokens moved over: a pair for each of the 52,325 distinct
  * pre-tokens of en-mix-6m and more (at 2 MB a warm encode of en-mix-6m ran at 255-266 MB/s,
  * at 8 MB 282-292; growing by doubling cost a cold encode a sixth more). */
-#define HOT_BYTES 16 /* pre-tokens up to this long (and of up to HOT_IDS ids) take a slot */
+#define HOT_BYTES SHORT_BYTES /* pre-tokens up to this long (and of up to HOT_IDS ids) take a slot */
 #define HOT_IDS 3
 #define HOT_FIRST_BITS 12 /* 4,096 pairs of slots */
 #define HOT_MOST_BITS 17  /* 131,072 */
@@ -1069,31 +1127,9 @@ static void encoder_put(Encoder *e, const uint8_t *s, size_t n, uint64_t h, cons
 
 #define SURROGATE (-2)
 
-static inline uint64_t load64(const uint8_t *p) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-/* The hot table's keys: a pre-token of n <= HOT_BYTES bytes is the two words of its first
- * and next 8 bytes with what lies beyond it masked off (texts lie in e->utf8, with PAD bytes
- * after them, so the words can always be read); with n, they tell any two apart. */
-#define PAD 16
-static uint64_t key_lo[HOT_BYTES + 1], key_hi[HOT_BYTES + 1];
-
-static void hot_keys_init(void) {
-    for (int n = 0; n <= HOT_BYTES; n++) {
-        int lo = n < 8 ? n : 8, hi = n < 8 ? 0 : n - 8; /* bytes of each word that are the pre-token's */
-        /* The first bytes in memory: the low ones of a word on a little-endian machine, the high ones elsewhere. */
-        uint64_t low_lo = lo == 8 ? ~0ULL : (1ULL << 8 * lo) - 1, low_hi = hi == 8 ? ~0ULL : (1ULL << 8 * hi) - 1;
-        key_lo[n] = pt_little_endian() ? low_lo : lo ? ~0ULL << (64 - 8 * lo) : 0;
-        key_hi[n] = pt_little_endian() ? low_hi : hi ? ~0ULL << (64 - 8 * hi) : 0;
-    }
-}
-
-/* The hot pair of slots of a key. */
-static inline size_t hot_set(uint64_t a, uint64_t b, int bits) {
-    return (size_t)(((a ^ b * 0xC2B2AE3D27D4EB4FULL) * 0x9E3779B97F4A7C15ULL) >> (64 - bits)) * 2;
+/* The hot pair of slots of a short key's hash. */
+static inline size_t hot_set(uint64_t h, int bits) {
+    return (size_t)(h >> (64 - bits)) * 2;
 }
 
 /* A hot table of 2^bits pairs of slots, zeroed, a pair a 64-byte line (aligned by hand: C11's
@@ -1123,26 +1159,32 @@ static void hot_grow(Encoder *e) {
     for (size_t k = 0; k < (size_t)2 << old_bits; k++) {
         const HotSlot *slot = &old[k ^ 1]; /* a pair's second before its first, which ends up first */
         if (!slot->length) continue;
-        HotSlot *pair = &e->hot[hot_set(slot->a, slot->b, e->hot_bits)]; /* its index begins with the old one's */
+        HotSlot *pair = &e->hot[hot_set(short_hash(slot->a, slot->b), e->hot_bits)]; /* its index begins with the old one's */
         pair[1] = pair[0];
         pair[0] = *slot;
     }
     PyMem_RawFree(old_block);
 }
 
-/* The ids of the n bytes at s (a pre-token, n > 1; h: their hash) into out (room for n
- * ids): from the caches, else its vocabulary entry (with direct), else from the merge loop,
- * and then cached. A vocabulary entry is cached too: a hit then costs one probe of the
- * cache's small slots, not a probe of the vocabulary's table too, which is many times larger
- * and misses the processor's caches. How many ids, or -1 (no memory). */
-static ptrdiff_t pretoken_ids(Encoder *e, const uint8_t *s, size_t n, uint64_t h, uint32_t *out) {
+/* The ids of the n bytes at s (a pre-token, n > 1; h: pretoken_hash; a, b: their short
+ * key, or h and 0) into out (room for n ids): its vocabulary entry (with direct), else from
+ * the caches, else from the merge loop, and then cached. A short entry is found first, in
+ * one line of the vocabulary's table, and is not cached (the hot table keeps it); a longer
+ * one is looked for in the caches first and cached, as its bytes must be compared there too.
+ * How many ids, or -1 (no memory). */
+static ptrdiff_t pretoken_ids(Encoder *e, const uint8_t *s, size_t n, uint64_t h, uint64_t a, uint64_t b, uint32_t *out) {
+    uint32_t id = e->direct && n <= SHORT_BYTES ? vocab_find(e->vocab, s, n, h, a, b) : NO_ID;
+    if (id != NO_ID) {
+        *out = id;
+        return 1;
+    }
     uint16_t nids;
     const uint32_t *ids = n <= MAX_CACHED ? encoder_find(e, s, n, h, &nids) : NULL;
     if (ids) {
         memcpy(out, ids, nids * sizeof(uint32_t));
         return nids;
     }
-    uint32_t id = e->direct ? vocab_find(e->vocab, s, n, h) : NO_ID;
+    id = e->direct && n > SHORT_BYTES ? vocab_find(e->vocab, s, n, h, h, 0) : NO_ID;
     size_t k = 1;
     if (id != NO_ID) {
         *out = id;
@@ -1156,19 +1198,17 @@ static ptrdiff_t pretoken_ids(Encoder *e, const uint8_t *s, size_t n, uint64_t h
 }
 
 #define BATCH 128 /* pre-tokens found at once, their slots fetched before the first is looked up */
-
-/* The hot table's key of the n <= HOT_BYTES bytes at s. */
-static inline void hot_key(const uint8_t *s, size_t n, uint64_t *a, uint64_t *b) {
-    *a = load64(s) & key_lo[n];
-    *b = load64(s + 8) & key_hi[n];
-}
+#define MISSED UINT32_MAX /* a pre-token not in the hot table */
 
 /* The ids of the UTF-8 text[0..len) (in e->utf8) without special tokens, appended to
  * e->out. The pre-tokens are found BATCH at a time (pretoken_ends), and the memory each
  * will be looked up in (its hot pair of slots, or a longer one's cache slot) is asked for
  * before any is looked up, so the processor fetches them all at once rather than waiting
- * on each in turn. Then each pre-token is in the hot table, or is one byte (its id) or found
- * by pretoken_ids, and put there. Single bytes go through the hot table too: in English a
+ * on each in turn. Then the hits are copied out of the hot table, and for each miss the
+ * slots pretoken_ids will look in (the vocabulary's and the cache's) are asked for; and at
+ * last, in order, each pre-token's ids are a hit's, or one byte's id, or pretoken_ids', and
+ * put in the hot table. (A cold encode of en-mix-6m waited on those slots one miss after
+ * another: 146-152 MB/s, 179-181 with them asked for a batch ahead; warm the same.) Single bytes go through the hot table too: in English a
  * sixth of the pre-tokens are one byte, scattered, and a branch on them mispredicted more
  * than the table's lookup costs (a warm en-mix-6m 277-282 MB/s with it, 302-310 without).
  * 0 or -1 (no memory). */
@@ -1179,8 +1219,10 @@ static int encode_piece(Encoder *e, const uint8_t *text, ptrdiff_t len) {
     const Cache *cache = e->shared ? &e->shared->cache : &e->own;
     uint32_t *out = e->out + e->out_len;
     ptrdiff_t ends[BATCH + 1];
-    uint64_t keys[BATCH]; /* a short pre-token's hot pair, a longer one's hash */
+    uint64_t keys[BATCH]; /* each pre-token's hash */
     uint64_t los[BATCH], his[BATCH]; /* a short pre-token's key */
+    uint32_t hits[BATCH][HOT_IDS + 1];  /* a hit's ids and how many, or MISSED */
+    const Vocab *vocab = e->vocab;
     for (ends[0] = 0; ends[0] < len;) {
         if (e->hot_taken >= (size_t)1 << e->hot_bits && e->hot_bits < HOT_MOST_BITS) hot_grow(e);
         HotSlot *hot = e->hot;
@@ -1191,41 +1233,57 @@ static int encode_piece(Encoder *e, const uint8_t *text, ptrdiff_t len) {
             size_t n = (size_t)(ends[k + 1] - ends[k]);
             if (n <= HOT_BYTES) { /* one byte too: a branch on it costs more than the key */
                 uint64_t a, b;
-                hot_key(s, n, &a, &b);
+                short_key(s, n, &a, &b);
                 los[k] = a, his[k] = b;
-                PREFETCH(&hot[keys[k] = hot_set(a, b, bits)]);
+                keys[k] = short_hash(a, b);
+                PREFETCH(&hot[hot_set(keys[k], bits)]);
             } else {
                 keys[k] = bytes_hash(s, n);
                 PREFETCH((const void *)&cache->slots[keys[k] & cache->mask]);
             }
         }
+        for (ptrdiff_t k = 0; k < count; k++) { /* the hits copied out, the misses' slots asked for */
+            size_t n = (size_t)(ends[k + 1] - ends[k]);
+            if (n > HOT_BYTES) { /* its cache slot is on its way */
+                hits[k][HOT_IDS] = MISSED;
+                continue;
+            }
+            uint64_t a = los[k], b = his[k];
+            HotSlot *slot = &hot[hot_set(keys[k], bits)];
+            if (slot[0].a == a && slot[0].b == b && slot[0].length == n) {
+                memcpy(hits[k], slot[0].ids, sizeof slot[0].ids);
+                hits[k][HOT_IDS] = slot[0].nids;
+            } else if (slot[1].a == a && slot[1].b == b && slot[1].length == n) {
+                memcpy(hits[k], slot[1].ids, sizeof slot[1].ids);
+                hits[k][HOT_IDS] = slot[1].nids;
+                HotSlot used = slot[1]; /* now the more recent of the two */
+                slot[1] = slot[0];
+                slot[0] = used;
+            } else {
+                hits[k][HOT_IDS] = MISSED;
+                if (n > 1 && e->direct) PREFETCH(&vocab->slots[keys[k] & vocab->mask]);
+                if (n > 1) PREFETCH((const void *)&cache->slots[keys[k] & cache->mask]);
+            }
+        }
         for (ptrdiff_t k = 0; k < count; k++) {
+            if (hits[k][HOT_IDS] != MISSED) {
+                memcpy(out, hits[k], HOT_IDS * sizeof(uint32_t));
+                out += hits[k][HOT_IDS];
+                continue;
+            }
             const uint8_t *s = text + ends[k];
             size_t n = (size_t)(ends[k + 1] - ends[k]);
             if (n > HOT_BYTES) {
-                ptrdiff_t got = pretoken_ids(e, s, n, keys[k], out);
+                ptrdiff_t got = pretoken_ids(e, s, n, keys[k], keys[k], 0, out);
                 if (got < 0) return -1;
                 out += got;
                 continue;
             }
             uint64_t a = los[k], b = his[k];
-            HotSlot *slot = &hot[keys[k]];
-            if (slot[0].a == a && slot[0].b == b && slot[0].length == n) {
-                memcpy(out, slot[0].ids, sizeof slot[0].ids);
-                out += slot[0].nids;
-                continue;
-            }
-            if (slot[1].a == a && slot[1].b == b && slot[1].length == n) {
-                memcpy(out, slot[1].ids, sizeof slot[1].ids);
-                out += slot[1].nids;
-                HotSlot used = slot[1]; /* now the more recent of the two */
-                slot[1] = slot[0];
-                slot[0] = used;
-                continue;
-            }
-            ptrdiff_t got = n == 1 ? (*out = byte_ids[s[0]], 1) : pretoken_ids(e, s, n, bytes_hash(s, n), out);
+            ptrdiff_t got = n == 1 ? (*out = byte_ids[s[0]], 1) : pretoken_ids(e, s, n, keys[k], a, b, out);
             if (got < 0) return -1;
             if (got <= HOT_IDS) {
+                HotSlot *slot = &hot[hot_set(keys[k], bits)];
                 e->hot_taken++;
                 slot[1] = slot[0];
                 slot[0] = (HotSlot){a, b, (uint8_t)n, (uint8_t)got, 0, {0}};
@@ -1711,7 +1769,7 @@ PyMODINIT_FUNC PyInit__encoder_core(void) {
         PyType_Ready(&EncoderType) < 0)
         return NULL;
     pretokenize_tables_init();
-    hot_keys_init();
+    short_keys_init();
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddType(m, &MergeRanksType) || PyModule_AddType(m, &VocabType) || PyModule_AddType(m, &SharedCacheType) ||

@@ -570,7 +570,14 @@ class Tokenizer:
         )
 
     def encode_batch(self, texts: Iterable[str], workers: int | None = None) -> list[list[int]]:
-        """``[encode(text) for text in texts]``, in ``workers`` threads (see ``encode_stream``)."""
+        """``[encode(text) for text in texts]``, in ``workers`` threads (see ``encode_stream``).
+        A list or tuple in one thread is encoded in one call, the GIL released once: cutting
+        it into units cost a tenth of encoding en-mix-6m's 15,555 documents."""
+        if self.threads(workers) == 1 and self._compiled and isinstance(texts, list | tuple):
+            if self._encoder is None:
+                self._encoder = self._new_encoder()
+            if self._encoder is not None:
+                return self._encoder.encode_many(texts)
         return list(self.encode_stream(texts, workers))
 
     def encode_packed(self, text: str, dtype: str = "uint32") -> bytes:
