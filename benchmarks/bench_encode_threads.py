@@ -6,7 +6,9 @@
 For each family, corpus and shape (``one document``: the whole file as one text;
 ``documents``: the file cut at blank lines), each thread count runs in a process of its own
 (the tokenizer loaded and initialized by a tiny encode first): the call is timed *cold*, the
-first encode of the text in the process, then *warm*, the same text again. One thread:
+first encode of the text in the process, then *warm*, the same text again (the cold call's
+ids freed, and a garbage collection made, before each timing, as ``bench_peers.py`` does).
+One thread:
 ``encode`` / ``encode_batch(docs, workers=1)``; more: ``encode_batch([text], workers=N)`` /
 ``encode_batch(docs, workers=N)``. A cell is the best of ``--rounds`` processes, MB/s of
 UTF-8 text by wall time with the CPU seconds of the process beside it, and the speed of each
@@ -23,6 +25,7 @@ are printed before and after.
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import json
 import subprocess
@@ -66,11 +69,17 @@ def child(family: str, corpus: str, shape: str, threads: int) -> dict[str, Any]:
         call = (lambda t: tok.encode_batch([t], threads)[0]) if shape == "one document" else (lambda docs: tok.encode_batch(docs, threads))
     call("Hi there" if shape == "one document" else ["Hi there"])
     out: dict[str, Any] = {"bytes": len(text.encode("utf-8"))}
+    digests = []
     for when in ("cold", "warm"):
+        gc.collect()  # nothing of the last call freed in this one's time
         wall, cpu = time.perf_counter(), time.process_time()
         ids = call(given)
         out[when] = (time.perf_counter() - wall, time.process_time() - cpu)
-    out["ids"] = hashlib.blake2b(json.dumps(ids).encode()).hexdigest()
+        digests.append(hashlib.blake2b(json.dumps(ids).encode()).hexdigest())
+        del ids
+    if digests[0] != digests[1]:
+        raise SystemExit(f"{family} {corpus} {shape}: the warm call's ids differ from the cold call's")
+    out["ids"] = digests[0]
     return out
 
 

@@ -127,6 +127,16 @@ def test_packed_ids_are_encode_as_little_endian_bytes(tok, batch, workers):
         assert list(tok.encode_packed_stream(batch, dtype, workers)) == expected
 
 
+@settings(max_examples=60, deadline=None)
+@given(texts, st.integers(0, 200), st.integers(0, 200))
+def test_a_span_of_a_text_is_encoded_as_its_slice(tok, text, start, end):
+    """The piece of a long text a thread takes is encoded where it lies: ``encode_packed``
+    of ``text[start:end]`` given the whole text and the span (clipped as a slice is)."""
+    encoder = tok._new_encoder()
+    assert encoder.encode_packed(text, 4, start, end) == packed(tok.encode(text[start:end]), "I")
+    assert encoder.encode_packed(text, 4, start) == packed(tok.encode(text[start:]), "I")
+
+
 def test_an_id_too_wide_for_uint16_is_refused():
     vocab = {i: bytes([i]) for i in range(256)} | {70_000: b"ab"}
     tok = Tokenizer(vocab, [(b"a", b"b")])

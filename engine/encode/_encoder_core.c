@@ -1517,12 +1517,16 @@ static void encode_error(PyObject *text, int err, int fits) {
     else if (!fits) PyErr_SetString(PyExc_OverflowError, "a token id does not fit in 16 bits");
 }
 
-/* The ids of a text: a list of ints (width 0), or the bytes of a little-endian array of
- * width-byte unsigned ints (2 or 4). Releases the GIL while it works, so threads with an
- * Encoder each run in parallel. */
-static PyObject *encode_as(Encoder *e, PyObject *text, int width) {
+/* The ids of a text's characters start..end (clipped to it, as a slice is): a list of ints
+ * (width 0), or the bytes of a little-endian array of width-byte unsigned ints (2 or 4).
+ * Releases the GIL while it works, so threads with an Encoder each run in parallel. */
+static PyObject *encode_as(Encoder *e, PyObject *text, int width, Py_ssize_t start, Py_ssize_t end) {
     StrView v;
     if (view_of(text, &v)) return NULL;
+    end = end < v.len ? end : v.len;
+    start = start < 0 ? 0 : start < end ? start : end;
+    v.data = (const uint8_t *)v.data + start * v.kind;
+    v.len = end - start;
     int err, fits = 1;
     lock_encoder(e);
     Py_BEGIN_ALLOW_THREADS
@@ -1616,19 +1620,21 @@ done:
 
 /* encode(text: str) -> list[int] */
 static PyObject *Encoder_encode(Encoder *e, PyObject *text) {
-    return encode_as(e, text, 0);
+    return encode_as(e, text, 0, 0, PY_SSIZE_T_MAX);
 }
 
-/* encode_packed(text: str, width: int) -> bytes */
+/* encode_packed(text: str, width: int, start: int = 0, end: int = len(text)) -> bytes: of
+ * text[start:end] (start and end not negative), with no slice made. */
 static PyObject *Encoder_encode_packed(Encoder *e, PyObject *args) {
     PyObject *text;
     int width;
-    if (!PyArg_ParseTuple(args, "Ui", &text, &width)) return NULL;
+    Py_ssize_t start = 0, end = PY_SSIZE_T_MAX;
+    if (!PyArg_ParseTuple(args, "Ui|nn", &text, &width, &start, &end)) return NULL;
     if (width != 2 && width != 4) {
         PyErr_SetString(PyExc_ValueError, "width must be 2 or 4 bytes");
         return NULL;
     }
-    return encode_as(e, text, width);
+    return encode_as(e, text, width, start, end);
 }
 
 /* encode_many(texts: Sequence[str], width: int = 0) -> list[list[int]] | list[bytes] */

@@ -64,9 +64,10 @@ class Encoder:
     def encode(self, text: str, /) -> list[int]:
         """The token ids of a text, ``specials`` (text, id; longest first) cut out first (the
         GIL is released meanwhile)."""
-    def encode_packed(self, text: str, width: int, /) -> bytes:
+    def encode_packed(self, text: str, width: int, start: int = 0, end: int = ..., /) -> bytes:
         """``encode``'s ids as the bytes of a little-endian array of ``width``-byte (2 or 4)
-        unsigned ints; OverflowError if an id does not fit."""
+        unsigned ints; OverflowError if an id does not fit. Of ``text[start:end]`` (``start``
+        and ``end`` not negative; ``end`` by default the text's), with no slice made."""
     @overload
     def encode_many(self, texts: Sequence[str], /) -> list[list[int]]:
         """``encode`` of each text, the GIL released once for them all."""
