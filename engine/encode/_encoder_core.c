@@ -450,12 +450,18 @@ typedef struct {
 } IdSlot;
 
 typedef struct {
+    IdSlot *slots; /* by hash, at most half full */
+    uint32_t mask;
+} IdTable;
+
+typedef struct {
     PyObject_HEAD
     uint32_t nids; /* ids 0..nids-1 may be entries */
     Span *spans;
     uint8_t *blob;
-    IdSlot *slots; /* bytes -> id, by hash */
-    uint32_t mask;
+    IdTable short_ids; /* bytes -> id: the entries of up to SHORT_BYTES bytes, */
+    IdTable long_ids;  /* and the longer ones, few, apart: a long pre-token, most often none,
+                        * is told so in a small table (o200k's 3,987 in 128 KB, not 12 MB) */
     PyObject **id_objects; /* the int of each id, made once: lists of ids are filled with them */
     uint32_t *counts;      /* or NULL: the uses of each id in the list being filled (list_fill) */
     uint32_t *touched;     /* the ids whose count is not 0 */
@@ -470,11 +476,36 @@ static inline int same_entry(const Vocab *v, uint32_t id, const uint8_t *s, size
 /* The id of the n bytes at s (h: pretoken_hash; a, b: their short key, or h and 0), or NO_ID.
  * A short pre-token is told by its key alone, with no look at the entries' bytes. */
 static inline uint32_t vocab_find(const Vocab *v, const uint8_t *s, size_t n, uint64_t h, uint64_t a, uint64_t b) {
-    for (uint32_t i = (uint32_t)h & v->mask;; i = (i + 1) & v->mask) {
-        const IdSlot *slot = &v->slots[i];
+    const IdTable *t = n <= SHORT_BYTES ? &v->short_ids : &v->long_ids;
+    for (uint32_t i = (uint32_t)h & t->mask;; i = (i + 1) & t->mask) {
+        const IdSlot *slot = &t->slots[i];
         if (slot->id == NO_ID) return NO_ID;
         if (slot->a == a && slot->b == b && slot->length == n && (n <= SHORT_BYTES || same_entry(v, slot->id, s, n))) return slot->id;
     }
+}
+
+/* An empty table for count entries; -1 if out of memory. */
+static int id_table_init(IdTable *t, size_t count) {
+    uint32_t size = 16;
+    while (size < 2 * (uint64_t)count) size *= 2;
+    t->mask = size - 1;
+    if (!(t->slots = PyMem_New(IdSlot, size))) return -1;
+    for (uint32_t i = 0; i < size; i++) t->slots[i].id = NO_ID;
+    return 0;
+}
+
+/* Put the entry id, the n bytes at s (into the vocabulary's blob already); of equal bytes, the
+ * later id replaces the earlier. */
+static void vocab_put(Vocab *v, const uint8_t *s, size_t n, uint32_t id) {
+    uint8_t padded[SHORT_BYTES + PAD] = {0}; /* a short key reads 16 bytes on */
+    if (n <= SHORT_BYTES) memcpy(padded, s, n);
+    uint64_t h = pretoken_hash(n <= SHORT_BYTES ? padded : s, n), a = h, b = 0;
+    if (n <= SHORT_BYTES) short_key(padded, n, &a, &b);
+    IdTable *t = n <= SHORT_BYTES ? &v->short_ids : &v->long_ids;
+    uint32_t i = (uint32_t)h & t->mask;
+    while (t->slots[i].id != NO_ID && !(t->slots[i].length == n && t->slots[i].a == a && t->slots[i].b == b && same_entry(v, t->slots[i].id, s, n)))
+        i = (i + 1) & t->mask;
+    t->slots[i] = (IdSlot){a, b, (uint32_t)n, id};
 }
 
 /* Vocab(vocab: dict[int, bytes]). Where two ids share their bytes, the later one is found
@@ -487,7 +518,7 @@ static int Vocab_init(Vocab *v, PyObject *args, PyObject *Py_UNUSED(kw)) {
         return -1;
     }
     uint32_t top = 0;
-    Py_ssize_t total = 0, at = 0;
+    Py_ssize_t total = 0, at = 0, longer = 0;
     while (PyDict_Next(vocab, &at, &key, &value)) {
         uint32_t id;
         if (as_id(key, &id)) return -1;
@@ -497,25 +528,22 @@ static int Vocab_init(Vocab *v, PyObject *args, PyObject *Py_UNUSED(kw)) {
         }
         top = id + 1 > top ? id + 1 : top;
         total += PyBytes_GET_SIZE(value);
+        longer += PyBytes_GET_SIZE(value) > SHORT_BYTES;
     }
     if (total >= UINT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "the vocabulary's entries hold over 4 GB");
         return -1;
     }
-    uint32_t size = 16;
-    while (size < 2 * (uint64_t)PyDict_GET_SIZE(vocab)) size *= 2;
     v->nids = top;
-    v->mask = size - 1;
     v->spans = PyMem_New(Span, top + 1);
     v->blob = PyMem_Malloc(total + 16); /* join_ids copies 16 bytes at a time */
-    v->slots = PyMem_New(IdSlot, size);
     v->id_objects = PyMem_New(PyObject *, top + 1);
-    if (!v->spans || !v->blob || !v->slots || !v->id_objects) {
+    if (!v->spans || !v->blob || !v->id_objects || id_table_init(&v->short_ids, (size_t)(PyDict_GET_SIZE(vocab) - longer)) ||
+        id_table_init(&v->long_ids, (size_t)longer)) {
         PyErr_NoMemory();
         return -1;
     }
     for (uint32_t i = 0; i <= top; i++) v->spans[i] = (Span){0, NO_ENTRY};
-    for (uint32_t i = 0; i < size; i++) v->slots[i].id = NO_ID;
     memset(v->id_objects, 0, (top + 1) * sizeof(PyObject *));
     uint32_t used = 0;
     at = 0;
@@ -527,14 +555,7 @@ static int Vocab_init(Vocab *v, PyObject *args, PyObject *Py_UNUSED(kw)) {
         v->spans[id] = (Span){used, (uint32_t)n};
         used += (uint32_t)n;
         if (!(v->id_objects[id] = PyLong_FromUnsignedLong(id))) return -1;
-        uint8_t padded[SHORT_BYTES + PAD] = {0}; /* a short key reads 16 bytes on */
-        if (n <= SHORT_BYTES) memcpy(padded, s, n);
-        uint64_t h = pretoken_hash(n <= SHORT_BYTES ? padded : s, n), a = h, b = 0;
-        if (n <= SHORT_BYTES) short_key(padded, n, &a, &b);
-        uint32_t i = (uint32_t)h & v->mask;
-        while (v->slots[i].id != NO_ID && !(v->slots[i].length == n && v->slots[i].a == a && v->slots[i].b == b && same_entry(v, v->slots[i].id, s, n)))
-            i = (i + 1) & v->mask;
-        v->slots[i] = (IdSlot){a, b, (uint32_t)n, id}; /* the later id of equal bytes replaces the earlier */
+        vocab_put(v, s, n, id);
     }
     return 0;
 }
@@ -548,7 +569,8 @@ static void Vocab_dealloc(Vocab *v) {
     while (v->nspare) PyMem_RawFree(v->spare[--v->nspare]);
     PyMem_Free(v->spans);
     PyMem_Free(v->blob);
-    PyMem_Free(v->slots);
+    PyMem_Free(v->short_ids.slots);
+    PyMem_Free(v->long_ids.slots);
     Py_TYPE(v)->tp_free((PyObject *)v);
 }
 
@@ -1285,7 +1307,7 @@ static int encode_piece(Encoder *e, const uint8_t *text, ptrdiff_t len) {
                 slot[0] = used;
             } else {
                 hits[k][HOT_IDS] = MISSED;
-                if (n > 1 && e->direct) PREFETCH(&vocab->slots[keys[k] & vocab->mask]);
+                if (n > 1 && e->direct) PREFETCH(&vocab->short_ids.slots[keys[k] & vocab->short_ids.mask]);
                 if (n > 1) PREFETCH((const void *)&cache->slots[keys[k] & cache->mask]);
             }
         }
