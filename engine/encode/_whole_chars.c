@@ -64,6 +64,21 @@ static void mark(uint64_t *bits, const MergesOf *g, uint32_t t, uint32_t top, co
     for (uint32_t k = g->start[t]; k < g->start[t + 1] && g->rank[k] <= top; k++) set_bit(bits, edge[g->other[k]]);
 }
 
+/* The index of edges in w->edges, added if it is new (count of them there, room for cap; the
+ * table of 2 * cap slots finds them by hash, 0 free, else 1 + an index). */
+static uint16_t edges_index(WholeChars *w, const Edges *edges, size_t *count, uint32_t *slots, size_t cap) {
+    uint64_t h = 0;
+    for (int k = 0; k < 4; k++) h = (h ^ edges->before[k] ^ edges->after[k] * 31) * 0x9E3779B97F4A7C15ULL;
+    for (size_t i = (size_t)(h >> 40) % (2 * cap);; i = (i + 1) % (2 * cap)) {
+        if (!slots[i]) {
+            w->edges[*count] = *edges;
+            slots[i] = (uint32_t)++*count;
+            return (uint16_t)(*count - 1);
+        }
+        if (!memcmp(&w->edges[slots[i] - 1], edges, sizeof *edges)) return (uint16_t)(slots[i] - 1);
+    }
+}
+
 int whole_chars_build(WholeChars *w, const uint32_t byte_ids[256], const uint32_t *left, const uint32_t *right,
                       const uint32_t *made, uint32_t nmerged, PairRank rank, const void *ranks) {
     memset(w, 0, sizeof *w);
@@ -78,10 +93,11 @@ int whole_chars_build(WholeChars *w, const uint32_t byte_ids[256], const uint32_
         }
     uint16_t *first = malloc((size_t)ntokens * sizeof(uint16_t)), *last = malloc((size_t)ntokens * sizeof(uint16_t));
     MergesOf as_left = {0}, as_right = {0};
-    size_t count = 0, cap = 1024;
-    w->index = calloc(0x10000, sizeof(uint32_t));
-    w->chars = malloc(cap * sizeof(WholeChar));
-    int ok = first && last && w->index && w->chars && !merges_of(&as_left, ntokens, left, right, nmerged) &&
+    size_t count = 0, cap = 0x10000; /* at most one Edges a character */
+    w->index = calloc(0x10000, sizeof(WholeChar));
+    w->edges = malloc(cap * sizeof(Edges));
+    uint32_t *slots = calloc(2 * cap, sizeof(uint32_t));
+    int ok = first && last && w->index && w->edges && slots && !merges_of(&as_left, ntokens, left, right, nmerged) &&
              !merges_of(&as_right, ntokens, right, left, nmerged);
     if (ok) {
         for (uint32_t t = 0; t < ntokens; t++) first[t] = last[t] = ANY_BYTE;
@@ -116,22 +132,14 @@ int whole_chars_build(WholeChars *w, const uint32_t byte_ids[256], const uint32_
             n--;
         }
         if (rounds == 1) continue; /* its bytes merge with nothing: nothing to skip */
-        WholeChar c = {{0}, {0}, {ids[0], n > 1 ? ids[1] : 0}, n};
+        Edges e = {{0}, {0}};
         for (uint32_t k = 0; k < rounds; k++) {
-            mark(c.before, &as_right, edges[0][k], top, last);
-            mark(c.after, &as_left, edges[1][k], top, first);
+            mark(e.before, &as_right, edges[0][k], top, last);
+            mark(e.after, &as_left, edges[1][k], top, first);
         }
-        if (count == cap) {
-            WholeChar *more = realloc(w->chars, 2 * cap * sizeof(WholeChar));
-            if (!more) {
-                ok = 0;
-                break;
-            }
-            w->chars = more, cap *= 2;
-        }
-        w->chars[count++] = c;
-        w->index[cp] = (uint32_t)count;
+        w->index[cp] = (WholeChar){{ids[0], n > 1 ? ids[1] : 0}, (uint16_t)n, edges_index(w, &e, &count, slots, cap), 0};
     }
+    free(slots);
     free(first);
     free(last);
     merges_of_free(&as_left);
@@ -145,7 +153,7 @@ int whole_chars_build(WholeChars *w, const uint32_t byte_ids[256], const uint32_
 
 void whole_chars_free(WholeChars *w) {
     free(w->index);
-    free(w->chars);
+    free(w->edges);
     w->index = NULL;
-    w->chars = NULL;
+    w->edges = NULL;
 }

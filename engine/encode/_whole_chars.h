@@ -10,20 +10,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A character of two or three bytes, merged on its own into ids[0..nids). Its merges come
- * first between any two bytes b, a (the last byte of what stands before it, the first of what
+/* The bytes a character's neighbours must not end or start with: its merges come first
+ * between any two bytes b, a (the last byte of what stands before it, the first of what
  * follows) unless bit b of before or bit a of after is set: there a merge of lower rank could
- * join part of it to that neighbour. */
+ * join part of it to that neighbour. Characters share them: o200k's 35,391 have 623. */
 typedef struct {
     uint64_t before[4];
     uint64_t after[4];
+} Edges;
+
+/* A character of two or three bytes, merged on its own into ids[0..nids) (nids 0: none,
+ * start from its bytes), and its Edges. */
+typedef struct {
     uint32_t ids[2];
-    uint32_t nids;
+    uint16_t nids;
+    uint16_t edges;
+    uint32_t unused;
 } WholeChar;
 
 typedef struct {
-    uint32_t *index; /* for each code point below 0x10000: 1 + its WholeChar, or 0 */
-    WholeChar *chars;
+    WholeChar *index; /* for each code point below 0x10000, 16 bytes: one load a character */
+    Edges *edges;
 } WholeChars;
 
 /* The rank of the pair (a, b), or UINT32_MAX for a pair that is not merged. */
@@ -56,11 +63,11 @@ static inline const WholeChar *whole_char_at(const WholeChars *w, const uint8_t 
     } else {
         return NULL;
     }
-    uint32_t at = w->index[cp];
-    if (!at) return NULL;
-    const WholeChar *c = &w->chars[at - 1];
-    if (i > 0 && whole_char_bit(c->before, s[i - 1])) return NULL;
-    if (i + *len < n && whole_char_bit(c->after, s[i + *len])) return NULL;
+    const WholeChar *c = &w->index[cp];
+    if (!c->nids) return NULL;
+    const Edges *e = &w->edges[c->edges];
+    if (i > 0 && whole_char_bit(e->before, s[i - 1])) return NULL;
+    if (i + *len < n && whole_char_bit(e->after, s[i + *len])) return NULL;
     return c;
 }
 
