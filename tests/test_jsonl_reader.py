@@ -216,6 +216,17 @@ def test_a_dataset_encodes_the_same_and_fails_the_same_either_way(gpt2, tmp_path
     assert fast == slow
 
 
+def test_the_first_bad_line_is_named_whichever_thread_reads_it(gpt2, tmp_path, monkeypatch):
+    """Two threads, each a block (the last line, with no newline after it, is a block of its
+    own): the error named is the first bad line's, as in one thread, though the thread that
+    met the later one finished first."""
+    path = tmp_path / "docs.jsonl"
+    path.write_bytes(b'{"text": "fine"}\n{"text": 1}\n{"other": "x"}')
+    for workers in (1, 2):
+        error = _dataset(gpt2, path, tmp_path / "ids.bin", monkeypatch, True, workers)
+        assert isinstance(error, str) and ": line 2: " in error
+
+
 def test_a_dataset_under_a_pattern_not_compiled_reads_each_line_in_python(gpt2, tmp_path):
     """Where encoding goes through ``regex``, every line is read by Python's json and its
     text encoded: the same ids as ``encode_packed`` of each, the bad record skipped."""

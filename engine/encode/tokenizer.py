@@ -846,9 +846,12 @@ class Tokenizer:
             it), and encoded it."""
             if not item.future.cancel():  # a helper has it, or it is done
                 return False
-            result = run(own, item.unit)  # the cancelled future stands until it is done
-            item.future = Future()
-            item.future.set_result(result)
+            done: Future[R] = Future()
+            try:
+                done.set_result(run(own, item.unit))
+            except Exception as e:  # raised in its turn: a unit before it may fail first
+                done.set_exception(e)
+            item.future = done  # the cancelled future stood until now
             return True
 
         def oldest() -> tuple[R, K]:
