@@ -281,25 +281,26 @@ def shard_jsonl_blocks(
 ) -> Iterator[tuple[Iterator[tuple[bytes, int]], Callable[[bytes, int], str | None], Callable[[], int]]]:
     """A JSONL shard's lines for a reader that reads the lines it can itself and hands the
     others back (``Tokenizer.encode_jsonl_blocks``): blocks of whole lines, each with the
-    number of its first line in the shard (from 0); what reads line ``number`` as
+    byte it starts at in the shard; what reads the line starting at byte ``offset`` as
     ``shard_texts`` would (its text, or None for a blank line or a record skipped; a
-    ``CorpusError`` naming the line), from any thread; and the records skipped so far."""
+    ``CorpusError`` naming the line, its number counted only then), from any thread; and
+    the records skipped so far."""
     bad = [0]
     lock = threading.Lock()
 
-    def record(line: bytes, number: int) -> str | None:
+    def record(line: bytes, offset: int) -> str | None:
         mine = [0]
-        text = _record_text(line, settings.text_field, settings, mine, shard, start, number)
+        text = _record_text(line, settings.text_field, settings, mine, shard, start + offset, 0)
         if mine[0]:
             with lock:
                 bad[0] += mine[0]
         return text
 
     def blocks() -> Iterator[tuple[bytes, int]]:
-        number = 0
+        offset = 0
         for block in _line_blocks(stream, min(settings.block_bytes, LINE_BLOCK)):
-            yield block, number
-            number += block.count(b"\n") + (not block.endswith(b"\n"))
+            yield block, offset
+            offset += len(block)
         reader.flush()  # the last bytes read, told to progress
 
     with _opened(shard, settings, progress, False) as (stream, reader, start):

@@ -255,9 +255,9 @@ def _encoded_jsonl(
         for source in sources:
             for shard in plan_shards([source], settings, shard_bytes=max(source.size, 1)):
                 with shard_jsonl_blocks(shard, settings, count) as (lines, record, bad):
-                    for block, number in lines:
+                    for block, offset in lines:
                         asked.append(read[0])
-                        yield block, number, record
+                        yield block, offset, record
                 skipped.append(bad)
 
     for data, documents in tokenizer.encode_jsonl_blocks(blocks(), settings.text_field, dtype, eot, workers):

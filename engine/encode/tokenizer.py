@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from functools import partial
-from itertools import chain, islice, repeat
+from itertools import accumulate, chain, islice, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -88,8 +88,8 @@ Unit = list[str] | tuple[str, int, int]
 
 JsonlBlock = tuple[bytes, int, Callable[[bytes, int], "str | None"]]
 """Whole lines of a JSONL file (each ending with a newline, but perhaps the file's last),
-the number of the first in its file (from 0), and what reads one line as Python's ``json``
-does, given its number: its text, or None for a blank line or a record skipped (a
+the byte where they start in their shard, and what reads one line as Python's ``json``
+does, given where it starts: its text, or None for a blank line or a record skipped (a
 ``CorpusError`` naming the line for a bad one), from any thread
 (``engine.corpus.shards.shard_jsonl_blocks``)."""
 
@@ -671,9 +671,10 @@ class Tokenizer:
         run = partial(_jsonl_unit, field.encode("utf-8"), width, mark)
         if not self._compiled:  # each line read by the block's reader, its text encoded
             tail = b"" if eot is None else eot.to_bytes(width, "little")
-            for block, number, record in blocks:
+            for block, offset, record in blocks:
                 lines = block.split(b"\n")[: -1 if block.endswith(b"\n") else None]
-                texts = (record(line, number + k) for k, line in enumerate(lines))
+                starts = accumulate((len(line) + 1 for line in lines), initial=offset)
+                texts = (record(line, at) for line, at in zip(lines, starts, strict=False))
                 ids = [self.encode_packed(text, dtype) + tail for text in texts if text is not None]
                 yield b"".join(ids), len(ids)
             return
@@ -963,20 +964,18 @@ def _ended_unit(encoder: Encoder, unit: tuple[Unit, int]) -> tuple[bytes, bytes]
 def _jsonl_unit(field: bytes, width: int, eot: int, encoder: Encoder, unit: JsonlBlock) -> tuple[bytes, int]:
     """A block of ``encode_jsonl_blocks``: the lines the encoder reads, and between them
     those it leaves, read by the block's reader and encoded as texts."""
-    block, number, record = unit
+    block, offset, record = unit
     parts: list[bytes] = []
     at = documents = 0
     while at < len(block):
-        ids, at, lines, done = encoder.encode_jsonl(block, at, field, width, eot)
+        ids, at, _, done = encoder.encode_jsonl(block, at, field, width, eot)
         parts.append(ids)
         documents += done
-        number += lines
         if at == len(block):
             break
         end = block.find(b"\n", at)
         end = len(block) if end < 0 else end
-        text = record(block[at:end], number)
-        number += 1
+        text = record(block[at:end], offset + at)
         at = end + 1
         if text is not None:
             parts.append(encoder.encode_packed_many([text], width, eot))
