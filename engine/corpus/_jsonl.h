@@ -71,16 +71,20 @@ static inline int jsonl_utf8(const uint8_t *p, const uint8_t *end) {
     return n;
 }
 
+/* One more than each byte's value as a hex digit, 0 for a byte that is none: an escape's
+ * four digits read with four loads and one test (a text json.dumps wrote with ensure_ascii,
+ * as it does by default, is escapes all but its ASCII). */
+static const int8_t jsonl_hex[256] = {
+    ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+    ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
 /* The four hex digits at p as a number, or -1. */
 static inline long jsonl_hex4(const uint8_t *p) {
-    long v = 0;
-    for (int k = 0; k < 4; k++) {
-        uint8_t c = p[k];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (d < 0) return -1;
-        v = v * 16 + d;
-    }
-    return v;
+    int a = jsonl_hex[p[0]], b = jsonl_hex[p[1]], c = jsonl_hex[p[2]], d = jsonl_hex[p[3]];
+    if (!a || !b || !c || !d) return -1;
+    return (long)(a - 1) << 12 | (long)(b - 1) << 8 | (long)(c - 1) << 4 | (d - 1);
 }
 
 static inline uint8_t *jsonl_put(uint8_t *out, long cp) {
@@ -107,11 +111,13 @@ static inline uint8_t *jsonl_put(uint8_t *out, long cp) {
  * written) and *out_end set past it. */
 static const uint8_t *jsonl_string(const uint8_t *p, const uint8_t *end, uint8_t *out, uint8_t **out_end) {
     for (p++; p < end;) {
-        const uint8_t *run = p;
-        p = jsonl_plain(p, end);
-        if (out) {
-            memcpy(out, run, (size_t)(p - run));
-            out += p - run;
+        if (*p != '\\') { /* escapes one after another go on without a look for a run */
+            const uint8_t *run = p;
+            p = jsonl_plain(p, end);
+            if (out) {
+                memcpy(out, run, (size_t)(p - run));
+                out += p - run;
+            }
         }
         if (p == end || *p < 0x20) return NULL; /* unterminated, or a control character */
         if (*p == '"') {
