@@ -751,7 +751,7 @@ class Tokenizer:
         """Texts in units for ``threads`` threads, each with how its results make the
         stream's: ``_WHOLE`` (a list of texts, one result a text), ``_PART`` (a piece of a long
         text, ``(text, start, end)``: it is encoded where it lies, not sliced out, which cost
-        this thread a tenth of the threads' time on a long English text; more follow),
+        two threads a tenth of their speed on a long English text; more follow),
         ``_LAST`` (the long text's last piece). Long texts are cut only for more than one
         thread (the threads share them)."""
         unit: list[str] = []
