@@ -16,13 +16,13 @@
  * (engine/corpus/_pretokenize_core.c), a batch at a time, the memory each will be looked up
  * in fetched ahead (and for those the hot table misses, the memory they will be looked up
  * in next); each pre-token's ids are found in the hot table of recent short ones, else are
- * its vocabulary entry (when every entry encodes to itself, Tokenizer.direct: a short one is
- * found by its short key), else are in a cache (the tokenizer's SharedCache, which the
+ * a short one's vocabulary entry, found by its short key (when every entry encodes to
+ * itself, Tokenizer.direct), else are in a cache (the tokenizer's SharedCache, which the
  * Encoders of all its threads fill and read together across calls, then the Encoder's own),
- * else come from the merge loop, and are cached. A full shared cache takes no more, a full own cache is emptied, so memory
- * stays bounded. Only building the list of ids takes the GIL again (or a copy of them
- * packed as 2- or 4-byte integers, for files of ids), so threads with an Encoder each
- * encode in parallel.
+ * else are a long one's vocabulary entry or come from the merge loop, and are cached. A full
+ * shared cache takes no more, a full own cache is emptied, so memory stays bounded. Only
+ * building the list of ids takes the GIL again (or a copy of them packed as 2- or 4-byte
+ * integers, for files of ids), so threads with an Encoder each encode in parallel.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -55,7 +55,7 @@ typedef struct {
     uint32_t *byte_pairs; /* the rank of the pair of the ids of bytes a and b at a << 8 | b: the
                            * first round of every merge loop looks in 256 KB, not the table */
     WholeChars chars;     /* the characters a merge loop may start from merged */
-    uint64_t *filter;     /* a Bloom filter of the merged pairs (pair_filtered) */
+    uint64_t *filter;     /* a Bloom filter of the merged pairs (pair_filter) */
     int filter_shift;     /* 64 - log2 of its words */
 } MergeRanks;
 
@@ -64,10 +64,10 @@ typedef struct {
 #define RANK_OF(slot) ((uint32_t)((slot) & 0x3FFFFF))
 
 /* The filter's word of a pair, and the two bits the pair sets in it. Most pairs a merge loop
- * looks up are in no merge (the last round's all, and under o200k half of those between the
- * characters of Chinese text, most of whose characters stay tokens of their own), and the
- * filter, a byte a merge, tells most of them so from the processor's second-level cache
- * rather than a probe of the table, which is 16 bytes a merge (4 MB for o200k). */
+ * looks up are in no merge (the last round's all, and under o200k most of those between the
+ * characters of Chinese text, which stay tokens of their own), and the filter, a byte or two
+ * a merge, tells most of them so from the processor's second-level cache rather than a probe
+ * of the table, which is 16 bytes a merge (4 MB for o200k). */
 static inline const uint64_t *pair_filter(const MergeRanks *m, uint64_t pair, uint64_t *bits) {
     uint64_t h = pair * 0xD6E8FEB86659FD93ULL;
     h ^= h >> 32;
