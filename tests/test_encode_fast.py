@@ -135,6 +135,7 @@ def test_a_span_of_a_text_is_encoded_as_its_slice(tok, text, start, end):
     encoder = tok._new_encoder()
     assert encoder.encode_packed(text, 4, start, end) == packed(tok.encode(text[start:end]), "I")
     assert encoder.encode_packed(text, 4, start) == packed(tok.encode(text[start:]), "I")
+    assert encoder.encode_packed(text, 4, -start, -end) == b""  # no negative positions: nothing
 
 
 def test_an_id_too_wide_for_uint16_is_refused():

@@ -1569,7 +1569,7 @@ static void encode_error(PyObject *text, int err, int fits) {
 static PyObject *encode_as(Encoder *e, PyObject *text, int width, Py_ssize_t start, Py_ssize_t end) {
     StrView v;
     if (view_of(text, &v)) return NULL;
-    end = end < v.len ? end : v.len;
+    end = end < 0 ? 0 : end < v.len ? end : v.len;
     start = start < 0 ? 0 : start < end ? start : end;
     v.data = (const uint8_t *)v.data + start * v.kind;
     v.len = end - start;
