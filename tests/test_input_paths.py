@@ -17,6 +17,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ from bpe_tui.cli import main
 from engine import CorpusError, PreTokenizer, Tokenizer, Trainer, train_bpe
 from engine.corpus import counting
 from engine.corpus.counting import count_inputs
-from engine.corpus.shards import PROGRESS_BYTES, CountSettings
+from engine.corpus.shards import PROGRESS_BYTES, Block, CountSettings
 from engine.corpus.sources import find_inputs
 from tests.conftest import CLI_ENV, ROOT, fixture_file, refused, run_cli, zstd_compress
 from tests.test_inputs import DOCS, SPECIAL, write
@@ -285,17 +286,22 @@ def test_a_long_stream_alone_is_counted_on_every_core(monkeypatch, tmp_path, suf
     """Past its first IN_PROCESS bytes a stream is fed to the workers a block at a time: the
     counts, bytes and digest of the same bytes as a file."""
     monkeypatch.setattr(counting, "IN_PROCESS", 2000)
-    monkeypatch.setattr(counting, "MAX_BLOCK", 3000)  # many blocks, each a worker's
     source = tmp_path / f"docs.{suffix}"
     if suffix == "jsonl":
         write(source, DOCS * 30)
     else:
         source.write_text(GOOD * 40)
     writer = fifo_of(tmp_path / f"pipe.{suffix}", source.read_bytes())
-    fed: list[list[str]] = []
-    blocks = counting._blocks
-    monkeypatch.setattr(counting, "_blocks", lambda texts: (fed.append(block) or block for block in blocks(texts)))
-    settings = CountSettings(special_tokens=(SPECIAL,), block_bytes=1024)  # text read a KB at a time, however the pipe delivers it
+    fed: list[Block] = []
+    count_parallel = counting._count_parallel
+
+    def feeding(*args: Any, feed: Any = None, **kwargs: Any) -> Any:
+        if feed is not None:
+            feed.blocks = (fed.append(block) or (i, shard, block) for i, shard, block in feed.blocks)
+        return count_parallel(*args, feed=feed, **kwargs)
+
+    monkeypatch.setattr(counting, "_count_parallel", feeding)
+    settings = CountSettings(special_tokens=(SPECIAL,), block_bytes=1024)  # blocks of a KB, however the pipe delivers them
     streamed, summary = count_inputs([tmp_path / f"pipe.{suffix}"], settings, workers=2)
     writer.join(timeout=60)
     assert len(fed) > 2  # it went to the workers
@@ -304,16 +310,31 @@ def test_a_long_stream_alone_is_counted_on_every_core(monkeypatch, tmp_path, suf
     assert summary.bytes_read == whole.bytes_read and summary.digest == whole.digest
 
 
-def test_bad_input_in_the_fed_part_of_a_stream_is_one_line(monkeypatch, tmp_path):
+@pytest.mark.parametrize("suffix", ["jsonl", "txt"])
+def test_bad_input_in_the_fed_part_of_a_stream_is_one_line(monkeypatch, tmp_path, suffix):
+    """Counted by a worker, a block far into the stream is named where it is bad: its line,
+    or its byte."""
     monkeypatch.setattr(counting, "IN_PROCESS", 2000)
-    monkeypatch.setattr(counting, "MAX_BLOCK", 3000)
     good = write(tmp_path / "docs.jsonl", DOCS * 30).read_bytes()
-    path = tmp_path / "pipe.jsonl"
-    writer = fifo_of(path, good + b"not json\n")
-    line = good.count(b"\n") + 1
-    with pytest.raises(CorpusError, match=f"{path}: line {line}"):
-        count_inputs([path], CountSettings(special_tokens=(SPECIAL,)), workers=2)
+    path = tmp_path / f"pipe.{suffix}"
+    writer = fifo_of(path, good + (b"not json\n" if suffix == "jsonl" else b"caf\xe9 ok\n"))
+    lines = good.count(b"\n")
+    where = f"line {lines + 1}" if suffix == "jsonl" else f"not valid UTF-8 at byte offset {len(good) + 3}"
+    with pytest.raises(CorpusError, match=f"{path}: {where}"):
+        count_inputs([path], CountSettings(special_tokens=(SPECIAL,), block_bytes=1024), workers=2)
     writer.join(timeout=60)
+
+
+def test_bad_records_skipped_in_the_fed_part_of_a_stream_are_counted(monkeypatch, tmp_path):
+    monkeypatch.setattr(counting, "IN_PROCESS", 2000)
+    good = write(tmp_path / "docs.jsonl", DOCS * 30).read_bytes()
+    writer = fifo_of(tmp_path / "pipe.jsonl", good + b"not json\n" + good + b"[1]\n")
+    settings = CountSettings(special_tokens=(SPECIAL,), block_bytes=1024, skip_bad_records=True)
+    counts, summary = count_inputs([tmp_path / "pipe.jsonl"], settings, workers=2)
+    writer.join(timeout=60)
+    assert summary.bad_records == 2
+    once = count_inputs([tmp_path / "docs.jsonl"], settings, workers=1)[0]
+    assert counts == once + once
 
 
 def test_a_slow_stream_reports_its_bytes_as_they_arrive(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from collections import Counter
 from itertools import pairwise
 
@@ -14,6 +15,8 @@ from engine import PATTERNS, PreTokenizer
 from engine.corpus._tally import Tally
 from engine.corpus.counting import count_file
 from engine.corpus.pretokenize import FAMILIES
+from engine.corpus.shards import CountSettings, PretokenTally, Shard, count_block, stream_blocks
+from engine.corpus.sources import TEXT
 
 SPECIALS = ["<|endoftext|>", "<|endoftext|><|endoftext|>", "<|pad|>"]
 PIECES = [
@@ -79,6 +82,26 @@ def test_streamed_count_equals_whole_count(monkeypatch, tmp_path, pattern, text,
     path.write_text(text, encoding="utf-8", newline="")
     pretok = PreTokenizer(pattern, SPECIALS)
     assert count_file(path, pretok, workers=workers, block_size=block) == pretok.count(text)
+
+
+@pytest.mark.parametrize("pattern", [*PATTERNS, r"[a-z]+|\s+"])
+@settings(max_examples=60, deadline=None)
+@given(text=texts, block=st.integers(1, 160))
+def test_a_streams_blocks_counted_apart_add_up_to_the_whole(tmp_path_factory, pattern, text, block):
+    """A stream is cut into blocks in bytes (or, under a pattern of its own, read as text
+    here) that count apart, in any process, as they do within the whole."""
+    path = tmp_path_factory.mktemp("stream") / "corpus.txt"
+    path.write_text(text, encoding="utf-8", newline="")
+    settings = CountSettings(pattern, tuple(SPECIALS), block_bytes=block)
+    stream = Shard(str(path), TEXT, None, 0, stream=True)
+    counted: Counter[bytes] = Counter()
+    with stream_blocks(stream, settings, None) as (blocks, done):
+        for each in blocks:
+            tally = PretokenTally(settings.pretokenizer)
+            count_block(pickle.loads(pickle.dumps(each)), stream, settings, tally)
+            counted += tally.counter()
+        assert done()[0] == len(text.encode())
+    assert counted == settings.pretokenizer.count(text)
 
 
 @pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])

@@ -40,16 +40,18 @@ from engine.corpus.runs import Keeping, RunKeeper, kept_runs, merged_parts, merg
 from engine.corpus.shards import (
     MAX_BLOCK,
     SHARD_BYTES,
+    Block,
     CountSettings,
     PretokenTally,
     Shard,
     ShardCount,
+    count_block,
     count_shard,
     count_texts,
     inputs_digest,
     keep_mmap_threshold,
     plan_shards,
-    shard_texts,
+    stream_blocks,
     trim_heap,
 )
 from engine.corpus.sources import STDIN, Source, find_inputs, label
@@ -239,18 +241,23 @@ def _count_streams(
     """Count inputs among which are streams (see the module's docstring): the streams' first
     ``IN_PROCESS`` bytes here, first (their writers wait on them), into ``tally``; what is
     left of them and the files here too when that is all, or else by ``cores`` counters
-    (this process's going on in ``tally``), the streams fed to them a block at a time."""
+    (this process's going on in ``tally``), the streams' blocks fed to them as they are read."""
     with ExitStack() as stack:
-        streams = {i: stack.enter_context(shard_texts(s, settings, read)) for i, s in enumerate(shards) if s.stream}
-        texts = (text for stream, _ in streams.values() for text in stream)
+        streams = {i: stack.enter_context(stream_blocks(s, settings, read)) for i, s in enumerate(shards) if s.stream}
+        feed = _Feed(((i, shards[i], block) for i, (stream, _) in streams.items() for block in stream), dict.fromkeys(streams, 0))
+
+        def ended(i: int) -> ShardCount:
+            size, digest = streams[i][1]()
+            return ShardCount(Counter(), size, feed.bad[i], digest)
+
         seen = 0
-        for text in texts:
-            tally.add(text)
-            seen += len(text)
+        for i, shard, block in feed.blocks:
+            feed.bad[i] += count_block(block, shard, settings, tally)
+            seen += len(block.data)
             if seen > IN_PROCESS:
                 break
         else:  # the streams have ended: count the files as without them
-            results = {i: ShardCount(Counter(), *done()) for i, (_, done) in streams.items()}
+            results = {i: ended(i) for i in streams}
             files = [(i, s) for i, s in enumerate(shards) if not s.stream]
             if sum(s.size for _, s in files) <= IN_PROCESS or len(files) < 2:
                 results |= {i: count_shard(s, settings, read, tally) for i, s in files}
@@ -258,23 +265,18 @@ def _count_streams(
             parts, counted = _count_parallel(files, settings, min(cores, len(files)), read, name, tally=tally)
             return parts, [(results | counted)[i] for i in range(len(shards))]
         files = [(i, s) for i, s in enumerate(shards) if not s.stream]
-        parts, counted = _count_parallel(files, settings, cores, read, name, feed=_blocks(texts), tally=tally)
-        results = {i: ShardCount(Counter(), *done()) for i, (_, done) in streams.items()} | counted
+        parts, counted = _count_parallel(files, settings, cores, read, name, feed=feed, tally=tally)
+        results = {i: ended(i) for i in streams} | counted
     return parts, [results[i] for i in range(len(shards))]
 
 
-def _blocks(texts: Iterator[str]) -> Iterator[list[str]]:
-    """Texts gathered into blocks of about ``MAX_BLOCK`` characters, to hand to a worker."""
-    block: list[str] = []
-    size = 0
-    for text in texts:
-        block.append(text)
-        size += len(text)
-        if size >= MAX_BLOCK:
-            yield block
-            block, size = [], 0
-    if block:
-        yield block
+@dataclass(slots=True)
+class _Feed:
+    """A stream's blocks to hand to the counters as they are read, each with its place in
+    the plan, and the records skipped in each stream's blocks as the counters report them."""
+
+    blocks: Iterator[tuple[int, Shard, Block]]
+    bad: dict[int, int]
 
 
 CHECKPOINT_SECONDS = float(os.environ.get("BPE_TUI_CHECKPOINT_SECONDS", 60))
@@ -436,7 +438,7 @@ def _count_parallel(
     read: Callable[[int], None],
     name: str,
     keeping: Keeping | None = None,
-    feed: Iterator[list[str]] | None = None,
+    feed: _Feed | None = None,
     tally: PretokenTally | None = None,
 ) -> tuple[list[WordTable], dict[int, ShardCount]]:
     """Hand the shards (each with its place in the plan) to ``workers`` counters through one
@@ -445,7 +447,7 @@ def _count_parallel(
     shard's digest as it ends; then the counters join their tallies by hash, each handing
     back its part of the pre-tokens (``engine.corpus.tally_parts``): the counts, in parts
     that share no pre-token. With ``keeping``, they write runs instead
-    (``engine.corpus.runs``) and there are no parts. ``feed``: blocks of a stream's texts,
+    (``engine.corpus.runs``) and there are no parts. ``feed``: a stream's blocks,
     read by a thread of this process as the counters take them, at most two a counter
     waiting."""
     # Imported here: a small corpus, counted in this process, need not pay for them.
@@ -474,13 +476,13 @@ def _count_parallel(
         """Put the stream's blocks on the queue as there is room, then the ends."""
         assert feed is not None
         try:
-            for block in feed:
+            for i, shard, block in feed.blocks:
                 while not room.acquire(timeout=0.1):
                     if stop.is_set():
                         return
                 if stop.is_set():
                     return
-                tasks.put(("texts", block))
+                tasks.put(("block", i, shard, block))
         except BaseException as e:  # bad input in the stream: the loop below raises it
             feeding.append(e)
         finally:
@@ -519,6 +521,8 @@ def _count_parallel(
                 read(rest[0])
             elif kind == "fed":
                 room.release()
+                assert feed is not None
+                feed.bad[rest[0]] += rest[1]
             elif kind == "shard":
                 per_shard[rest[0]] = rest[1]
             elif kind == "parts":
@@ -581,7 +585,8 @@ def _count_tasks(
     tally: PretokenTally | None = None,
 ) -> None:
     """Count what ``tasks`` holds until a None, into one tally (``tally``, or a new one):
-    ``("shard", index, shard)`` or ``("texts", block)`` (a stream's, read by the parent).
+    ``("shard", index, shard)`` or ``("block", index, shard, block)`` (a stream's, read by the
+    parent).
     Say what happens on ``results``: bytes read, each shard's ``ShardCount``, each block
     counted; then, with ``keeping``, ``("counts", None)`` once the runs are written; or else
     ``("parts",)`` once it has sent the others their part of its pre-tokens (as it counts,
@@ -604,12 +609,10 @@ def _count_tasks(
                 if stop.is_set():
                     return
                 kind, *rest = task
-                if kind == "texts":
-                    block = rest[0]
-                    assert isinstance(block, list)
-                    for text in block:
-                        tally.add(text)
-                    results.put(("fed",))
+                if kind == "block":
+                    index, shard, block = rest
+                    assert isinstance(index, int) and isinstance(shard, Shard) and isinstance(block, Block)
+                    results.put(("fed", index, count_block(block, shard, settings, tally)))
                 else:
                     index, shard = rest
                     assert isinstance(index, int) and isinstance(shard, Shard)

@@ -307,6 +307,93 @@ def shard_jsonl_blocks(
         yield blocks(), record, lambda: bad[0]
 
 
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A stretch of a stream that counts on its own as within the whole stream, by any
+    process (``count_block``): whole JSONL lines, or plain text cut where ``text_cut`` would
+    cut, as bytes; or, under a pattern with no such cut, its text as read here."""
+
+    data: bytes | str
+    offset: int = 0
+    """The byte of the stream its bytes start at, for messages (a text's were found as it
+    was read)."""
+    lines_before: int = 0
+    """The lines of the stream before it, for messages."""
+
+
+@contextmanager
+def stream_blocks(
+    shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None
+) -> Iterator[tuple[Iterator[Block], Callable[[], tuple[int, bytes]]]]:
+    """A stream's ``Block``s as it is read, and what gives ``(bytes read, digest)`` once they
+    are. Its bytes are read and hashed here, and parsed where each block is counted."""
+    pretok = settings.pretokenizer
+    with _opened(shard, settings, progress, True) as (stream, reader, _):
+        blocks: Iterator[Block]
+        if shard.format == JSONL:
+            blocks = _numbered(_line_blocks(stream, settings.block_bytes))
+        elif pretok.chunked:
+            blocks = _placed(_text_blocks(stream, pretok, settings.block_bytes))
+        else:
+            blocks = (Block(text) for text, _ in read_blocks(stream, pretok, settings.block_bytes, settings.errors, shard.path))
+        digest = reader.hash
+        assert digest is not None  # hashed
+        yield blocks, lambda: (reader.flush(), digest.digest())
+
+
+def count_block(block: Block, shard: Shard, settings: CountSettings, tally: PretokenTally) -> int:
+    """Count a stream's ``block`` into ``tally``, as ``count_shard`` would within the whole;
+    the bad records it skipped."""
+    if isinstance(block.data, str):
+        tally.add(block.data)
+        return 0
+    bad = [0]
+    f = io.BytesIO(block.data)
+    if shard.format == JSONL:
+        texts: Iterable[str] = _jsonl_documents(f, shard, 0, settings, bad, tally, block.lines_before)
+    else:
+        read = read_blocks(f, settings.pretokenizer, settings.block_bytes, settings.errors, shard.path, block.offset)
+        texts = (text for text, _ in read)
+    for text in texts:
+        tally.add(text)
+        del text
+    return bad[0]
+
+
+def _numbered(blocks: Iterator[bytes]) -> Iterator[Block]:
+    offset = lines = 0
+    for data in blocks:
+        yield Block(data, offset, lines)
+        offset += len(data)
+        lines += data.count(b"\n")
+
+
+def _placed(blocks: Iterator[bytes]) -> Iterator[Block]:
+    offset = 0
+    for data in blocks:
+        yield Block(data, offset)
+        offset += len(data)
+
+
+def _text_blocks(f: Any, pretok: PreTokenizer, block_size: int) -> Iterator[bytes]:
+    """A plain-text stream in blocks of about ``block_size`` bytes, each ending where
+    ``text_cut`` would cut, so that each pre-tokenizes on its own as within the whole. A
+    stretch with no cut is held in pieces and joined once one comes."""
+    rules, specials, reach = _cut_terms(pretok)
+    held: list[bytes] = []
+    while data := f.read(block_size):
+        cut = _last_cut(data, rules, specials, reach)
+        if not cut:
+            held.append(data)
+            continue
+        held.append(data[:cut])
+        yield b"".join(held)
+        held = [data[cut:]]
+        del data
+    if rest := b"".join(held):
+        yield rest
+
+
 @contextmanager
 def _opened(
     shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None, hashed: bool
@@ -369,9 +456,7 @@ def text_cut(f: BinaryIO, pos: int, pretok: PreTokenizer) -> int:
     """
     if pos <= 0:
         return 0
-    rules = {char.encode(): bad_before for char, bad_before in pretok.cut_rules}
-    specials = [s.encode("utf-8") for s in pretok.special_tokens]
-    reach = max(map(len, specials), default=1)  # how far a special token stretches either side
+    rules, specials, reach = _cut_terms(pretok)
     back = reach + 4  # and the character before the cut
     origin = max(0, pos - back)
     f.seek(origin)
@@ -392,6 +477,26 @@ def text_cut(f: BinaryIO, pos: int, pretok: PreTokenizer) -> int:
         if _cut_ok(data, j, rules[data[j : j + 1]], specials):
             return origin + j
         i = j + 1
+
+
+def _cut_terms(pretok: PreTokenizer) -> tuple[dict[bytes, Callable[[str], bool]], list[bytes], int]:
+    """What ``text_cut`` looks for: the bytes of ``cut_rules``' characters, each with its
+    test, the special tokens' bytes, and how far a special token stretches either side of a
+    cut."""
+    rules = {char.encode(): bad_before for char, bad_before in pretok.cut_rules}
+    specials = [s.encode("utf-8") for s in pretok.special_tokens]
+    return rules, specials, max(map(len, specials), default=1)
+
+
+def _last_cut(data: bytes, rules: dict[bytes, Callable[[str], bool]], specials: list[bytes], reach: int) -> int:
+    """The last place in ``data`` where ``text_cut`` would cut, told from ``data`` alone: far
+    enough from both ends to see every special token that could span it (0 if none)."""
+    end = len(data) - reach + 1
+    while (j := max(data.rfind(c, reach + 4, end) for c in rules)) > 0:
+        if _cut_ok(data, j, rules[data[j : j + 1]], specials):
+            return j
+        end = j
+    return 0
 
 
 def _cut_ok(data: bytes, j: int, bad_before: Callable[[str], bool], specials: list[bytes]) -> bool:
@@ -613,13 +718,13 @@ def _json_value(line: str) -> Any:
 
 
 def _jsonl_documents(
-    f: Any, shard: Shard, start: int, settings: CountSettings, bad: list[int], tally: PretokenTally | None = None
+    f: Any, shard: Shard, start: int, settings: CountSettings, bad: list[int], tally: PretokenTally | None = None, number: int = 0
 ) -> Iterator[str]:
-    """The texts of the JSONL stream's records. With a ``tally`` that can (``jsonl_field``),
-    the records it reads in C are counted into it and only the others' texts given."""
+    """The texts of the JSONL stream's records, ``number`` lines after byte ``start`` of the
+    file (for messages). With a ``tally`` that can (``jsonl_field``), the records it reads in
+    C are counted into it and only the others' texts given."""
     field = settings.text_field
     fast = tally.jsonl_field(field) if tally is not None else None
-    number = 0
     for block in _line_blocks(f, min(settings.block_bytes, LINE_BLOCK)):
         at = 0
         while at < len(block):
