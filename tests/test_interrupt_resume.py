@@ -205,14 +205,14 @@ def test_a_counting_worker_that_dies_ends_the_run_with_a_message(tmp_path):
         import engine.corpus.counting, engine.corpus.shards
         from bpe_tui.cli import main
 
-        parent, add = os.getpid(), engine.corpus.shards.PretokenTally.add
+        parent, added = os.getpid(), engine.corpus.shards.PretokenTally._added
 
         def die(*args):
             if os.getpid() != parent:  # a worker process; this one counts in a thread too
                 os.kill(os.getpid(), signal.SIGKILL)
-            add(*args)
+            added(*args)
 
-        engine.corpus.shards.PretokenTally.add = die
+        engine.corpus.shards.PretokenTally._added = die  # after whatever was counted, however
         engine.corpus.counting.IN_PROCESS = 0  # small files, counted by workers all the same
         sys.exit(main(["train", {str(corpus)!r}, {str(other)!r}, "--headless", "--workers", "2"]))
         """

@@ -218,6 +218,27 @@ def test_tally_counts_as_regex_findall(pattern, pieces):
     assert table_items(tally.table(True)) == sorted(want.items())
 
 
+@pytest.mark.parametrize("specials", [SPECIALS, ["<|end", "ftext|>", "<|endoftext|>"]])
+@pytest.mark.parametrize("pattern", FAMILIES)
+@settings(max_examples=200, deadline=None)
+@given(text=texts, junk=st.lists(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xe0\x80\x80", b"\xf4\x90\x80\x80"]), max_size=1))
+def test_a_text_counted_from_its_bytes_counts_as_from_its_str(specials, pattern, text, junk):
+    """``add_utf8`` cuts out the special tokens as ``split_special`` does (overlapping ones
+    too) and counts the rest as ``add`` counts the str; bytes that are not UTF-8 (a stray
+    byte, a cut-off character, a surrogate, an overlong form, past U+10FFFF) count nothing."""
+    pretok = PreTokenizer(pattern, specials)
+    tally = Tally(pretok.family_id)
+    data = text.encode()
+    cut = len(data) // 2
+    bad = data[:cut] + b"".join(junk) + data[cut:]
+    try:
+        valid, want = True, pretok.count(bad.decode())
+    except UnicodeDecodeError:
+        valid, want = False, Counter()
+    assert tally.add_utf8(bad, tuple(s.encode() for s in specials)) is valid
+    assert tally.counts() == want
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.text(st.sampled_from("ab\x00\x01é"), max_size=14), min_size=1, max_size=60))
 def test_sorted_table_orders_words_alike_in_their_first_8_bytes(tails):

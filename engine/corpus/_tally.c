@@ -12,7 +12,8 @@
  * pre-token; the caller splits it first.
  *
  * add_jsonl(data, at, field, specials) counts the documents of JSONL lines straight from their
- * bytes (engine/corpus/_jsonl.h), up to the first line it leaves to the caller.
+ * bytes (engine/corpus/_jsonl.h), up to the first line it leaves to the caller; add_utf8(data,
+ * specials) counts a plain text from its bytes, unless they are not valid UTF-8.
  *
  * Parallel counters each keep a part of the pre-tokens (engine/corpus/tally_parts.py):
  * route(fds, own) keeps the tally's own part and sends every other pre-token to the counter
@@ -469,17 +470,104 @@ typedef struct {
     size_t len;
 } Piece;
 
+/* Where piece first occurs in s[0..len), or len if nowhere (or it is empty). */
+static size_t find_piece(const Piece *piece, const uint8_t *s, size_t len) {
+    const uint8_t *t = piece->bytes, *last;
+    size_t m = piece->len;
+    if (!m || m > len) return len;
+    last = s + len - m; /* the last place it could start */
+    for (const uint8_t *p = s; p <= last && (p = memchr(p, t[0], (size_t)(last - p) + 1)); p++)
+        if (memcmp(p, t, m) == 0) return (size_t)(p - s);
+    return len;
+}
+
 /* Whether one of the n special tokens occurs in s[0..len). */
 static int holds_special(const Piece *specials, Py_ssize_t n, const uint8_t *s, size_t len) {
-    for (Py_ssize_t j = 0; j < n; j++) {
-        const uint8_t *t = specials[j].bytes, *last;
-        size_t m = specials[j].len;
-        if (!m || m > len) continue;
-        last = s + len - m; /* the last place it could start */
-        for (const uint8_t *p = s; p <= last && (p = memchr(p, t[0], (size_t)(last - p) + 1)); p++)
-            if (memcmp(p, t, m) == 0) return 1;
-    }
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (find_piece(&specials[j], s, len) < len) return 1;
     return 0;
+}
+
+/* Whether s[0..len) is valid UTF-8, as Python's strict decoder has it. */
+static int valid_utf8(const uint8_t *s, size_t len) {
+    const uint8_t *end = s + len;
+    while (s < end) {
+        uint64_t w;
+        while (end - s >= 8 && (memcpy(&w, s, 8), !(w & 0x8080808080808080ULL))) s += 8;
+        while (s < end && *s < 0x80) s++;
+        if (s == end) break;
+        int n = jsonl_utf8(s, end);
+        if (!n) return 0;
+        s += n;
+    }
+    return 1;
+}
+
+/* Count the pre-tokens of s[0..len) with the n special tokens cut out as
+ * PreTokenizer.split_special cuts them: from the start, the leftmost occurrence first, the
+ * longest of those starting there. next[j] is where special j next occurs from at (len if
+ * nowhere), looked for again only once at has passed it. -1 when out of memory. */
+static int count_between(Tally *t, const uint8_t *s, size_t len, const Piece *specials, Py_ssize_t n, size_t *next) {
+    for (Py_ssize_t j = 0; j < n; j++) next[j] = find_piece(&specials[j], s, len);
+    size_t at = 0;
+    for (;;) {
+        size_t first = len, width = 0;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            if (next[j] < at) next[j] = at + find_piece(&specials[j], s + at, len - at);
+            if (next[j] < first || (next[j] == first && next[j] < len && specials[j].len > width))
+                first = next[j], width = specials[j].len;
+        }
+        if (count_text(t, s + at, (ptrdiff_t)(first - at)) < 0) return -1;
+        if (first == len) return 0;
+        at = first + width;
+    }
+}
+
+/* add_utf8(data, specials) -> bool: count the pre-tokens of a text given as UTF-8 bytes, the
+ * special tokens (bytes) cut out; False, counting nothing, if it is not valid UTF-8. The GIL
+ * is released for a long one. */
+static PyObject *Tally_add_utf8(Tally *t, PyObject *args) {
+    Py_buffer data;
+    PyObject *specials, *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*O!:add_utf8", &data, &PyTuple_Type, &specials)) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(specials);
+    Piece *tokens = PyMem_Malloc((size_t)(n ? n : 1) * (sizeof *tokens + sizeof(size_t)));
+    if (!tokens) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t *next = (size_t *)(tokens + (n ? n : 1));
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *token = PyTuple_GET_ITEM(specials, j);
+        if (!PyBytes_Check(token)) {
+            PyErr_SetString(PyExc_TypeError, "special tokens must be bytes");
+            goto done;
+        }
+        tokens[j] = (Piece){(const uint8_t *)PyBytes_AS_STRING(token), (size_t)PyBytes_GET_SIZE(token)};
+    }
+    if (check_counting(t)) goto done;
+    if (t->family < 0) {
+        PyErr_SetString(PyExc_ValueError, "add_utf8 needs a compiled pre-tokenizer");
+        goto done;
+    }
+    const uint8_t *s = data.buf;
+    size_t len = (size_t)data.len;
+    int valid, rc = 0;
+    t->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    valid = valid_utf8(s, len);
+    if (valid) rc = count_between(t, s, len, tokens, n, next);
+    Py_END_ALLOW_THREADS
+    t->busy = 0;
+    if (rc < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    out = PyBool_FromLong(valid);
+done:
+    PyMem_Free(tokens);
+    PyBuffer_Release(&data);
+    return out;
 }
 
 /* add_jsonl(data, at, field, specials) -> (stop, lines): count the documents of the JSONL lines
@@ -1145,6 +1233,9 @@ static PyMethodDef Tally_methods[] = {
     {"add_jsonl", (PyCFunction)Tally_add_jsonl, METH_VARARGS,
      "add_jsonl(data, at, field, specials)\n--\n\nCount the texts of JSONL lines from byte at, up to the first line left to the\n"
      "caller (not one JSON object with the string field once, or holding a special token):\n(where it starts, the lines before it)."},
+    {"add_utf8", (PyCFunction)Tally_add_utf8, METH_VARARGS,
+     "add_utf8(data, specials)\n--\n\nCount the pre-tokens of a text given as UTF-8 bytes, the special tokens (bytes)\n"
+     "cut out; False, counting nothing, if it is not valid UTF-8."},
     {"table", (PyCFunction)Tally_table, METH_VARARGS,
      "table(sort=False)\n--\n\n(words, ends, counts): the distinct pre-tokens' bytes one after another, in the\n"
      "order first seen or sorted by bytes; where each ends and each one's count, as native int64."},

@@ -20,6 +20,10 @@ class Tally:
         field once as a string (or that C does not read: see ``engine/corpus/_jsonl.h``), or
         whose text holds one of the ``specials``. ``(where that line starts, or len(data);
         how many lines came before it)``."""
+    def add_utf8(self, data: Buffer, specials: tuple[bytes, ...], /) -> bool:
+        """Count the pre-tokens of a text given as its UTF-8 bytes, the ``specials`` cut out
+        as ``PreTokenizer.split_special`` cuts them; False, counting nothing, if ``data`` is
+        not valid UTF-8 (as Python's strict decoder has it)."""
     def table(self, sort: bool = False, /) -> tuple[bytes, bytes, bytes]:
         """``(words, ends, counts)``: the distinct pre-tokens' bytes one after another, in the
         order first seen or sorted by bytes; where each ends and each one's count, as native

@@ -268,10 +268,14 @@ def shard_texts(
         return
     pretok = settings.pretokenizer
     with _opened(shard, settings, progress, hashed) as (stream, reader, start):
+        count = None if tally is None else tally.utf8_text()
         if shard.format == JSONL:
             texts: Iterable[str] = _jsonl_documents(stream, shard, start, settings, bad, tally)
-        else:
+        elif count is None:
             texts = (text for text, _ in read_blocks(stream, pretok, settings.block_bytes, settings.errors, shard.path, start))
+        else:  # in blocks cut in bytes, counted from their bytes
+            blocks = _placed(_text_blocks(stream, pretok, settings.block_bytes), start)
+            texts = (text for block in blocks for text in _block_texts(block, shard, settings, count))
         yield texts, lambda: (reader.flush(), bad[0], b"" if reader.hash is None else reader.hash.digest())
 
 
@@ -348,12 +352,10 @@ def count_block(block: Block, shard: Shard, settings: CountSettings, tally: Pret
         tally.add(block.data)
         return 0
     bad = [0]
-    f = io.BytesIO(block.data)
     if shard.format == JSONL:
-        texts: Iterable[str] = _jsonl_documents(f, shard, 0, settings, bad, tally, block.lines_before)
+        texts: Iterable[str] = _jsonl_documents(io.BytesIO(block.data), shard, 0, settings, bad, tally, block.lines_before)
     else:
-        read = read_blocks(f, settings.pretokenizer, settings.block_bytes, settings.errors, shard.path, block.offset)
-        texts = (text for text, _ in read)
+        texts = _block_texts(block, shard, settings, tally.utf8_text())
     for text in texts:
         tally.add(text)
         del text
@@ -368,8 +370,17 @@ def _numbered(blocks: Iterator[bytes]) -> Iterator[Block]:
         lines += data.count(b"\n")
 
 
-def _placed(blocks: Iterator[bytes]) -> Iterator[Block]:
-    offset = 0
+def _block_texts(block: Block, shard: Shard, settings: CountSettings, count: Callable[[bytes], bool] | None) -> Iterator[str]:
+    """The texts of a block of plain text cut where ``text_cut`` would cut: none if ``count``
+    took it from its bytes (``PretokenTally.utf8_text``), else decoded as ``read_blocks``
+    decodes (its errors naming their byte of the file)."""
+    assert isinstance(block.data, bytes)
+    if count is None or not count(block.data):
+        read = read_blocks(io.BytesIO(block.data), settings.pretokenizer, settings.block_bytes, settings.errors, shard.path, block.offset)
+        yield from (text for text, _ in read)
+
+
+def _placed(blocks: Iterator[bytes], offset: int = 0) -> Iterator[Block]:
     for data in blocks:
         yield Block(data, offset)
         offset += len(data)
@@ -918,6 +929,22 @@ class PretokenTally:
             stop, lines = self.tally.add_jsonl(block, at, key, specials)
             self._added(stop - at)
             return stop, lines
+
+        return count
+
+    def utf8_text(self) -> Callable[[bytes], bool] | None:
+        """What counts a plain text straight from its UTF-8 bytes (``Tally.add_utf8``), or says
+        they are not valid UTF-8, counting nothing. None where the texts must go through
+        Python, as for ``jsonl_field``."""
+        if self.pretok.family is None or not self.pretok.plain:
+            return None
+        specials = tuple(s.encode("utf-8") for s in self.pretok.special_tokens)
+
+        def count(data: bytes) -> bool:
+            if not self.tally.add_utf8(data, specials):
+                return False
+            self._added(len(data))
+            return True
 
         return count
 
