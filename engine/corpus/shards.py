@@ -391,13 +391,13 @@ def _text_blocks(f: Any, pretok: PreTokenizer, block_size: int) -> Iterator[byte
     ``text_cut`` would cut, so that each pre-tokenizes on its own as within the whole. A
     stretch with no cut is held in pieces and joined once one comes."""
     rules, specials, reach = _cut_terms(pretok)
-    held: list[bytes] = []
+    held: list[bytes | memoryview] = []
     while data := f.read(block_size):
         cut = _last_cut(data, rules, specials, reach)
         if not cut:
             held.append(data)
             continue
-        held.append(data[:cut])
+        held.append(memoryview(data)[:cut])  # copied once, by the join
         yield b"".join(held)
         held = [data[cut:]]
         del data
@@ -413,6 +413,8 @@ def _opened(
     (bytes read, their digest), and the byte the shard starts at in its file; errors reading
     them become ``CorpusError``."""
     with open_binary(shard.path) as raw:
+        if shard.stream:
+            _widen_pipe(raw)
         if shard.compression:
             start, reader = 0, _Reader(raw, None, progress, hashed)
             stream: Any = _decompressed(reader, shard)
@@ -426,6 +428,22 @@ def _opened(
             reader = stream = _Reader(raw, None if stop is None else max(0, stop - start), progress, hashed, shard.stream)
         with _read_errors(shard, reader, stream):
             yield stream, reader, start
+
+
+PIPE_BYTES = 1 << 20
+"""What a stream's pipe is asked to hold, where the system lets it: at the usual 64 KB the
+reader wakes, and the writer waits, every 64 KB (300 MB read from ``cat`` in 2 MB blocks took
+1.0 s, and 0.79 s at 1 MB)."""
+
+
+def _widen_pipe(f: BinaryIO) -> None:
+    """Ask the pipe ``f`` reads to hold ``PIPE_BYTES`` (Linux); anything else stays as it is."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(f.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError, ValueError):  # not Linux, not a pipe, or refused
+        pass
 
 
 def inputs_digest(digests: Iterable[bytes]) -> str:
