@@ -44,6 +44,20 @@
 #define LONG 16            /* more tokens merge through a heap (merge_heap) */
 #define WORK_PER_BYTE 10   /* merge_heap's heap (6), ids, ranks, next and prev (1 each) */
 
+/* n zeroed bytes from PyMem_RawMalloc, written now rather than left to the kernel's zero
+ * page: a hash table is probed before it is written, and a page first read is mapped to the
+ * zero page read-only, then faulted again when written, which while another thread of the
+ * process runs means a TLB flush on every core (an interrupt to each, slow under a
+ * hypervisor). NULL when out of memory. */
+static void *zeroed(size_t n) {
+    void *p = PyMem_RawMalloc(n);
+    if (p) {
+        advise_huge(p, n);
+        memset(p, 0, n);
+    }
+    return p;
+}
+
 typedef struct {
     PyObject_HEAD
     uint32_t byte_ids[256];
@@ -564,7 +578,7 @@ static void Vocab_dealloc(Vocab *v) {
     if (v->id_objects)
         for (uint32_t i = 0; i < v->nids; i++) Py_XDECREF(v->id_objects[i]);
     PyMem_Free(v->id_objects);
-    PyMem_Free(v->counts);
+    PyMem_RawFree(v->counts);
     PyMem_Free(v->touched);
     while (v->nspare) PyMem_RawFree(v->spare[--v->nspare]);
     PyMem_Free(v->spans);
@@ -657,10 +671,10 @@ static int list_fill_start(ListFill *f, Vocab *v, PyObject *list, size_t n) {
     *f = (ListFill){v->id_objects, ((PyListObject *)list)->ob_item, NULL, NULL, 0};
     if (n < COUNT_FROM) return 0;
     if (!v->counts) {
-        v->counts = PyMem_Calloc(v->nids ? v->nids : 1, sizeof(uint32_t));
+        v->counts = zeroed((v->nids ? v->nids : 1) * sizeof(uint32_t)); /* each count read before written */
         v->touched = PyMem_New(uint32_t, v->nids ? v->nids : 1);
         if (!v->counts || !v->touched) {
-            PyMem_Free(v->counts), PyMem_Free(v->touched);
+            PyMem_RawFree(v->counts), PyMem_Free(v->touched);
             v->counts = v->touched = NULL;
             PyErr_NoMemory();
             return -1;
@@ -733,7 +747,7 @@ static PyObject *Vocab_lists(Vocab *v, PyObject *args) {
         PyObject_GC_UnTrack(list); /* see ids_list */
         start = end;
     }
-    arrays = v->nspare ? v->spare[--v->nspare] : PyMem_RawCalloc(2 * nids, sizeof(uint32_t));
+    arrays = v->nspare ? v->spare[--v->nspare] : zeroed(2 * nids * sizeof(uint32_t));
     if (!arrays) {
         PyErr_NoMemory();
         Py_CLEAR(out);
@@ -793,7 +807,7 @@ static PyObject *Vocab_fill(Vocab *v, PyObject *args) {
     Py_ssize_t nparts = PyList_GET_SIZE(parts);
     size_t total = 0, nids = v->nids ? v->nids : 1, put = 0;
     Py_buffer *views = PyMem_New(Py_buffer, nparts + 1);
-    uint32_t *arrays = v->nspare ? v->spare[--v->nspare] : PyMem_RawCalloc(2 * nids, sizeof(uint32_t));
+    uint32_t *arrays = v->nspare ? v->spare[--v->nspare] : zeroed(2 * nids * sizeof(uint32_t));
     ListFill fill = {v->id_objects, NULL, arrays, arrays + nids, 0};
     if (!views || !arrays) {
         PyErr_NoMemory();
@@ -935,12 +949,11 @@ static int cache_init(Cache *c, Py_ssize_t capacity) {
     c->mask = (uint32_t)(size - 1);
     c->arena_cap = 8 + c->capacity * ARENA_PER_ENTRY + MAX_ENTRY;
     c->claim_bytes = c->arena_cap / 4 < CLAIM_BYTES ? c->arena_cap / 4 : CLAIM_BYTES; /* a small cache fills too */
-    c->slots = PyMem_RawCalloc(size, sizeof(uint32_t));
+    c->slots = zeroed(size * sizeof(uint32_t));
     c->arena = PyMem_RawMalloc(c->arena_cap);
     store_relaxed_size(&c->count, 0);
     store_relaxed_size(&c->arena_used, 8);
     if (c->slots && c->arena) {
-        advise_huge((void *)c->slots, size * sizeof(uint32_t));
         advise_huge(c->arena, c->arena_cap);
         return 0;
     }
@@ -1182,13 +1195,12 @@ static inline size_t hot_set(uint64_t h, int bits) {
  * aligned_alloc is missing on some platforms); 0, or -1 (no memory). */
 static int hot_alloc(Encoder *e, int bits) {
     size_t bytes = ((size_t)2 << bits) * sizeof(HotSlot) + 64;
-    void *block = PyMem_RawCalloc(1, bytes);
+    void *block = zeroed(bytes);
     if (!block) return -1;
     e->hot_block = block;
     e->hot = (HotSlot *)((uintptr_t)block + 63 - ((uintptr_t)block + 63) % 64);
     e->hot_bits = bits;
     e->hot_taken = 0;
-    advise_huge(block, bytes);
     return 0;
 }
 
