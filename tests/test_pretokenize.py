@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 from collections import Counter
 from itertools import pairwise
+from pathlib import Path
 
 import pytest
 import regex
@@ -93,15 +94,44 @@ def test_a_streams_blocks_counted_apart_add_up_to_the_whole(tmp_path_factory, pa
     path = tmp_path_factory.mktemp("stream") / "corpus.txt"
     path.write_text(text, encoding="utf-8", newline="")
     settings = CountSettings(pattern, tuple(SPECIALS), block_bytes=block)
+    assert counted_in_blocks(path, settings) == settings.pretokenizer.count(text)
+
+
+def counted_in_blocks(path: Path, settings: CountSettings) -> Counter[bytes]:
+    """A text file's counts as its blocks, read as a stream's, counted apart add them up."""
     stream = Shard(str(path), TEXT, None, 0, stream=True)
     counted: Counter[bytes] = Counter()
-    with stream_blocks(stream, settings, None) as (blocks, done):
+    with stream_blocks(stream, settings, None) as (blocks, _):
         for each in blocks:
             tally = PretokenTally(settings.pretokenizer)
             count_block(pickle.loads(pickle.dumps(each)), stream, settings, tally)
             counted += tally.counter()
-        assert done()[0] == len(text.encode())
-    assert counted == settings.pretokenizer.count(text)
+    return counted
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+def test_blocks_of_every_size_end_where_a_pre_token_starts(tmp_path, pattern):
+    """Lines with runs of newlines, spaces and tabs between them, read in blocks of every
+    size from the smallest that can hold a cut: none ends inside such a run."""
+    text = "ab\n\ncd \n ef\n\t\ngh。\n\n你好\n  x\n<|pad|>\n\n" * 30
+    path = tmp_path / "lines.txt"
+    path.write_text(text, encoding="utf-8", newline="")
+    whole = PreTokenizer(pattern, SPECIALS).count(text)
+    for size in range(60, 140):
+        assert counted_in_blocks(path, CountSettings(pattern, tuple(SPECIALS), block_bytes=size)) == whole, size
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+def test_a_text_without_spaces_is_read_in_blocks_of_the_size_asked(tmp_path, pattern):
+    """Chinese lines end in a full stop, after which no cut of ``text_cut`` falls: the start
+    of each line is one, so a block stays near the size asked and memory bounded."""
+    path = tmp_path / "novel.txt"
+    path.write_text("孙悟空大闹天宫。\n" * 20000, encoding="utf-8")
+    stream = Shard(str(path), TEXT, None, 0, stream=True)
+    with stream_blocks(stream, CountSettings(pattern, tuple(SPECIALS), block_bytes=4096), None) as (blocks, _):
+        sizes = [len(block.data) for block in blocks]
+    assert sum(sizes) == path.stat().st_size
+    assert len(sizes) > 50 and max(sizes) < 2 * 4096
 
 
 @pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])

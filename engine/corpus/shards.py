@@ -14,7 +14,13 @@ counts of the whole corpus, however the work is spread.
   starts (``PreTokenizer.cut_rules``) and no special token could span.
 - Parquet: one row group.
 - Compressed files: the whole file (a compressed stream cannot be entered in the middle).
-- Streams (standard input, a named pipe): the whole stream, read once as it arrives.
+- Streams (standard input, a named pipe): the whole stream, read once as it arrives, in
+  ``Block``s that count on their own (``stream_blocks``, ``count_block``): whole JSONL lines,
+  or plain text cut where ``text_cut`` would cut, so other processes can count them.
+
+Plain text under a compiled pattern is counted from its bytes (``Tally.add_utf8``) in
+blocks cut the same way; a block that is not valid UTF-8 goes through Python's decoder,
+whose error names its byte (or which replaces it, with ``errors="replace"``).
 
 Documents never merge into each other: a plain-text file is one document, a JSONL line or a
 Parquet row is one, and each is pre-tokenized on its own, as if a special token stood between.
@@ -390,10 +396,9 @@ def _text_blocks(f: Any, pretok: PreTokenizer, block_size: int) -> Iterator[byte
     """A plain-text stream in blocks of about ``block_size`` bytes, each ending where
     ``text_cut`` would cut, so that each pre-tokenizes on its own as within the whole. A
     stretch with no cut is held in pieces and joined once one comes."""
-    rules, specials, reach = _cut_terms(pretok)
     held: list[bytes | memoryview] = []
     while data := f.read(block_size):
-        cut = _last_cut(data, rules, specials, reach)
+        cut = _last_cut(data, pretok)
         if not cut:
             held.append(data)
             continue
@@ -517,27 +522,55 @@ def _cut_terms(pretok: PreTokenizer) -> tuple[dict[bytes, Callable[[str], bool]]
     return rules, specials, max(map(len, specials), default=1)
 
 
-def _last_cut(data: bytes, rules: dict[bytes, Callable[[str], bool]], specials: list[bytes], reach: int) -> int:
-    """The last place in ``data`` where ``text_cut`` would cut, told from ``data`` alone: far
-    enough from both ends to see every special token that could span it (0 if none)."""
+def _last_cut(data: bytes, pretok: PreTokenizer) -> int:
+    """The last place in ``data`` where a block of text can end, told from ``data`` alone and
+    far enough from both ends to see every special token that could span it (0 if none):
+    where ``text_cut`` would cut, or at the start of a line that does not start with
+    whitespace (under GPT-2, after a newline that does not follow whitespace either), as
+    ``PreTokenizer.safe_cut`` also cuts. Lines keep a text without spaces (Chinese, whose
+    lines end in a full stop) in blocks of about the size asked for."""
+    rules, specials, reach = _cut_terms(pretok)
     end = len(data) - reach + 1
+    cut = 0
     while (j := max(data.rfind(c, reach + 4, end) for c in rules)) > 0:
         if _cut_ok(data, j, rules[data[j : j + 1]], specials):
-            return j
+            cut = j
+            break
         end = j
-    return 0
+    end = len(data) - reach + 1
+    while (n := data.rfind(b"\n", max(cut, reach + 4), end - 1)) >= 0:  # a line starting at n + 1
+        after = data[n + 1 : n + 5].decode("utf-8", "surrogateescape")[:1]
+        settled = pretok.family != "gpt2" or not _space_before(data, n)  # GPT-2: a space run gives its last to what follows
+        if after and not after.isspace() and settled and not _spanned(data, n + 1, specials):
+            return n + 1
+        end = n + 1
+    return cut
+
+
+def _char_before(data: bytes, j: int) -> str:
+    """The character ending just before ``data[j]`` ("" at the start; an invalid byte as a
+    surrogate)."""
+    lead = j - 1
+    while lead > 0 and j - lead < 4 and data[lead] & 0xC0 == 0x80:
+        lead -= 1
+    return data[max(lead, 0) : j].decode("utf-8", "surrogateescape")[-1:]
+
+
+def _space_before(data: bytes, j: int) -> bool:
+    before = _char_before(data, j)
+    return not before or before.isspace()
+
+
+def _spanned(data: bytes, j: int, specials: list[bytes]) -> bool:
+    """Whether an occurrence of a special token spans a cut before ``data[j]``: it starts less
+    than its length before it."""
+    return any(0 <= data.find(s, max(0, j - len(s) + 1), j + len(s) - 1) < j for s in specials)
 
 
 def _cut_ok(data: bytes, j: int, bad_before: Callable[[str], bool], specials: list[bytes]) -> bool:
     """Whether a cut before ``data[j]`` is certain: see ``text_cut``."""
-    lead = j - 1
-    while lead > 0 and j - lead < 4 and data[lead] & 0xC0 == 0x80:
-        lead -= 1
-    before = data[lead:j].decode("utf-8", "surrogateescape")[-1:]  # an invalid byte: a surrogate
-    if not before or bad_before(before):
-        return False
-    # An occurrence spanning the cut starts less than its length before it.
-    return not any(0 <= data.find(s, max(0, j - len(s) + 1), j + len(s) - 1) < j for s in specials)
+    before = _char_before(data, j)
+    return bool(before) and not bad_before(before) and not _spanned(data, j, specials)
 
 
 # -- reading ----------------------------------------------------------------------------------
