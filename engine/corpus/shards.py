@@ -16,7 +16,8 @@ counts of the whole corpus, however the work is spread.
 - Compressed files: the whole file (a compressed stream cannot be entered in the middle).
 - Streams (standard input, a named pipe): the whole stream, read once as it arrives, in
   ``Block``s that count on their own (``stream_blocks``, ``count_block``): whole JSONL lines,
-  or plain text cut where ``text_cut`` would cut, so other processes can count them.
+  or plain text cut in bytes where a pre-token always starts (``_last_cut``), so other
+  processes can count them.
 
 Plain text under a compiled pattern is counted from its bytes (``Tally.add_utf8``) in
 blocks cut the same way; a block that is not valid UTF-8 goes through Python's decoder,
@@ -320,8 +321,9 @@ def shard_jsonl_blocks(
 @dataclass(frozen=True, slots=True)
 class Block:
     """A stretch of a stream that counts on its own as within the whole stream, by any
-    process (``count_block``): whole JSONL lines, or plain text cut where ``text_cut`` would
-    cut, as bytes; or, under a pattern with no such cut, its text as read here."""
+    process (``count_block``): whole JSONL lines, or plain text cut where a pre-token always
+    starts (``_last_cut``), as bytes; or, under a pattern with no such cut, its text as read
+    here."""
 
     data: bytes | str
     offset: int = 0
@@ -369,6 +371,7 @@ def count_block(block: Block, shard: Shard, settings: CountSettings, tally: Pret
 
 
 def _numbered(blocks: Iterator[bytes]) -> Iterator[Block]:
+    """Blocks of whole JSONL lines, each with its byte and the lines before it."""
     offset = lines = 0
     for data in blocks:
         yield Block(data, offset, lines)
@@ -377,8 +380,8 @@ def _numbered(blocks: Iterator[bytes]) -> Iterator[Block]:
 
 
 def _block_texts(block: Block, shard: Shard, settings: CountSettings, count: Callable[[bytes], bool] | None) -> Iterator[str]:
-    """The texts of a block of plain text cut where ``text_cut`` would cut: none if ``count``
-    took it from its bytes (``PretokenTally.utf8_text``), else decoded as ``read_blocks``
+    """The texts of a block of plain text from ``_text_blocks``: none if ``count`` took it
+    from its bytes (``PretokenTally.utf8_text``), else decoded as ``read_blocks``
     decodes (its errors naming their byte of the file)."""
     assert isinstance(block.data, bytes)
     if count is None or not count(block.data):
@@ -387,15 +390,16 @@ def _block_texts(block: Block, shard: Shard, settings: CountSettings, count: Cal
 
 
 def _placed(blocks: Iterator[bytes], offset: int = 0) -> Iterator[Block]:
+    """Blocks of plain text, each with its byte, the first at ``offset``."""
     for data in blocks:
         yield Block(data, offset)
         offset += len(data)
 
 
 def _text_blocks(f: Any, pretok: PreTokenizer, block_size: int) -> Iterator[bytes]:
-    """A plain-text stream in blocks of about ``block_size`` bytes, each ending where
-    ``text_cut`` would cut, so that each pre-tokenizes on its own as within the whole. A
-    stretch with no cut is held in pieces and joined once one comes."""
+    """A plain-text stream in blocks of about ``block_size`` bytes, each ending where a
+    pre-token always starts (``_last_cut``), so that each pre-tokenizes on its own as within
+    the whole. A stretch with no cut is held in pieces and joined once one comes."""
     held: list[bytes | memoryview] = []
     while data := f.read(block_size):
         cut = _last_cut(data, pretok)
