@@ -85,6 +85,20 @@ def test_escapes_are_read_as_json_loads_reads_them_or_left(escape):
     check_line(b'{"text": "a' + escape + b'"}')
 
 
+@pytest.mark.parametrize("after", [b"", b', "source": "its closing quote is met sixteen bytes at a time"'])
+@pytest.mark.parametrize("at", range(0, 40, 3))
+@pytest.mark.parametrize("odd", [b"\xff", b"\xe4\xb8", b"\xed\xa0\x80", b"\x1f", b"\x00", b"\x7f", b"\\n", b'\\"', "é".encode(), b""])
+def test_long_runs_are_read_as_json_loads_reads_them_or_left(at, odd, after):
+    """Runs of a string's own bytes are scanned sixteen at a time: an odd byte anywhere in a
+    long run is seen, the wide characters in its first blocks too when its last are ASCII."""
+    run = "你好, world 😀 ".encode() * 2 + b" and then ASCII alone to the end of the run"
+    at = len(run.decode()[:at].encode())  # at a character's start: the odd bytes alone make the run bad
+    line = b'{"text": "' + run[:at] + odd + run[at:] + b'"' + after + b"}"
+    check_line(line)
+    taken = PRETOK.new_tally().add_jsonl(line + b"\n", 0, b"text", (SPECIAL.encode(),))[0] > 0
+    assert taken == (odd not in (b"\xff", b"\xe4\xb8", b"\xed\xa0\x80", b"\x1f", b"\x00"))
+
+
 def check_line(line: bytes) -> None:
     """Left to Python, or read as ``json.loads`` reads it."""
     tally = PRETOK.new_tally()

@@ -26,30 +26,46 @@
 
 #define JSONL_DEPTH 32 /* arrays and objects nested deeper are left to Python */
 
-/* Past the run of plain bytes at p (printable ASCII but the quote and the backslash), to the
- * first that ends a string's run or needs a look, or end: sixteen bytes a step (SSE2, NEON),
- * the rest one at a time. A document is mostly such runs, and this was a tenth of writing a
- * dataset of English documents a byte at a time. */
-static inline const uint8_t *jsonl_plain(const uint8_t *p, const uint8_t *end) {
+/* Past the run of a string's own bytes at p (any but the quote, the backslash and the control
+ * bytes), to the first that ends the run, or end; *wide set if the run holds a byte of 0x80 or
+ * above (to be checked as UTF-8). Sixteen bytes a step (SSE2, NEON), the rest one at a time. A
+ * document is mostly such runs: English was a tenth of writing a dataset a byte at a time, and
+ * Chinese, a character at a time, a tenth of encoding one from JSONL. */
+static inline const uint8_t *jsonl_run(const uint8_t *p, const uint8_t *end, int *wide) {
 #if defined(JSONL_SSE2)
-    const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+    const __m128i control = _mm_set1_epi8(0x1F), quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+    __m128i high = _mm_setzero_si128();
     for (; end - p >= 16; p += 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)p);
-        /* signed: below 0x20 takes the control bytes and those of 0x80 and above alike */
-        __m128i stop = _mm_or_si128(_mm_cmplt_epi8(v, space), _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+        __m128i stop = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, control), v), /* v <= 0x1F, unsigned */
+                                    _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
         int mask = _mm_movemask_epi8(stop);
-        if (mask) return p + lowest_bit((uint64_t)(unsigned)mask);
+        if (mask) {
+            int at = lowest_bit((uint64_t)(unsigned)mask);
+            *wide |= (_mm_movemask_epi8(high) | (_mm_movemask_epi8(v) & ((1 << at) - 1))) != 0;
+            return p + at;
+        }
+        high = _mm_or_si128(high, v);
     }
+    *wide |= _mm_movemask_epi8(high) != 0;
 #elif defined(JSONL_NEON)
-    const uint8x16_t space = vdupq_n_u8(0x20), wide = vdupq_n_u8(0x80), quote = vdupq_n_u8('"'), backslash = vdupq_n_u8('\\');
+    const uint8x16_t control = vdupq_n_u8(0x20), quote = vdupq_n_u8('"'), backslash = vdupq_n_u8('\\');
+    uint8x16_t high = vdupq_n_u8(0);
     for (; end - p >= 16; p += 16) {
         uint8x16_t v = vld1q_u8(p);
-        uint8x16_t stop = vorrq_u8(vorrq_u8(vcltq_u8(v, space), vcgeq_u8(v, wide)), vorrq_u8(vceqq_u8(v, quote), vceqq_u8(v, backslash)));
+        uint8x16_t stop = vorrq_u8(vcltq_u8(v, control), vorrq_u8(vceqq_u8(v, quote), vceqq_u8(v, backslash)));
         uint64_t nibbles = vget_lane_u64(vreinterpret_u64_u8(vshrn_n_u16(vreinterpretq_u16_u8(stop), 4)), 0); /* 4 bits a byte */
-        if (nibbles) return p + lowest_bit(nibbles) / 4;
+        if (nibbles) {
+            const uint8_t *at = p + lowest_bit(nibbles) / 4;
+            *wide |= vmaxvq_u8(high) >= 0x80;
+            for (; p < at; p++) *wide |= *p >= 0x80;
+            return at;
+        }
+        high = vorrq_u8(high, v);
     }
+    *wide |= vmaxvq_u8(high) >= 0x80;
 #endif
-    while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
+    for (; p < end && *p >= 0x20 && *p != '"' && *p != '\\'; p++) *wide |= *p >= 0x80;
     return p;
 }
 
@@ -69,6 +85,21 @@ static inline int jsonl_utf8(const uint8_t *p, const uint8_t *end) {
     for (int k = 2; k < n; k++)
         if ((p[k] & 0xC0) != 0x80) return 0;
     return n;
+}
+
+/* Whether s[0..len) is valid UTF-8, as Python's strict decoder has it. */
+static inline int jsonl_valid_utf8(const uint8_t *s, size_t len) {
+    const uint8_t *end = s + len;
+    while (s < end) {
+        uint64_t w;
+        while (end - s >= 8 && (memcpy(&w, s, 8), !(w & 0x8080808080808080ULL))) s += 8;
+        while (s < end && *s < 0x80) s++;
+        if (s == end) break;
+        int n = jsonl_utf8(s, end);
+        if (!n) return 0;
+        s += n;
+    }
+    return 1;
 }
 
 /* One more than each byte's value as a hex digit, 0 for a byte that is none: an escape's
@@ -113,7 +144,9 @@ static const uint8_t *jsonl_string(const uint8_t *p, const uint8_t *end, uint8_t
     for (p++; p < end;) {
         if (*p != '\\') { /* escapes one after another go on without a look for a run */
             const uint8_t *run = p;
-            p = jsonl_plain(p, end);
+            int wide = 0;
+            p = jsonl_run(p, end, &wide);
+            if (wide && !jsonl_valid_utf8(run, (size_t)(p - run))) return NULL;
             if (out) {
                 memcpy(out, run, (size_t)(p - run));
                 out += p - run;
@@ -123,16 +156,6 @@ static const uint8_t *jsonl_string(const uint8_t *p, const uint8_t *end, uint8_t
         if (*p == '"') {
             if (out) *out_end = out;
             return p + 1;
-        }
-        if (*p >= 0x80) {
-            int n = jsonl_utf8(p, end);
-            if (!n) return NULL;
-            if (out) {
-                memcpy(out, p, (size_t)n);
-                out += n;
-            }
-            p += n;
-            continue;
         }
         if (end - p < 2) return NULL; /* a backslash */
         long cp;

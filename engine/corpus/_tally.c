@@ -488,21 +488,6 @@ static int holds_special(const Piece *specials, Py_ssize_t n, const uint8_t *s, 
     return 0;
 }
 
-/* Whether s[0..len) is valid UTF-8, as Python's strict decoder has it. */
-static int valid_utf8(const uint8_t *s, size_t len) {
-    const uint8_t *end = s + len;
-    while (s < end) {
-        uint64_t w;
-        while (end - s >= 8 && (memcpy(&w, s, 8), !(w & 0x8080808080808080ULL))) s += 8;
-        while (s < end && *s < 0x80) s++;
-        if (s == end) break;
-        int n = jsonl_utf8(s, end);
-        if (!n) return 0;
-        s += n;
-    }
-    return 1;
-}
-
 /* Count the pre-tokens of s[0..len) with the n special tokens cut out as
  * PreTokenizer.split_special cuts them: from the start, the leftmost occurrence first, the
  * longest of those starting there. next[j] is where special j next occurs from at (len if
@@ -555,7 +540,7 @@ static PyObject *Tally_add_utf8(Tally *t, PyObject *args) {
     int valid, rc = 0;
     t->busy = 1;
     Py_BEGIN_ALLOW_THREADS
-    valid = valid_utf8(s, len);
+    valid = jsonl_valid_utf8(s, len);
     if (valid) rc = count_between(t, s, len, tokens, n, next);
     Py_END_ALLOW_THREADS
     t->busy = 0;
