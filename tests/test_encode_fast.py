@@ -250,6 +250,23 @@ def test_packed_ids_become_the_same_ints(tok):
     assert out == ids[:2]
 
 
+@pytest.mark.parametrize("copies", [1, 300])
+def test_lists_of_ids_hold_a_reference_to_each_int(tok, copies):
+    """``encode`` and ``encode_batch`` in one thread make their lists unzeroed and count each
+    int's uses (past ``COUNT_FROM`` ids, across all the batch's lists): once the lists go,
+    every int's count is as it was."""
+    texts = [SAMPLE * copies, "", *SAMPLE.splitlines()]
+    before = {i: sys.getrefcount(i) for i in set(tok.encode(SAMPLE)) if i > 256}  # 0-256: shared ints
+    one = tok.encode(texts[0])
+    many = tok.encode_batch(texts, 1)
+    assert many[0] == one and many == [tok.encode(text) for text in texts]
+    uses = {i: one.count(i) + sum(ids.count(i) for ids in many) for i in before}
+    assert all(sys.getrefcount(i) == before[i] + uses[i] for i in before)
+    del one, many
+    gc.collect()
+    assert all(sys.getrefcount(i) == before[i] for i in before)
+
+
 def test_the_hot_table_grows_keeping_what_it_holds(tok):
     """Past 4,096 short pre-tokens taken in, an encoder's hot table grows to its largest,
     the pre-tokens it held moved over: each text encodes the same before and after."""

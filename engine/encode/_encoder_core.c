@@ -1576,6 +1576,31 @@ static PyObject *ids_list(const Encoder *e, size_t from, size_t to) {
     return out;
 }
 
+/* The lists of the ids of count texts, e->out[offsets[k]..offsets[k + 1]), each as ids_list
+ * makes it, the uses of each int counted across all of them (list_fill): a reference taken
+ * to each int as it was put cost a sixth of encoding en-mix-6m's 15,555 documents warm. */
+static PyObject *ids_lists(const Encoder *e, const size_t *offsets, Py_ssize_t count) {
+    PyObject *out = PyList_New(count);
+    ListFill fill;
+    if (!out || list_fill_start(&fill, e->vocab, out, offsets[count] - offsets[0])) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    Py_ssize_t k = 0;
+    for (; k < count; k++) {
+        size_t n = offsets[k + 1] - offsets[k];
+        PyObject *list = unset_list(n);
+        if (!list) break;
+        fill.items = ((PyListObject *)list)->ob_item;
+        list_fill(&fill, (const uint8_t *)(e->out + offsets[k]), n, 0, 0);
+        PyObject_GC_UnTrack(list);
+        PyList_SET_ITEM(out, k, list);
+    }
+    list_fill_end(&fill);
+    if (k < count) Py_CLEAR(out); /* the lists not made are NULL items */
+    return out;
+}
+
 /* Give back the buffers of a long text or pre-token, and the lock. */
 static void release_encoder(Encoder *e) {
     shrink((void **)&e->out, &e->out_cap, sizeof(uint32_t));
@@ -1672,11 +1697,12 @@ static PyObject *encode_many_as(Encoder *e, PyObject *texts, int width, int join
                             PyBytes_FromStringAndSize((const char *)(offsets + 1), (Py_ssize_t)(count * sizeof(size_t))));
     } else if (joined) {
         out = PyBytes_FromStringAndSize((const char *)e->out, (Py_ssize_t)(e->out_len * (size_t)width));
+    } else if (!width) {
+        out = ids_lists(e, offsets, count);
     } else if ((out = PyList_New(count))) {
         for (Py_ssize_t k = 0; k < count; k++) {
-            PyObject *ids = width ? PyBytes_FromStringAndSize((const char *)e->out + offsets[k] * (size_t)width,
-                                                              (Py_ssize_t)((offsets[k + 1] - offsets[k]) * (size_t)width))
-                                  : ids_list(e, offsets[k], offsets[k + 1]);
+            PyObject *ids = PyBytes_FromStringAndSize((const char *)e->out + offsets[k] * (size_t)width,
+                                                      (Py_ssize_t)((offsets[k + 1] - offsets[k]) * (size_t)width));
             if (!ids) {
                 Py_CLEAR(out);
                 break;
