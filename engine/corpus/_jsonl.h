@@ -95,6 +95,12 @@ static inline int jsonl_valid_utf8(const uint8_t *s, size_t len) {
         while (end - s >= 8 && (memcpy(&w, s, 8), !(w & 0x8080808080808080ULL))) s += 8;
         while (s < end && *s < 0x80) s++;
         if (s == end) break;
+        /* A three-byte character past U+1000 and outside the surrogates (most of Chinese and
+         * Japanese) needs only its continuation bytes looked at. */
+        if (end - s >= 3 && (uint8_t)(*s - 0xE1) < 0x0F && *s != 0xED && (s[1] & 0xC0) == 0x80 && (s[2] & 0xC0) == 0x80) {
+            s += 3;
+            continue;
+        }
         int n = jsonl_utf8(s, end);
         if (!n) return 0;
         s += n;
