@@ -1566,10 +1566,11 @@ static PyObject *unset_list(size_t n) {
 static PyObject *ids_list(const Encoder *e, size_t from, size_t to) {
     PyObject *out = unset_list(to - from);
     ListFill fill;
-    if (!out || list_fill_start(&fill, e->vocab, out, to - from)) {
-        Py_XDECREF(out);
-        return NULL;
+    if (out && list_fill_start(&fill, e->vocab, out, to - from)) {
+        Py_SET_SIZE(out, 0); /* its items were never put */
+        Py_CLEAR(out);
     }
+    if (!out) return NULL;
     list_fill(&fill, (const uint8_t *)(e->out + from), to - from, 0, 0);
     list_fill_end(&fill);
     PyObject_GC_UnTrack(out);
