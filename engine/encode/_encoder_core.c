@@ -1542,9 +1542,25 @@ static void lock_encoder(Encoder *e) {
     }
 }
 
+/* Fault in the pages of a large buffer about to be written whole with one call, rather than
+ * one trap a page (Linux 5.14 and later; elsewhere, or refused, nothing). */
+static void populate(void *p, size_t size) {
+#if defined(__linux__)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1), end = ((uintptr_t)p + size) & ~(page - 1);
+    if (size >= ((size_t)4 << 20) && end > start) madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+#else
+    (void)p, (void)size;
+#endif
+}
+
 /* A list of n items not yet put, which must all be put before anything else sees it: not
  * zeroed, as PyList_New's are (a memset of 13 MB for the ids of a 6 MB English text, 7% of
- * encoding it warm). */
+ * encoding it warm), a long one's pages faulted in at once (populate: the 3,200 faults of
+ * those 13 MB, new memory while the last call's list is held). */
 static PyObject *unset_list(size_t n) {
     PyObject *list = PyList_New(0);
     if (!list || !n) return list;
@@ -1553,6 +1569,7 @@ static PyObject *unset_list(size_t n) {
         Py_DECREF(list);
         return PyErr_NoMemory();
     }
+    populate(items, n * sizeof(PyObject *));
     ((PyListObject *)list)->ob_item = items;
     ((PyListObject *)list)->allocated = (Py_ssize_t)n;
     Py_SET_SIZE(list, (Py_ssize_t)n);
