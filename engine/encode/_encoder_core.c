@@ -451,8 +451,6 @@ static inline uint64_t pretoken_hash(const uint8_t *s, size_t n) {
 
 #define NO_ENTRY UINT32_MAX
 
-#define SPARES 4 /* fill's arrays kept: one for each thread that may fill at once */
-
 typedef struct {
     uint32_t start, length; /* where an entry's bytes lie in blob; length NO_ENTRY: no entry */
 } Span;
@@ -476,12 +474,35 @@ typedef struct {
     IdTable short_ids; /* bytes -> id: the entries of up to SHORT_BYTES bytes, */
     IdTable long_ids;  /* and the longer ones, few, apart: a long pre-token, most often none,
                         * is told so in a small table (o200k's 3,987 in 128 KB, not 12 MB) */
-    PyObject **id_objects; /* the int of each id, made once: lists of ids are filled with them */
-    uint32_t *counts;      /* or NULL: the uses of each id in the list being filled (list_fill) */
-    uint32_t *touched;     /* the ids whose count is not 0 */
-    uint32_t *spare[SPARES]; /* fill's arrays of counts and ids touched (2 * nids), all counts 0, kept for the next */
-    int nspare;
+    PyObject **id_objects; /* the int of each entry's id (of id_ints), NULL for an id that is none */
 } Vocab;
+
+/* The int of every token id up to the largest a Vocab has, made once for the process and
+ * never freed, as CPython's small ints are: a list of ids holds its items with no count
+ * raised, so filling one is a copy of pointers, from any thread, and no pass raises the
+ * count of each int used. Each count starts INT_BIAS high, so the uncounted references that
+ * lists let go of never bring one to 0. */
+static PyObject **id_ints;
+static size_t id_ints_len;
+#define INT_BIAS ((Py_ssize_t)1 << (8 * sizeof(Py_ssize_t) - 3))
+
+/* id_ints for the ids below n, with the GIL; 0, or -1 with MemoryError. */
+static int id_ints_below(size_t n) {
+    if (n <= id_ints_len) return 0;
+    PyObject **grown = PyMem_Realloc(id_ints, n * sizeof(PyObject *)); /* Vocabs copy its pointers, never hold it */
+    if (!grown) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (id_ints = grown; id_ints_len < n; id_ints_len++) {
+        PyObject *o = PyLong_FromSize_t(id_ints_len);
+        if (!o) return -1;
+        Py_SET_REFCNT(o, Py_REFCNT(o) + INT_BIAS); /* an immortal int (3.12+) stays as it is */
+        id_ints[id_ints_len] = o;
+    }
+    return 0;
+}
+
 
 static inline int same_entry(const Vocab *v, uint32_t id, const uint8_t *s, size_t n) {
     return v->spans[id].length == n && !memcmp(v->blob + v->spans[id].start, s, n);
@@ -552,6 +573,7 @@ static int Vocab_init(Vocab *v, PyObject *args, PyObject *Py_UNUSED(kw)) {
     v->spans = PyMem_New(Span, top + 1);
     v->blob = PyMem_Malloc(total + 16); /* join_ids copies 16 bytes at a time */
     v->id_objects = PyMem_New(PyObject *, top + 1);
+    if (id_ints_below(top)) return -1;
     if (!v->spans || !v->blob || !v->id_objects || id_table_init(&v->short_ids, (size_t)(PyDict_GET_SIZE(vocab) - longer)) ||
         id_table_init(&v->long_ids, (size_t)longer)) {
         PyErr_NoMemory();
@@ -568,19 +590,14 @@ static int Vocab_init(Vocab *v, PyObject *args, PyObject *Py_UNUSED(kw)) {
         memcpy(v->blob + used, s, n);
         v->spans[id] = (Span){used, (uint32_t)n};
         used += (uint32_t)n;
-        if (!(v->id_objects[id] = PyLong_FromUnsignedLong(id))) return -1;
+        v->id_objects[id] = id_ints[id];
         vocab_put(v, s, n, id);
     }
     return 0;
 }
 
 static void Vocab_dealloc(Vocab *v) {
-    if (v->id_objects)
-        for (uint32_t i = 0; i < v->nids; i++) Py_XDECREF(v->id_objects[i]);
     PyMem_Free(v->id_objects);
-    PyMem_RawFree(v->counts);
-    PyMem_Free(v->touched);
-    while (v->nspare) PyMem_RawFree(v->spare[--v->nspare]);
     PyMem_Free(v->spans);
     PyMem_Free(v->blob);
     PyMem_Free(v->short_ids.slots);
@@ -652,45 +669,46 @@ static PyObject *Vocab_decode(Vocab *v, PyObject *ids) {
     return out;
 }
 
-/* Filling a long list of ids takes a reference to the int of each id: a write to the int,
- * and the ints of a large vocabulary lie over megabytes, beyond the processor's caches. Past
- * COUNT_FROM ids, the uses of each id are counted in a small array instead and each int's
- * count raised once at the end; which also lets threads fill one list without the GIL
- * (fill), each counting in arrays of its own. */
-#define COUNT_FROM 4096
-
-typedef struct {
-    PyObject **objects, **items; /* the ints of the ids; the next item to fill */
-    uint32_t *counts, *touched;  /* the uses of each id, the ids used; NULL: a reference taken to each int as it is put */
-    size_t ntouched;
-} ListFill;
-
-/* Fill the n items of list with the GIL held, counting in the Vocab's own arrays (made the
- * first time); 0, or -1 with MemoryError. */
-static int list_fill_start(ListFill *f, Vocab *v, PyObject *list, size_t n) {
-    *f = (ListFill){v->id_objects, ((PyListObject *)list)->ob_item, NULL, NULL, 0};
-    if (n < COUNT_FROM) return 0;
-    if (!v->counts) {
-        v->counts = zeroed((v->nids ? v->nids : 1) * sizeof(uint32_t)); /* each count read before written */
-        v->touched = PyMem_New(uint32_t, v->nids ? v->nids : 1);
-        if (!v->counts || !v->touched) {
-            PyMem_RawFree(v->counts), PyMem_Free(v->touched);
-            v->counts = v->touched = NULL;
-            PyErr_NoMemory();
-            return -1;
-        }
-    }
-    f->counts = v->counts, f->touched = v->touched;
-    return 0;
+/* Fault in the pages of a large buffer about to be written whole with one call, rather than
+ * one trap a page (Linux 5.14 and later; elsewhere, or refused, nothing). */
+static void populate(void *p, size_t size) {
+#if defined(__linux__)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1), end = ((uintptr_t)p + size) & ~(page - 1);
+    if (size >= ((size_t)4 << 20) && end > start) madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+#else
+    (void)p, (void)size;
+#endif
 }
 
-/* Put the int of each of the n ids at src into the next n items: an Encoder's ids (native
- * 4-byte ints, entries all), or packed ones (little-endian, checked: at one that is no entry
- * the filling stops). How many were put. Needs the GIL unless counting. */
-static inline size_t list_fill(ListFill *f, const uint8_t *src, size_t n, int packed, uint32_t nids) {
-    PyObject **objects = f->objects, **items = f->items;
-    uint32_t *counts = f->counts, *touched = f->touched;
-    size_t t = f->ntouched, k = 0;
+/* A list of n items not yet put, which must all be put before anything else sees it: not
+ * zeroed, as PyList_New's are (a memset of 13 MB for the ids of a 6 MB English text, 7% of
+ * encoding it warm), a long one's pages faulted in at once (populate: the 3,200 faults of
+ * those 13 MB, new memory while the last call's list is held). */
+static PyObject *unset_list(size_t n) {
+    PyObject *list = PyList_New(0);
+    if (!list || !n) return list;
+    PyObject **items = n <= (size_t)PY_SSIZE_T_MAX / sizeof(PyObject *) ? PyMem_Malloc(n * sizeof(PyObject *)) : NULL;
+    if (!items) {
+        Py_DECREF(list);
+        return PyErr_NoMemory();
+    }
+    populate(items, n * sizeof(PyObject *));
+    ((PyListObject *)list)->ob_item = items;
+    ((PyListObject *)list)->allocated = (Py_ssize_t)n;
+    Py_SET_SIZE(list, (Py_ssize_t)n);
+    return list;
+}
+
+/* Put the int of each of the n ids at src into items: an Encoder's ids (native 4-byte ints,
+ * entries all), or packed ones (little-endian, checked: at one that is no entry the filling
+ * stops). How many were put. The ints are id_ints, so any thread may fill, with the GIL or
+ * without it. */
+static inline size_t list_fill(PyObject *const *objects, PyObject **items, const uint8_t *src, size_t n, int packed, uint32_t nids) {
+    size_t k = 0;
     int little = pt_little_endian(); /* then packed ids are native ones */
     for (; k < n; k++) {
         uint32_t id;
@@ -698,48 +716,42 @@ static inline size_t list_fill(ListFill *f, const uint8_t *src, size_t n, int pa
         if (packed && !little) id = (uint32_t)src[4 * k] | (uint32_t)src[4 * k + 1] << 8 | (uint32_t)src[4 * k + 2] << 16 | (uint32_t)src[4 * k + 3] << 24;
         if (packed && (id >= nids || !objects[id])) break;
         items[k] = objects[id];
-        if (!counts) Py_INCREF(objects[id]);
-        else if (!counts[id]++) touched[t++] = id;
     }
-    f->items += k;
-    f->ntouched = t;
     return k;
-}
-
-/* With the GIL: raise the count of each int used by its uses, the counts left at 0. */
-static void list_fill_end(ListFill *f) {
-    for (size_t i = 0; i < f->ntouched; i++) {
-        uint32_t id = f->touched[i];
-        PyObject *o = f->objects[id];
-        Py_SET_REFCNT(o, Py_REFCNT(o) + f->counts[id]); /* an immortal int (3.12+) stays as it is */
-        f->counts[id] = 0;
-    }
-    f->ntouched = 0;
 }
 
 /* lists(packed, ends) -> list[list[int]]: the lists of the texts whose ids encode_ends packed
  * (little-endian 4-byte ints) and ended where ends says (native sizes). ValueError for an id
  * that is no entry, or ends out of order. The lists are made with the GIL and filled without
- * it, counting the uses of each int as fill does: a worker thread finishing its unit meanwhile
- * needs the GIL, and waited for the lists of a unit of a thousand English texts. */
+ * it: a worker thread finishing its unit meanwhile needs the GIL, and waited for the lists of
+ * a unit of a thousand English texts. */
 static PyObject *Vocab_lists(Vocab *v, PyObject *args) {
     Py_buffer ids, ends;
     if (!PyArg_ParseTuple(args, "y*y*", &ids, &ends)) return NULL;
     PyObject *out = NULL;
     Py_ssize_t count = ends.len / (Py_ssize_t)sizeof(size_t);
-    size_t total = (size_t)ids.len / 4, start = 0, nids = v->nids ? v->nids : 1;
-    uint32_t *arrays = NULL;
+    size_t total = (size_t)ids.len / 4, start = 0;
     if (ids.len % 4 || ends.len % (Py_ssize_t)sizeof(size_t)) {
         PyErr_SetString(PyExc_ValueError, "packed ids are 4 bytes each, ends a size each");
         goto done;
     }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        size_t end;
+        memcpy(&end, (const uint8_t *)ends.buf + k * sizeof(size_t), sizeof end);
+        if (end < start || end > total) {
+            PyErr_SetString(PyExc_ValueError, "the ends are out of order");
+            goto done;
+        }
+        start = end;
+    }
     if (!(out = PyList_New(count))) goto done;
+    start = 0;
     for (Py_ssize_t k = 0; k < count; k++) { /* the lists made with the GIL, filled without it */
         size_t end;
         memcpy(&end, (const uint8_t *)ends.buf + k * sizeof(size_t), sizeof end);
-        PyObject *list = end >= start && end <= total ? PyList_New((Py_ssize_t)(end - start)) : NULL;
+        PyObject *list = unset_list(end - start);
         if (!list) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "the ends are out of order");
+            while (k) Py_SET_SIZE(PyList_GET_ITEM(out, --k), 0); /* their items never put */
             Py_CLEAR(out);
             goto done;
         }
@@ -747,13 +759,6 @@ static PyObject *Vocab_lists(Vocab *v, PyObject *args) {
         PyObject_GC_UnTrack(list); /* see ids_list */
         start = end;
     }
-    arrays = v->nspare ? v->spare[--v->nspare] : zeroed(2 * nids * sizeof(uint32_t));
-    if (!arrays) {
-        PyErr_NoMemory();
-        Py_CLEAR(out);
-        goto done;
-    }
-    ListFill fill = {v->id_objects, NULL, arrays, arrays + nids, 0};
     Py_ssize_t filled = 0;
     size_t put = 0;
     start = 0;
@@ -761,22 +766,18 @@ static PyObject *Vocab_lists(Vocab *v, PyObject *args) {
     for (; filled < count; filled++) {
         PyObject *list = PyList_GET_ITEM(out, filled);
         size_t n = (size_t)PyList_GET_SIZE(list);
-        fill.items = ((PyListObject *)list)->ob_item;
-        put = list_fill(&fill, (const uint8_t *)ids.buf + 4 * start, n, 1, v->nids);
+        put = list_fill(v->id_objects, ((PyListObject *)list)->ob_item, (const uint8_t *)ids.buf + 4 * start, n, 1, v->nids);
         if (put < n) break;
         start += n;
     }
     Py_END_ALLOW_THREADS
-    list_fill_end(&fill); /* the items put hold their references */
-    if (filled < count) { /* the rest are NULL: lists that short */
+    if (filled < count) { /* the lists from there on cut to what was put */
         Py_SET_SIZE(PyList_GET_ITEM(out, filled), (Py_ssize_t)put);
         for (Py_ssize_t k = filled + 1; k < count; k++) Py_SET_SIZE(PyList_GET_ITEM(out, k), 0);
         PyErr_SetString(PyExc_ValueError, "a token id is not in the vocabulary");
         Py_CLEAR(out);
     }
 done:
-    if (arrays && v->nspare < SPARES) v->spare[v->nspare++] = arrays;
-    else PyMem_RawFree(arrays);
     PyBuffer_Release(&ids);
     PyBuffer_Release(&ends);
     return out;
@@ -797,19 +798,16 @@ static PyObject *Vocab_unfilled(Vocab *Py_UNUSED(v), PyObject *arg) {
 
 /* fill(out, at, parts): put the ids of parts (bytes of little-endian 4-byte unsigned ints,
  * one after the other) into out[at:], a list from unfilled(), without the GIL, so threads
- * fill the parts of one list together, each counting in arrays of its own (kept for the
- * next fill, so their memory is not new); the ints' counts are raised once at the end, with
- * it. ValueError for an id that is no entry (out then as it was). */
+ * fill the parts of one list together. ValueError for an id that is no entry (out then as
+ * it was). */
 static PyObject *Vocab_fill(Vocab *v, PyObject *args) {
     PyObject *out, *parts, *result = NULL;
     Py_ssize_t at, held = 0;
     if (!PyArg_ParseTuple(args, "O!nO!", &PyList_Type, &out, &at, &PyList_Type, &parts)) return NULL;
     Py_ssize_t nparts = PyList_GET_SIZE(parts);
-    size_t total = 0, nids = v->nids ? v->nids : 1, put = 0;
+    size_t total = 0, put = 0;
     Py_buffer *views = PyMem_New(Py_buffer, nparts + 1);
-    uint32_t *arrays = v->nspare ? v->spare[--v->nspare] : zeroed(2 * nids * sizeof(uint32_t));
-    ListFill fill = {v->id_objects, NULL, arrays, arrays + nids, 0};
-    if (!views || !arrays) {
+    if (!views) {
         PyErr_NoMemory();
         goto done;
     }
@@ -826,12 +824,12 @@ static PyObject *Vocab_fill(Vocab *v, PyObject *args) {
         PyErr_SetString(PyExc_IndexError, "the ids do not fit in the list there");
         goto done;
     }
-    fill.items = ((PyListObject *)out)->ob_item + at;
+    PyObject **items = ((PyListObject *)out)->ob_item + at;
     uint32_t bad = 0;
     int whole = 1;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; whole && i < nparts; i++) {
-        size_t n = (size_t)views[i].len / 4, k = list_fill(&fill, views[i].buf, n, 1, v->nids);
+        size_t n = (size_t)views[i].len / 4, k = list_fill(v->id_objects, items + put, views[i].buf, n, 1, v->nids);
         const uint8_t *p = (const uint8_t *)views[i].buf + 4 * k;
         put += k;
         if ((whole = k == n)) continue;
@@ -839,18 +837,14 @@ static PyObject *Vocab_fill(Vocab *v, PyObject *args) {
     }
     Py_END_ALLOW_THREADS
     if (whole) {
-        list_fill_end(&fill);
         result = Py_NewRef(Py_None);
-    } else { /* the items put hold no references yet: taken back, the counts forgotten */
-        memset(((PyListObject *)out)->ob_item + at, 0, put * sizeof(PyObject *));
-        for (size_t i = 0; i < fill.ntouched; i++) fill.counts[fill.touched[i]] = 0;
+    } else { /* the items put taken back */
+        memset(items, 0, put * sizeof(PyObject *));
         PyErr_Format(PyExc_ValueError, "token id %lu is not in the vocabulary", (unsigned long)bad);
     }
 done:
     for (Py_ssize_t i = 0; i < held; i++) PyBuffer_Release(&views[i]);
     PyMem_Free(views);
-    if (arrays && v->nspare < SPARES) v->spare[v->nspare++] = arrays;
-    else PyMem_RawFree(arrays);
     return result;
 }
 
@@ -1542,80 +1536,27 @@ static void lock_encoder(Encoder *e) {
     }
 }
 
-/* Fault in the pages of a large buffer about to be written whole with one call, rather than
- * one trap a page (Linux 5.14 and later; elsewhere, or refused, nothing). */
-static void populate(void *p, size_t size) {
-#if defined(__linux__)
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1), end = ((uintptr_t)p + size) & ~(page - 1);
-    if (size >= ((size_t)4 << 20) && end > start) madvise((void *)start, end - start, MADV_POPULATE_WRITE);
-#else
-    (void)p, (void)size;
-#endif
-}
-
-/* A list of n items not yet put, which must all be put before anything else sees it: not
- * zeroed, as PyList_New's are (a memset of 13 MB for the ids of a 6 MB English text, 7% of
- * encoding it warm), a long one's pages faulted in at once (populate: the 3,200 faults of
- * those 13 MB, new memory while the last call's list is held). */
-static PyObject *unset_list(size_t n) {
-    PyObject *list = PyList_New(0);
-    if (!list || !n) return list;
-    PyObject **items = n <= (size_t)PY_SSIZE_T_MAX / sizeof(PyObject *) ? PyMem_Malloc(n * sizeof(PyObject *)) : NULL;
-    if (!items) {
-        Py_DECREF(list);
-        return PyErr_NoMemory();
-    }
-    populate(items, n * sizeof(PyObject *));
-    ((PyListObject *)list)->ob_item = items;
-    ((PyListObject *)list)->allocated = (Py_ssize_t)n;
-    Py_SET_SIZE(list, (Py_ssize_t)n);
-    return list;
-}
-
 /* The list of the ids e->out[from..to), left out of the cycle collector's walks: a list of
  * ints refers to no container, so it can be in no cycle (unless its owner puts one in it),
  * and walking a batch's lists of ids, generation by generation, took a sixth of encoding
  * many short texts. */
 static PyObject *ids_list(const Encoder *e, size_t from, size_t to) {
     PyObject *out = unset_list(to - from);
-    ListFill fill;
-    if (out && list_fill_start(&fill, e->vocab, out, to - from)) {
-        Py_SET_SIZE(out, 0); /* its items were never put */
-        Py_CLEAR(out);
-    }
     if (!out) return NULL;
-    list_fill(&fill, (const uint8_t *)(e->out + from), to - from, 0, 0);
-    list_fill_end(&fill);
+    list_fill(e->vocab->id_objects, ((PyListObject *)out)->ob_item, (const uint8_t *)(e->out + from), to - from, 0, 0);
     PyObject_GC_UnTrack(out);
     return out;
 }
 
 /* The lists of the ids of count texts, e->out[offsets[k]..offsets[k + 1]), each as ids_list
- * makes it, the uses of each int counted across all of them (list_fill): a reference taken
- * to each int as it was put cost a sixth of encoding en-mix-6m's 15,555 documents warm. */
+ * makes it. */
 static PyObject *ids_lists(const Encoder *e, const size_t *offsets, Py_ssize_t count) {
     PyObject *out = PyList_New(count);
-    ListFill fill;
-    if (!out || list_fill_start(&fill, e->vocab, out, offsets[count] - offsets[0])) {
-        Py_XDECREF(out);
-        return NULL;
+    for (Py_ssize_t k = 0; out && k < count; k++) {
+        PyObject *list = ids_list(e, offsets[k], offsets[k + 1]);
+        if (!list) Py_CLEAR(out); /* the lists not made are NULL items */
+        else PyList_SET_ITEM(out, k, list);
     }
-    Py_ssize_t k = 0;
-    for (; k < count; k++) {
-        size_t n = offsets[k + 1] - offsets[k];
-        PyObject *list = unset_list(n);
-        if (!list) break;
-        fill.items = ((PyListObject *)list)->ob_item;
-        list_fill(&fill, (const uint8_t *)(e->out + offsets[k]), n, 0, 0);
-        PyObject_GC_UnTrack(list);
-        PyList_SET_ITEM(out, k, list);
-    }
-    list_fill_end(&fill);
-    if (k < count) Py_CLEAR(out); /* the lists not made are NULL items */
     return out;
 }
 
