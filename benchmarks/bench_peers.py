@@ -17,10 +17,10 @@ Rows, for each model and corpus (read as bytes, so zh-xiyouji keeps its CRLF lin
 - ``one document``: the whole file as one text;
 - ``documents``: the file cut at blank lines (15,555 texts of 425 bytes on average on
   en-mix-6m, 3,311 of 600 on zh-xiyouji), the shape datasets hold;
-- ``JSONL file``: those documents as a JSONL file, from the file to ids: bpe-tui's
-  ``encode_dataset`` (what ``bpe-tui encode --file docs.jsonl --out ids.bin`` runs), gigatoken's
-  ``encode_files``; the others, which read no files, parse the lines with ``json.loads`` and
-  encode the batch;
+- ``JSONL file``: those documents as a JSONL file, from the file to ids in memory: bpe-tui's
+  ``dataset_ids`` (the reader and encoder of ``bpe-tui encode --file docs.jsonl --out
+  ids.bin``, without the file it writes and syncs to disk), gigatoken's ``encode_files``; the
+  others, which read no files, parse the lines with ``json.loads`` and encode the batch;
 - ``decode``: the one document's ids back to text (one thread);
 - ``start-up``: seconds to load the model (``load``) and to make the first, tiny encode
   (``first call``), timed apart from the rest.
@@ -77,6 +77,8 @@ sys.path.insert(0, str(HERE))
 import models  # noqa: E402
 from machine import machine  # noqa: E402
 
+from engine.encode.dataset import DatasetIds  # noqa: E402
+
 CORPORA = HERE.parent.parent / "shared" / "corpora"
 PEERS = ["bpe-tui", "tiktoken", "gigatoken", "fastokens", "quicktok", "riptoken", "bpe-openai", "tokie", "kitoken"]
 MODULES = {"bpe-tui": "engine", "quicktok": "quicktok", "bpe-openai": "bpe_openai"}
@@ -116,14 +118,12 @@ def installed() -> list[str]:
 
 def bpe_tui_calls(name: str, threads: int, scratch: Path) -> dict[str, Callable[[Any], Any]]:
     from engine.corpus.sources import expand_inputs
-    from engine.encode.dataset import encode_dataset
+    from engine.encode.dataset import dataset_ids
 
     tok = models.bpe_tui(name)
 
-    def jsonl(path: Path) -> Path:
-        out = scratch / "ids.bin"
-        encode_dataset(tok, expand_inputs([str(path)]), out, workers=threads)
-        return out
+    def jsonl(path: Path) -> DatasetIds:
+        return dataset_ids(tok, expand_inputs([str(path)]), workers=threads)
 
     one = tok.encode if threads == 1 else (lambda text: tok.encode_batch([text], threads)[0])
     return {
@@ -272,9 +272,8 @@ def ids_of(out: Any, count: int) -> list[list[int]]:
     """A call's ids as ``count`` lists of ints (one a document)."""
     import numpy as np
 
-    if isinstance(out, Path):  # bpe-tui's ids file (its sidecar names the dtype): documents follow each other
-        dtype = json.loads(out.with_name(out.name + ".json").read_text())["dtype"]
-        return [np.fromfile(out, dtype=dtype).tolist()]
+    if isinstance(out, DatasetIds):  # bpe-tui's: documents follow each other
+        return [np.frombuffer(out.ids, dtype=out.dtype).tolist()]
     if isinstance(out, tuple):  # flat ids and offsets: fastokens' as bytes, quicktok's as arrays
         ids, offsets = (np.frombuffer(b, dtype=t) if isinstance(b, bytes) else b for b, t in zip(out, (np.uint32, np.uint64), strict=True))
         return [ids[offsets[k] : offsets[k + 1]].tolist() for k in range(count)]

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from engine import Tokenizer
 from engine.corpus.sources import expand_inputs
 from engine.encode import dataset
-from engine.encode.dataset import encode_dataset, id_dtype
+from engine.encode.dataset import dataset_ids, encode_dataset, id_dtype
+from engine.errors import CorpusError
 from tests.conftest import CLI_ENV, ROOT, fixture_file, refused, run_cli
 
 DOCS = [
@@ -85,6 +86,27 @@ def test_ids_are_encode_of_each_document(gpt2, corpus, tmp_path, monkeypatch, eo
     assert (summary.tokens, summary.documents, summary.dtype) == (len(want), len(docs), "uint16")
     assert summary.bytes_read == sum(f.stat().st_size for f in files)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*(f.name for f in files), "ids.bin", "ids.bin.json"])
+    held = dataset_ids(gpt2, expand_inputs(files), text_field="body", eot=eot_id, workers=workers)
+    assert held.ids == out.read_bytes()
+    assert (held.dtype, held.tokens, held.documents, held.bytes_read, held.bad_records) == (
+        summary.dtype,
+        summary.tokens,
+        summary.documents,
+        summary.bytes_read,
+        summary.bad_records,
+    )
+
+
+def test_ids_in_memory_refuse_bad_input_as_the_file_does(gpt2, tmp_path):
+    """``dataset_ids`` reads and skips as ``encode_dataset`` does: a bad record named, or
+    skipped and counted."""
+    path = tmp_path / "docs.jsonl"
+    path.write_text('{"text": "one"}\n{"text": 2}\n{"text": "three"}\n', encoding="utf-8")
+    with pytest.raises(CorpusError, match="docs.jsonl: line 2: .text. is a number"):
+        dataset_ids(gpt2, expand_inputs([path]))
+    held = dataset_ids(gpt2, expand_inputs([path]), eot=50256, skip_bad_records=True, workers=2)
+    assert np.frombuffer(held.ids, held.dtype).tolist() == expected_ids(gpt2, ["one", "three"], 50256)
+    assert (held.documents, held.bad_records) == (2, 1)
 
 
 PIECES = st.sampled_from(

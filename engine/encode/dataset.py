@@ -78,6 +78,82 @@ def check_out(path: Path) -> None:
     check_writable_file(sidecar_path(path), f"--out {path}: its sidecar")
 
 
+@dataclass(frozen=True, slots=True)
+class DatasetIds:
+    """The ids of a dataset in memory (``dataset_ids``): what ``encode_dataset`` would write,
+    ``numpy.frombuffer(ids, dtype)`` its array."""
+
+    ids: bytes
+    dtype: str
+    tokens: int
+    documents: int
+    bytes_read: int
+    bad_records: int
+
+
+class _Encoding:
+    """Every document of a dataset's sources encoded in order, a batch of ids at a time
+    (``batches``), with the counts a summary gives."""
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        sources: Sequence[Source],
+        text_field: str,
+        eot: int | None,
+        workers: int | None,
+        errors: str,
+        skip_bad_records: bool,
+    ) -> None:
+        self.tokenizer, self.sources, self.eot, self.workers = tokenizer, sources, eot, workers
+        self.dtype = id_dtype(tokenizer)
+        self.settings = CountSettings(
+            tokenizer.pattern,
+            tuple(tokenizer.added_tokens),
+            text_field,
+            errors,
+            skip_bad_records,
+            block_bytes=BATCH_CHARS,
+            normalizer=tokenizer.normalizer,
+        )
+        self.read = [0]  # a list: the readers add to it as they go
+        self.bad = self.tokens = self.documents = 0
+
+    def _count(self, n: int) -> None:
+        self.read[0] += n
+
+    def _skip(self, n: int) -> None:
+        self.bad += n
+
+    def batches(self) -> Iterator[tuple[bytes, int]]:
+        """Each batch's ids packed, with the bytes read when it was asked for."""
+        encoded = _encoded_sources(
+            self.sources, self.settings, self.tokenizer, self.eot, self.dtype, self.workers, self._count, self._skip, self.read
+        )
+        for (data, n, documents), done in encoded:
+            self.tokens += n
+            self.documents += documents
+            yield data, done
+
+
+def dataset_ids(
+    tokenizer: Tokenizer,
+    sources: Sequence[Source],
+    *,
+    text_field: str = "text",
+    eot: int | None = None,
+    workers: int | None = None,
+    errors: str = "strict",
+    skip_bad_records: bool = False,
+) -> DatasetIds:
+    """Every document of ``sources`` encoded into memory: the ids ``encode_dataset`` would
+    write (its options, the same), for a caller that wants them as an array rather than a
+    file. ``CorpusError`` names the file (and line) of bad input."""
+    run = _Encoding(tokenizer, sources, text_field, eot, workers, errors, skip_bad_records)
+    ids = b"".join(data for data, _ in run.batches())
+    return DatasetIds(ids, run.dtype, run.tokens, run.documents, run.read[0], run.bad)
+
+
 def encode_dataset(
     tokenizer: Tokenizer,
     sources: Sequence[Source],
@@ -104,27 +180,8 @@ def encode_dataset(
     """
     path = Path(out)
     check_out(path)
-    dtype = id_dtype(tokenizer)
-    settings = CountSettings(
-        tokenizer.pattern,
-        tuple(tokenizer.added_tokens),
-        text_field,
-        errors,
-        skip_bad_records,
-        block_bytes=BATCH_CHARS,
-        normalizer=tokenizer.normalizer,
-    )
+    run = _Encoding(tokenizer, sources, text_field, eot, workers, errors, skip_bad_records)
     header = NPY_HEADER if path.suffix == ".npy" else 0
-    read = [0]
-    bad = [0]
-
-    def count(n: int) -> None:
-        read[0] += n
-
-    def skip(n: int) -> None:
-        bad[0] += n
-
-    tokens = documents = 0
     side = sidecar_path(path)
     with ThreadPoolExecutor(1) as background, atomic_file(path) as f:  # renamed last: once the sidecar is whole
         # The model's digest (a few milliseconds, most of it copying the compiled tables) is made
@@ -132,18 +189,15 @@ def encode_dataset(
         # parsed in this thread alone), else while this thread waits for the disk.
         digest = background.submit(tokenizer.digest) if tokenizer.threads(workers) > 1 else None
         f.write(b"\0" * header)
-        encoded = _encoded_sources(sources, settings, tokenizer, eot, dtype, workers, count, skip, read)
-        for batch, ((data, n, docs), done) in enumerate(encoded, start=1):
+        for batch, (data, done) in enumerate(run.batches(), start=1):
             f.write(data)
             if batch % TRIM_BATCHES == 0:
                 trim_heap()
-            tokens += n
-            documents += docs
             if progress is not None:
-                progress(done, tokens)
+                progress(done, run.tokens)
         if header:
             f.seek(0)
-            f.write(_npy_header(dtype, tokens))
+            f.write(_npy_header(run.dtype, run.tokens))
         digest = digest or background.submit(tokenizer.digest)
         f.flush()
         os.fsync(f.fileno())
@@ -153,16 +207,16 @@ def encode_dataset(
             path,
             model=model,
             digest=digest.result(),
-            dtype=dtype,
-            tokens=tokens,
-            documents=documents,
+            dtype=run.dtype,
+            tokens=run.tokens,
+            documents=run.documents,
             text_field=text_field,
             eot=eot,
-            bad_records=bad[0],
+            bad_records=run.bad,
             skipped_inputs=skipped_inputs,
         )
         atomic_write(side, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
-    return DatasetSummary(path, side, dtype, tokens, documents, read[0], bad[0])
+    return DatasetSummary(path, side, run.dtype, run.tokens, run.documents, run.read[0], run.bad)
 
 
 def sidecar(
