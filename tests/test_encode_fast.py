@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import Tokenizer, Trainer
+from engine.encode import tokenizer as T
 from engine.encode._encoder_core import Encoder, SharedCache
+from engine.encode.tokenizer import _unit_chars
 from tests.test_encode_conformance import gpt2
 from tests.test_pretokenize_core import piece
 from tests.test_tokenizer import SAMPLE, SPECIALS, train
@@ -321,6 +323,7 @@ def test_the_cache_lasts_across_calls_and_threads(monkeypatch, tok):
     assert fresh_tok.encode_batch(["one unit"], workers=2) == [fresh_tok.encode("one unit")]
     assert not fresh_tok._idle
     monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 64)
+    monkeypatch.setattr("engine.encode.tokenizer.MAX_UNIT_CHARS", 64)
     ids = fresh_tok.encode(SAMPLE)
     cache = fresh_tok._shared
     assert cache is not None and len(cache) > 0
@@ -376,6 +379,7 @@ def test_long_texts_are_cut_and_short_ones_grouped(monkeypatch, tok, batch, work
     cut at safe cuts into pieces encoded apart (``safe_cut``, of the last few characters
     before a piece's end where the text holds no special token): the ids are ``encode``'s."""
     monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", sizes[0])
+    monkeypatch.setattr("engine.encode.tokenizer.MAX_UNIT_CHARS", sizes[0])
     monkeypatch.setattr("engine.encode.tokenizer.PIECE_CHARS", sizes[1])
     monkeypatch.setattr("engine.encode.tokenizer.CUT_WINDOW", sizes[1] // 2)
     long = [text * 5 for text in batch]
@@ -384,12 +388,34 @@ def test_long_texts_are_cut_and_short_ones_grouped(monkeypatch, tok, batch, work
     assert list(tok.encode_packed_stream(long, "uint32", workers)) == [packed(ids, "I") for ids in expected]
 
 
+def test_a_list_of_texts_goes_in_units_of_a_share_of_its_size():
+    """A list or tuple in threads goes in units of about a ``UNITS_A_THREAD``-th of each
+    thread's share of its characters, from ``UNIT_CHARS`` up to ``MAX_UNIT_CHARS``; other
+    iterables, one thread, or items that are not all str, in units of ``UNIT_CHARS``."""
+    share = T.UNITS_A_THREAD * 2
+    assert _unit_chars(["x" * 100_000] * 40, 2) == 4_000_000 // share
+    assert _unit_chars(("x" * 100_000,) * 400, 2) == T.MAX_UNIT_CHARS
+    assert _unit_chars(["x" * 1000] * 40, 2) == T.UNIT_CHARS
+    assert _unit_chars(iter(["x" * 100_000] * 40), 2) == _unit_chars(["x" * 100_000] * 40, 1) == T.UNIT_CHARS
+    assert _unit_chars(["x", 1], 2) == T.UNIT_CHARS
+
+
+def test_a_batch_in_large_units_encodes_as_encode_does(tok):
+    """Texts of a list grouped by its size: the threads' ids are ``encode``'s."""
+    texts = [line * 40 for line in SAMPLE.splitlines()] * 30
+    assert _unit_chars(texts, 2) > T.UNIT_CHARS
+    assert tok.encode_batch(texts, 2) == [tok.encode(text) for text in texts]
+    with pytest.raises(TypeError):
+        tok.encode_batch([*texts, 7], 2)
+
+
 @pytest.mark.parametrize("at", [0, 1, 2, 17, 40])
 def test_a_bad_text_in_any_unit_is_raised_and_the_threads_go_on(monkeypatch, tok, at):
     """Whichever thread meets it (a helper, or this one encoding a unit no helper had
     started), a lone surrogate is the UnicodeEncodeError str.encode gives, nothing waits
     forever, and the next call gives encode's ids."""
     monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 64)
+    monkeypatch.setattr("engine.encode.tokenizer.MAX_UNIT_CHARS", 64)
     batch = [SAMPLE * 50] + [f"text {i} " * 20 for i in range(40)]  # a helper busy with the first while this thread takes the next
     batch[at] = "bad \udc00 text"
     raised: list[Exception] = []
@@ -415,6 +441,7 @@ def test_packed_batches_join_each_batch_with_end_of_text_ids(monkeypatch, tok, b
     """A dataset's batches: each batch's ids joined, ``eot`` after the texts that end a
     document, whatever the units and pieces the threads get."""
     monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 16)
+    monkeypatch.setattr("engine.encode.tokenizer.MAX_UNIT_CHARS", 16)
     monkeypatch.setattr("engine.encode.tokenizer.PIECE_CHARS", 8)
     given_batches = [([text * 3 for text, _ in batch], [end for _, end in batch]) for batch in batches]
     expected = [
