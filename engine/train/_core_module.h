@@ -4,6 +4,7 @@
 #define ENGINE_CORE_MODULE_H
 
 #include <Python.h>
+#include <stddef.h> /* offsetof, for the members' tables: from 3.12 Python.h no longer brings it */
 
 /* PyMemberDef's field types and flag: in Python.h from 3.12, in structmember.h (which 3.12
  * deprecates) before. */
