@@ -1,5 +1,6 @@
 """The C sources are portable C11: each translation unit compiles without a warning in strict
 ISO C11 under gcc and under clang (a compiler that is not installed is skipped, saying so),
+against this Python's headers and those of the other versions installed beside it,
 and no source uses a GNU extension or an unguarded glibc-only call, which MSVC or another C
 library would not build."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -74,6 +76,30 @@ def test_each_source_compiles_as_strict_c11_without_a_warning(compiler: str, sou
     cmd = [exe, *FLAGS, "-isystem", sysconfig.get_paths()["include"], *includes, str(source)]
     result = subprocess.run(cmd, capture_output=True, text=True)
     assert (result.returncode, result.stderr) == (0, ""), " ".join(cmd) + "\n" + result.stderr
+
+
+def _other_pythons() -> list[Path]:
+    """The headers of the other CPython versions the wheels are made for (3.10-3.13) that are
+    installed beside this one, as pyenv lays them out: a change in them (3.12's Python.h no
+    longer brings offsetof) breaks those wheels alone."""
+    here = Path(sysconfig.get_paths()["include"]).resolve()
+    found = sorted(Path(sys.base_prefix).parent.glob("3.1[0-3]*/include/python3.1[0-3]"))
+    return [p for p in found if p.resolve() != here and (p / "Python.h").is_file()]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
+def test_each_source_compiles_against_every_python_installed(source: Path) -> None:
+    exe, others = shutil.which("gcc"), _other_pythons()
+    if exe is None or not others:
+        pytest.skip("no gcc, or no other CPython installed beside this one: checked against this one's headers alone")
+    includes = [f"-I{ROOT / d}" for d in INCLUDE_DIRS]
+    failed = []
+    for headers in others:
+        cmd = [exe, *FLAGS, "-isystem", str(headers), *includes, str(source)]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if (result.returncode, result.stderr) != (0, ""):
+            failed.append(" ".join(cmd) + "\n" + result.stderr)
+    assert failed == []
 
 
 @pytest.mark.parametrize("path", SOURCES + HEADERS, ids=lambda p: p.name)
