@@ -7,6 +7,7 @@ import random
 import struct
 import sys
 import threading
+import tracemalloc
 from array import array
 
 import pytest
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 
 from engine import Tokenizer, Trainer
 from engine.encode import tokenizer as T
-from engine.encode._encoder_core import Encoder, SharedCache
+from engine.encode._encoder_core import Encoder, SharedCache, Vocab
 from engine.encode.tokenizer import _unit_chars
 from tests.test_encode_conformance import gpt2
 from tests.test_pretokenize_core import piece
@@ -271,6 +272,21 @@ def test_the_ints_of_ids_outlive_every_list(tok, copies):
     assert ids == expected[0]
     assert all(a is b for a, b in zip(ids, tok.encode(texts[0]), strict=True))
     assert all(sys.getrefcount(i) > sys.maxsize >> 8 for i in set(ids) if i > 256)  # 0-256: the interpreter's own
+
+
+def test_an_id_far_beyond_the_rest_makes_no_ints_for_the_ids_between():
+    """The ints are made for entries only: a vocabulary of 256 bytes and one id at a million
+    holds about three words an id up to it (its spans, its ints' pointers and the process's),
+    not an int for every id between (28 bytes more each)."""
+    far = 1_000_000
+    tracemalloc.start()
+    try:
+        vocab = Vocab({i: bytes([i]) for i in range(256)} | {far: b"<|far|>"})
+        grown, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert vocab.decode([far, 104, 105]) == "<|far|>hi"
+    assert grown < 32 * far
 
 
 def test_the_hot_table_grows_keeping_what_it_holds(tok):

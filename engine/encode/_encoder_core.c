@@ -477,30 +477,33 @@ typedef struct {
     PyObject **id_objects; /* the int of each entry's id (of id_ints), NULL for an id that is none */
 } Vocab;
 
-/* The int of every token id up to the largest a Vocab has, made once for the process and
+/* The int of each token id that is an entry of some Vocab, made once for the process and
  * never freed, as CPython's small ints are: a list of ids holds its items with no count
  * raised, so filling one is a copy of pointers, from any thread, and no pass raises the
  * count of each int used. Each count starts INT_BIAS high, so the uncounted references that
- * lists let go of never bring one to 0. */
+ * lists let go of never bring one to 0. NULL for an id no Vocab has had: a vocabulary with
+ * a few ids far apart makes only theirs. */
 static PyObject **id_ints;
 static size_t id_ints_len;
 #define INT_BIAS ((Py_ssize_t)1 << (8 * sizeof(Py_ssize_t) - 3))
 
-/* id_ints for the ids below n, with the GIL; 0, or -1 with MemoryError. */
-static int id_ints_below(size_t n) {
-    if (n <= id_ints_len) return 0;
-    PyObject **grown = PyMem_Realloc(id_ints, n * sizeof(PyObject *)); /* Vocabs copy its pointers, never hold it */
-    if (!grown) {
-        PyErr_NoMemory();
-        return -1;
+/* The int of id (an entry), made the first time, with the GIL; NULL with MemoryError. */
+static PyObject *id_int(uint32_t id) {
+    if (id >= id_ints_len) {
+        size_t n = (size_t)id + 1 > 2 * id_ints_len ? (size_t)id + 1 : 2 * id_ints_len;
+        PyObject **grown = PyMem_Realloc(id_ints, n * sizeof(PyObject *)); /* Vocabs copy its pointers, never hold it */
+        if (!grown) return PyErr_NoMemory();
+        memset(grown + id_ints_len, 0, (n - id_ints_len) * sizeof(PyObject *));
+        id_ints = grown;
+        id_ints_len = n;
     }
-    for (id_ints = grown; id_ints_len < n; id_ints_len++) {
-        PyObject *o = PyLong_FromSize_t(id_ints_len);
-        if (!o) return -1;
+    if (!id_ints[id]) {
+        PyObject *o = PyLong_FromUnsignedLong(id);
+        if (!o) return NULL;
         Py_SET_REFCNT(o, Py_REFCNT(o) + INT_BIAS); /* an immortal int (3.12+) stays as it is */
-        id_ints[id_ints_len] = o;
+        id_ints[id] = o;
     }
-    return 0;
+    return id_ints[id];
 }
 
 
@@ -573,7 +576,6 @@ static int Vocab_init(Vocab *v, PyObject *args, PyObject *Py_UNUSED(kw)) {
     v->spans = PyMem_New(Span, top + 1);
     v->blob = PyMem_Malloc(total + 16); /* join_ids copies 16 bytes at a time */
     v->id_objects = PyMem_New(PyObject *, top + 1);
-    if (id_ints_below(top)) return -1;
     if (!v->spans || !v->blob || !v->id_objects || id_table_init(&v->short_ids, (size_t)(PyDict_GET_SIZE(vocab) - longer)) ||
         id_table_init(&v->long_ids, (size_t)longer)) {
         PyErr_NoMemory();
@@ -590,7 +592,7 @@ static int Vocab_init(Vocab *v, PyObject *args, PyObject *Py_UNUSED(kw)) {
         memcpy(v->blob + used, s, n);
         v->spans[id] = (Span){used, (uint32_t)n};
         used += (uint32_t)n;
-        v->id_objects[id] = id_ints[id];
+        if (!(v->id_objects[id] = id_int(id))) return -1;
         vocab_put(v, s, n, id);
     }
     return 0;
