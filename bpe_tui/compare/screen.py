@@ -114,8 +114,13 @@ class CompareScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#legend", Static).update(self._legend())
         self.rows = compare(self.text, self.tokenizers, self.reference)
+        # Shown once the widgets' styles are in place, as the legend and the rows take their
+        # colours from them: a screen may be mounted before (Python 3.13 runs it so).
+        self.call_after_refresh(self.show_all)
+
+    def show_all(self) -> None:
+        self.query_one("#legend", Static).update(self._legend())
         self.show_rows()
 
     # -- the rows ------------------------------------------------------------------------------

@@ -121,7 +121,9 @@ class EncodeScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.show_step()
+        # Shown once the widgets' styles are in place, as the pairs and tokens take their
+        # colours from them: a screen may be mounted before (Python 3.13 runs it so).
+        self.call_after_refresh(self.show_step)
 
     # -- showing a step --------------------------------------------------------------------
 
