@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from engine import Tokenizer, Trainer
 from engine.encode import tokenizer as T
-from engine.encode._encoder_core import Encoder, SharedCache, Vocab
+from engine.encode._encoder_core import CHUNK_CHARS, Encoder, SharedCache, Vocab
 from engine.encode.tokenizer import _unit_chars
 from tests.test_encode_conformance import gpt2
 from tests.test_pretokenize_core import piece
@@ -30,13 +30,16 @@ def reference_encode(tok: Tokenizer, text: str) -> list[int]:
     """Special tokens, the ``regex`` module's pre-tokens and ``Tokenizer._bpe`` (the loop the
     encode view shows): nothing compiled but the merge table's lookups."""
     ids: list[int] = []
+    merged: dict[str, list[int]] = {}
     for part, special in tok.pretokenizer.split_special(text):
         if special:
             ids.append(tok.special_ids[part])
             continue
         for pretoken in regex.findall(tok.pretokenizer.pattern, part):
-            entry = tok.encoder.get(pretoken.encode()) if tok.direct else None
-            ids += [entry] if entry is not None else tok._bpe(pretoken.encode())
+            if pretoken not in merged:
+                entry = tok.encoder.get(pretoken.encode()) if tok.direct else None
+                merged[pretoken] = [entry] if entry is not None else tok._bpe(pretoken.encode())
+            ids += merged[pretoken]
     return ids
 
 
@@ -93,6 +96,52 @@ def test_ascii_runs_between_wide_characters_read_whole(tok, parts, tail):
     expected = reference_encode(tok, text)
     assert tok.encode(text) == expected
     assert tok.decode(expected) == text
+
+
+def chunks_around(filler: str, around: list[str], shift: int) -> str:
+    """A text of three chunks and more (``CHUNK_CHARS`` characters), ``filler`` repeated,
+    with the texts of ``around`` starting ``shift`` characters before the ends of the first
+    two."""
+    text = ""
+    for k, middle in enumerate(around, 1):
+        gap = k * CHUNK_CHARS - shift - len(text)
+        text += (filler * (gap // len(filler) + 1))[:gap] + middle
+    return text + filler * (CHUNK_CHARS // len(filler) + 1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(texts, min_size=2, max_size=2), st.integers(0, 40), st.sampled_from([SAMPLE, "西遊記 第一回 靈根孕育源流出", "ab\n\n"]))
+def test_a_long_text_is_encoded_a_chunk_at_a_time_as_a_whole(tok, around, shift, filler):
+    """A text longer than two chunks is made UTF-8 and encoded a chunk at a time, cut where
+    every compiled pattern starts a pre-token whatever follows (a space after an ASCII letter
+    or digit) and no special token lies across: whatever lies about a chunk's end, and with
+    few cuts or none, the ids are the whole text's."""
+    text = chunks_around(filler, around, shift)
+    assert tok.encode(text) == reference_encode(tok, text)
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+def test_no_chunk_is_cut_inside_whitespace(pattern):
+    """Whitespace runs about a chunk's end, at every offset, under a vocabulary that merges
+    them: a space after another may belong to the run before it, so no cut is made there."""
+    indented = "".join(f"{' ' * (4 * k)}line {k}  \n\n" for k in range(6)) * 30
+    trainer = Trainer.from_text(SAMPLE + indented, 400, pattern=pattern)
+    trainer.run()
+    tok = Tokenizer.from_trainer(trainer)
+    middle = "it.      \n\n        then"
+    for shift in range(len(middle) + 4):
+        text = chunks_around(SAMPLE, [middle, middle], shift)
+        assert tok.encode(text) == reference_encode(tok, text), shift
+
+
+@pytest.mark.parametrize("shift", range(0, 24, 3))
+def test_no_chunk_is_cut_inside_a_special_token(shift):
+    """A special token with spaces in it, about a chunk's end: never cut."""
+    base = gpt2()
+    tok = Tokenizer(base.vocab, base.merges, ["in the end it was", "<|x y|>"], base.pattern)
+    text = chunks_around("Once upon a time it was over. ", ["in the end it was <|x y|>", "in the end it was"], shift)
+    assert tok.encode(text) == reference_encode(tok, text)
+    assert tok.encode(text).count(tok.special_ids["in the end it was"]) == 2
 
 
 @pytest.mark.parametrize("at", [0, 7, 15, 16, 17, 31, 40])

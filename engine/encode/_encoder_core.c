@@ -1155,7 +1155,8 @@ static int reserve(void **buf, size_t *cap, size_t need, size_t size) {
 
 /* Free a buffer of over 32 MB (of items of size bytes), so an Encoder keeps no more between
  * texts; a text up to that size reuses its buffers, with no new pages to fault in (8 million
- * ids; the UTF-8 of 10 million characters, room for 3 bytes each kept). */
+ * ids; a text's UTF-8 is made a chunk at a time, but one with no place to cut it, as Chinese,
+ * whole: 10 million characters, room for 3 bytes each). */
 static void shrink(void **buf, size_t *cap, size_t size) {
     if (*cap * size > ((size_t)32 << 20)) {
         PyMem_RawFree(*buf);
@@ -1405,16 +1406,68 @@ static int view_of(PyObject *text, StrView *v) {
     return 0;
 }
 
-/* The ids of a str appended to e->out: its UTF-8, written into e->utf8 with PAD zeros after
- * it, encoded. 0, -1 (no memory) or SURROGATE (a lone surrogate, which has no UTF-8). */
+#define CHUNK_CHARS (1 << 16) /* the characters of a long text made UTF-8 at a time */
+
+/* Whether a special token lies across byte j of s (starts before it and ends after it);
+ * the bytes after j reach as far as the longest. */
+static int special_across(const Encoder *e, const uint8_t *s, size_t j, size_t reach) {
+    for (size_t at = j >= reach ? j - reach + 1 : 0; at < j; at++) {
+        if (!e->special_starts[s[at]]) continue;
+        for (Py_ssize_t k = 0; k < e->nspecials; k++) {
+            const Special *sp = &e->specials[k];
+            if (at + (size_t)sp->len > j && !memcmp(s + at, sp->bytes, (size_t)sp->len)) return 1;
+        }
+    }
+    return 0;
+}
+
+#define CUT_BYTES 4096 /* how far back from a chunk's end a cut is looked for */
+
+/* The last place in the len bytes at s where the text may be cut, encoded up to there and
+ * from there apart with the same ids (0 if none): a space after an ASCII letter or digit,
+ * where every compiled pattern starts a pre-token whatever follows, with the bytes after it
+ * to tell that no special token lies across it. Looked for in the last CUT_BYTES (English
+ * has one every few bytes; Chinese, read byte by byte to its start, took a tenth longer to
+ * encode), and only after fresh, less the bytes that tell (those before held no cut). */
+static size_t chunk_cut(const Encoder *e, const uint8_t *s, size_t fresh, size_t len) {
+    size_t reach = e->nspecials ? (size_t)e->specials[0].len : 1; /* longest first */
+    size_t end = len > reach ? len - reach : 0, from = fresh > reach ? fresh - reach : 0;
+    if (end > CUT_BYTES && from < end - CUT_BYTES) from = end - CUT_BYTES;
+    for (size_t j = end; j-- > from && j > 0;) {
+        if (s[j] != ' ') continue;
+        uint8_t c = s[j - 1] | 0x20;
+        if (((c >= 'a' && c <= 'z') || (s[j - 1] >= '0' && s[j - 1] <= '9')) && !special_across(e, s, j, reach)) return j;
+    }
+    return 0;
+}
+
+/* The ids of a str appended to e->out: its UTF-8, written into e->utf8 with PAD bytes after
+ * it, encoded. A long text is made UTF-8 a chunk of CHUNK_CHARS at a time and encoded up to
+ * its last cut (chunk_cut), the rest kept for the next chunk: the buffer stays small (in the
+ * processor's cache while the scanner reads it, and no new memory to fault in for a first
+ * long text: en-mix-6m's 6.6 MB took 1,600 faults a first encode). 0, -1 (no memory) or
+ * SURROGATE (a lone surrogate, which has no UTF-8). */
 static int encode_str(Encoder *e, const StrView *v) {
-    if (reserve((void **)&e->utf8, &e->utf8_cap, (v->ascii ? (size_t)v->len : utf8_room(v->kind, v->len)) + PAD, 1)) return -1;
-    int surrogates = 0;
-    ptrdiff_t len = v->len;
-    if (v->ascii) memcpy(e->utf8, v->data, (size_t)len);
-    else len = utf8_encode(v->data, v->kind, v->len, e->utf8, &surrogates);
+    size_t len = 0;
+    for (Py_ssize_t done = 0, n; done < v->len || !done; done += n) {
+        n = v->len - done <= 2 * CHUNK_CHARS ? v->len - done : CHUNK_CHARS;
+        if (reserve((void **)&e->utf8, &e->utf8_cap, len + (v->ascii ? (size_t)n : utf8_room(v->kind, n)) + PAD, 1)) return -1;
+        int surrogates = 0;
+        const uint8_t *data = (const uint8_t *)v->data + done * v->kind;
+        size_t from = len;
+        if (v->ascii) memcpy(e->utf8 + len, data, (size_t)n);
+        len += v->ascii ? (size_t)n : (size_t)utf8_encode(data, v->kind, n, e->utf8 + len, &surrogates);
+        if (surrogates) return SURROGATE;
+        if (done + n == v->len) break;
+        size_t cut = chunk_cut(e, e->utf8, from, len);
+        if (!cut) continue;
+        int err = encode_text(e, e->utf8, (ptrdiff_t)cut);
+        if (err) return err;
+        memmove(e->utf8, e->utf8 + cut, len - cut);
+        len -= cut;
+    }
     memset(e->utf8 + len, 0, PAD);
-    return surrogates ? SURROGATE : encode_text(e, e->utf8, len);
+    return encode_text(e, e->utf8, (ptrdiff_t)len);
 }
 
 /* Encoder(ranks, vocab, pattern, direct, cache_size, specials, shared=None): pattern a
@@ -1841,7 +1894,7 @@ PyMODINIT_FUNC PyInit__encoder_core(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddType(m, &MergeRanksType) || PyModule_AddType(m, &VocabType) || PyModule_AddType(m, &SharedCacheType) ||
-        PyModule_AddType(m, &EncoderType)) {
+        PyModule_AddType(m, &EncoderType) || PyModule_AddIntConstant(m, "CHUNK_CHARS", CHUNK_CHARS)) {
         Py_DECREF(m);
         return NULL;
     }

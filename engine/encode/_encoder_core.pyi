@@ -3,6 +3,9 @@
 from collections.abc import Sequence
 from typing import overload
 
+CHUNK_CHARS: int
+"""The characters of a long text made UTF-8 and encoded at a time."""
+
 class MergeRanks:
     """A tokenizer's merge ranks, for merging pre-tokens."""
 
