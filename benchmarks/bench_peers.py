@@ -25,26 +25,28 @@ Rows, for each model and corpus (read as bytes, so zh-xiyouji keeps its CRLF lin
 - ``start-up``: seconds to load the model (``load``) and to make the first, tiny encode
   (``first call``), timed apart from the rest.
 
-Each cell is measured in a process of its own (the Rust peers size their thread pools once
-a process: ``RAYON_NUM_THREADS``, ``FASTOKENS_BPE_THREADS``). Every encoder is loaded and
+Each cell is measured in a process of its own (the Rust peers size their thread pools once a
+process: ``RAYON_NUM_THREADS``, ``FASTOKENS_BPE_THREADS``). Every encoder is loaded and
 **initialized before any timing**: one tiny encode through the very call the row times
-(gigatoken and fastokens defer 50-150 ms of set-up to their first call). Then the row's call
-is timed twice: *cold*, its first real encode in the process (caches empty but for the tiny
-text), and *warm*, the same text a second time (the peers keep caches across calls,
-gigatoken even across its tokenizers in one process, so a cold encode is only the first one
-a process makes). Each timed call is given its text made anew from the file's bytes, as new
-text comes: a str that a peer built with PyO3 has read (tiktoken, gigatoken, fastokens...)
-keeps its UTF-8 inside it, and reading that very object again skips making it, which no
-new text does. The calls: with one thread, bpe-tui ``encode`` / ``encode_batch(docs,
-workers=1)``, tiktoken, riptoken, bpe-openai and kitoken ``encode`` (of each document),
-gigatoken ``encode`` / ``encode_batch(parallel=False)``, fastokens ``encode`` /
-``encode_batch_flat``, quicktok ``encode`` / ``encode_batch(docs, 1)``, tokie ``encode`` (of
-each document); with more, every peer's batch call (bpe-tui ``encode_batch(texts,
+(gigatoken and fastokens defer 50-150 ms of set-up to their first call). Then the row's call is
+timed twice: *cold*, its first real encode in the process (caches empty but for the tiny text),
+and *warm*, the same text a second time (the peers keep caches across calls, gigatoken even
+across its tokenizers in one process, so a cold encode is only the first one a process makes).
+Each timed call is given its text made anew from the file's bytes, as new text comes: a str
+that a peer built with PyO3 has read (tiktoken, gigatoken, fastokens...) keeps its UTF-8 inside
+it, and reading that very object again skips making it, which no new text does. The calls: with
+one thread, bpe-tui ``encode`` / ``encode_batch_flat(docs, workers=1)``, tiktoken, riptoken,
+bpe-openai and kitoken ``encode`` (of each document), gigatoken ``encode`` /
+``encode_batch(parallel=False)``, fastokens ``encode`` / ``encode_batch_flat``, quicktok
+``encode`` / ``encode_batch(docs, 1)``, tokie ``encode`` (of each document); with more, every
+peer's batch call (bpe-tui ``encode_batch([text], workers=N)`` / ``encode_batch_flat(docs,
 workers=N)``, tiktoken and bpe-openai ``encode_batch(num_threads=N)``, gigatoken
 ``encode_batch``, fastokens ``encode_batch_flat``, quicktok ``encode_batch(texts, N)``,
 riptoken ``encode_batch``, tokie ``encode_batch``, kitoken ``encode_all``), on a list of one
 text for the one document. Each peer returns what its call returns: lists of ints, NumPy or
-awkward arrays (gigatoken), flat arrays and offsets (fastokens, quicktok), Encodings (tokie).
+awkward arrays (gigatoken), flat arrays and offsets (fastokens, quicktok, bpe-tui's documents),
+Encodings (tokie). Where a peer has both, documents are timed by the flat call, the form the
+fastest peers give; ``bench_encode.py`` times bpe-tui's lists of documents (``encode_batch``).
 
 The peers take turns going first process by process. A cell is the best of ``--rounds``
 processes (the least disturbed by other work on a shared machine): MB/s of UTF-8 text
@@ -131,7 +133,7 @@ def bpe_tui_calls(name: str, threads: int, scratch: Path) -> dict[str, Callable[
     one = tok.encode if threads == 1 else (lambda text: tok.encode_batch([text], threads)[0])
     return {
         "one document": one,
-        "documents": lambda docs: tok.encode_batch(docs, threads),
+        "documents": lambda docs: tok.encode_batch_flat(docs, threads),
         "JSONL file": jsonl,
         "decode": tok.decode,
     }

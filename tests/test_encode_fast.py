@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from engine import Tokenizer, Trainer
 from engine.encode import tokenizer as T
-from engine.encode._encoder_core import CHUNK_CHARS, Encoder, SharedCache, Vocab
+from engine.encode._encoder_core import CHUNK_CHARS, Encoder, SharedCache, Vocab, join_ends
 from engine.encode.tokenizer import _unit_chars
 from tests.test_encode_conformance import gpt2
 from tests.test_pretokenize_core import piece
@@ -160,6 +160,69 @@ def test_lone_surrogate_is_refused_like_str_encode(tok):
 @given(st.lists(texts, max_size=12), st.integers(1, 3))
 def test_encode_batch_is_encode_of_each(tok, batch, workers):
     assert tok.encode_batch(batch, workers=workers) == [tok.encode(text) for text in batch]
+
+
+def unflattened(flat: T.FlatIds) -> list[list[int]]:
+    """The lists of a ``FlatIds``, read through its offsets."""
+    assert flat.ids.format == T._UINT32 and flat.offsets.format == "q"
+    assert flat.offsets[0] == 0 and flat.offsets[-1] == len(flat.ids)
+    return [flat.ids[a:b].tolist() for a, b in zip(flat.offsets[:-1], flat.offsets[1:], strict=True)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(texts, max_size=12), st.integers(1, 3), st.booleans())
+def test_a_flat_batch_is_encode_of_each_in_one_buffer(tok, batch, workers, listed):
+    """``encode_batch_flat`` of a list, or of any iterable (in units), in any threads."""
+    flat = tok.encode_batch_flat(batch if listed else iter(batch), workers)
+    assert unflattened(flat) == [tok.encode(text) for text in batch]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(texts, max_size=8), st.sampled_from([(4, 8), (64, 32)]))
+def test_a_flat_batch_of_long_texts_cut_into_pieces_keeps_each_text_whole(monkeypatch, tok, batch, sizes):
+    """A long text's pieces, encoded apart by the threads, end one text between them."""
+    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", sizes[0])
+    monkeypatch.setattr("engine.encode.tokenizer.MAX_UNIT_CHARS", sizes[0])
+    monkeypatch.setattr("engine.encode.tokenizer.PIECE_CHARS", sizes[1])
+    monkeypatch.setattr("engine.encode.tokenizer.CUT_WINDOW", sizes[1] // 2)
+    long = [text * 5 for text in batch]
+    assert unflattened(tok.encode_batch_flat(long, 2)) == [tok.encode(text) for text in long]
+
+
+def test_a_flat_batch_under_a_custom_pattern_and_of_nothing(tok):
+    trainer = Trainer.from_text(SAMPLE, 300, pattern=r"\S+|\s+")
+    trainer.run()
+    custom = Tokenizer.from_trainer(trainer)
+    lines = SAMPLE.splitlines(keepends=True)
+    assert unflattened(custom.encode_batch_flat(lines, 2)) == [custom.encode(line) for line in lines]
+    for tokenizer in (tok, custom):
+        flat = tokenizer.encode_batch_flat([])
+        assert (flat.ids.tolist(), flat.offsets.tolist()) == ([], [0])
+
+
+def test_parts_of_ids_are_joined_with_their_offsets(tok):
+    """``join_ends``: ids one after the other, ends rebased onto a first 0; a part that ends
+    no text goes on into the next; an encoder's ids alone are handed over, not copied."""
+    hello, world = tok.encode("Hello"), tok.encode("world!")
+    one = tok._new_encoder().encode_ends(["Hello", "", "world!"])
+    ids, offsets = join_ends([one])
+    n = len(hello) + len(world)
+    assert ids is one[0] and array("q", offsets).tolist() == [0, len(hello), len(hello), n]
+    assert memoryview(ids).tolist() == hello + world
+    ids, offsets = join_ends([one, (packed([8], "I"), b""), (packed([9, 10], "I"), struct.pack("2n", 1, 2))])
+    assert memoryview(ids).tolist() == [*hello, *world, 8, 9, 10]
+    assert array("q", offsets).tolist() == [0, len(hello), len(hello), n, n + 2, n + 3]
+    ids, offsets = join_ends([])
+    assert (bytes(ids), offsets) == (b"", struct.pack("q", 0))
+    assert memoryview(ids).readonly
+    with pytest.raises(ValueError, match="out of order"):
+        join_ends([(packed([1, 2], "I"), struct.pack("2n", 2, 1))])
+    with pytest.raises(ValueError, match="out of order"):
+        join_ends([(packed([1], "I"), struct.pack("n", 2))])
+    with pytest.raises(ValueError, match="a size each"):
+        join_ends([(packed([1], "I"), b"\0")])
+    with pytest.raises(TypeError, match="a part is a tuple"):
+        join_ends([packed([1], "I")])
 
 
 def packed(ids: list[int], typecode: str) -> bytes:
@@ -353,7 +416,8 @@ def test_the_hot_table_grows_keeping_what_it_holds(tok):
 
 def test_no_texts_are_no_ids(tok):
     encoder = tok._new_encoder()
-    assert encoder.encode_ends([]) == (b"", b"")
+    ids, ends = encoder.encode_ends([])
+    assert (bytes(ids), ends) == (b"", b"")
     assert encoder.encode_packed_many([], 2) == b""
 
 

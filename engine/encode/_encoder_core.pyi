@@ -3,6 +3,8 @@
 from collections.abc import Sequence
 from typing import overload
 
+from typing_extensions import Buffer
+
 CHUNK_CHARS: int
 """The characters of a long text made UTF-8 and encoded at a time."""
 
@@ -28,7 +30,7 @@ class Vocab:
     def canonical(self) -> bytes:
         """Each id's entry length (little-endian, 4 bytes; 0xFFFFFFFF for none), then the
         entries' bytes in id order."""
-    def lists(self, packed: bytes, ends: bytes, /) -> list[list[int]]:
+    def lists(self, packed: Buffer, ends: bytes, /) -> list[list[int]]:
         """The lists of ids of texts that ``Encoder.encode_ends`` packed: ``packed`` their ids
         (little-endian 4-byte ints), ``ends`` where each text's ends (native sizes)."""
     def unfilled(self, n: int, /) -> list[int]:
@@ -77,9 +79,10 @@ class Encoder:
     @overload
     def encode_many(self, texts: Sequence[str], width: int, /) -> list[bytes]:
         """``encode_packed`` of each text (``width`` 2 or 4), the GIL released once for them all."""
-    def encode_ends(self, texts: Sequence[str], /) -> tuple[bytes, bytes]:
-        """The ids of the texts packed as 4-byte ints, one after the other, and where each
-        text's end (native sizes), for ``Vocab.lists``: the GIL released once for them all."""
+    def encode_ends(self, texts: Sequence[str], /) -> tuple[PackedIds, bytes]:
+        """The ids of the texts packed as 4-byte ints, one after the other (handed over, not
+        copied), and where each text's end (native sizes), for ``Vocab.lists`` and
+        ``join_ends``: the GIL released once for them all."""
     def encode_packed_many(self, texts: Sequence[str], width: int, eot: int = -1, ends: Sequence[bool] | None = None, /) -> bytes:
         """The ``encode_packed`` ids of the texts joined, ``eot`` (unless negative) after each
         text whose flag in ``ends`` is true (after each text when ``ends`` is None)."""
@@ -89,3 +92,15 @@ class Encoder:
         line's UTF-8), ``eot`` (unless negative) after each; up to the first line that only
         Python's ``json`` may read (``engine/corpus/_jsonl.h``), which starts at ``stop``;
         ``lines`` before it, blank ones too, ``documents`` of them with a text."""
+
+class PackedIds(Buffer):
+    """Token ids an encoder made, handed over with their memory: read through the buffer
+    protocol as little-endian 4-byte unsigned ints (format ``"I"`` on a little-endian
+    machine, ``"<I"`` elsewhere)."""
+
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+
+def join_ends(parts: Sequence[tuple[Buffer, bytes]], /) -> tuple[PackedIds, bytes]:
+    """Parts of texts' ids as ``Encoder.encode_ends`` gives them (a part may end no text, its
+    ids going on into the next part's) joined: all the ids, and the texts' offsets in them
+    (int64, native, from a first 0). One part of an encoder's ids is given back as it is."""

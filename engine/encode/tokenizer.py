@@ -33,11 +33,11 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import accumulate, chain, islice, repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.stages import AddedToken, PatternSpec, Stage, describe, simplest
-from engine.encode._encoder_core import Encoder, MergeRanks, SharedCache, Vocab
+from engine.encode._encoder_core import Encoder, MergeRanks, PackedIds, SharedCache, Vocab, join_ends
 from engine.errors import ModelFileError, SettingsError
 from engine.formats import rank_files
 from engine.formats import tokenizer_files as formats
@@ -45,6 +45,8 @@ from engine.formats.atomic import atomic_write
 from engine.train.trainer import Trainer
 
 if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
     from engine.encode.sentencepiece_model import SentencePieceModel
     from engine.encode.unigram import UnigramTokenizer
     from engine.encode.wordpiece import WordPieceTokenizer
@@ -118,6 +120,17 @@ def _code_points(ids: str) -> list[int]:
     """``list(map(ord, ids))``, faster: through the string's UTF-32 bytes (ids may be lone
     surrogates, hence ``surrogatepass``)."""
     return array(_UINT32, ids.encode(_UTF32, "surrogatepass")).tolist()
+
+
+class FlatIds(NamedTuple):
+    """The ids of many texts in one buffer, as ``Tokenizer.encode_batch_flat`` gives them:
+    text ``k``'s ids are ``ids[offsets[k]:offsets[k + 1]]``. Both are memoryviews (format
+    ``"I"``, unsigned 32-bit, and ``"q"``, signed 64-bit; native byte order), which NumPy takes
+    without a copy (``numpy.frombuffer(flat.ids, numpy.uint32)``), as it does the offsets."""
+
+    ids: memoryview
+    offsets: memoryview
+    """One more than the texts, from 0 to ``len(ids)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -593,6 +606,33 @@ class Tokenizer:
                 return self._encoder.encode_many(texts)
         return list(self.encode_stream(texts, workers))
 
+    def encode_batch_flat(self, texts: Iterable[str], workers: int | None = None) -> FlatIds:
+        """The ids of ``encode_batch`` in one buffer, with the offsets of each text's
+        (``FlatIds``): no int put in a list, half the memory of lists (an id takes 4 bytes,
+        not a pointer of 8), for a batch bound for NumPy or a file. Encoded as
+        ``encode_stream`` encodes, in ``workers`` threads (a list or tuple in one thread in
+        one call), and the ids handed over from the encoder, not copied."""
+        threads = self.threads(workers)
+        if not self._compiled:
+            lists = self.encode_batch(texts, workers)
+            starts = array("q", accumulate(map(len, lists), initial=0))
+            return FlatIds(memoryview(array(_UINT32, chain.from_iterable(lists))), memoryview(starts))
+        if threads == 1 and isinstance(texts, list | tuple):
+            if self._encoder is None:
+                self._encoder = self._new_encoder()
+            assert self._encoder is not None  # compiled
+            parts: list[tuple[Buffer, bytes]] = [self._encoder.encode_ends(texts)]
+        else:
+            units = (((unit, kind), kind) for unit, kind in self._units(texts, threads, _unit_chars(texts, threads)))
+            parts = [_flat_part(out, kind) for out, kind in self._in_threads(units, threads, _ended_unit)]
+        ids, offsets = join_ends(parts)
+        if sys.byteorder == "little":
+            return FlatIds(memoryview(ids), memoryview(offsets).cast("q"))
+        native = array(_UINT32)
+        native.frombytes(ids)  # packed little-endian
+        native.byteswap()
+        return FlatIds(memoryview(native), memoryview(offsets).cast("q"))
+
     def encode_packed(self, text: str, dtype: str = "uint32") -> bytes:
         """``encode``'s ids as files of ids hold them: the bytes of a little-endian array of
         ``dtype`` (``"uint16"`` or ``"uint32"``); OverflowError if an id does not fit."""
@@ -978,11 +1018,19 @@ def _listed_unit(encoder: Encoder, unit: tuple[Unit, int]) -> list[list[int]] | 
     return encoder.encode_many(texts) if isinstance(texts, list) else _piece(encoder, texts, 4)
 
 
-def _ended_unit(encoder: Encoder, unit: tuple[Unit, int]) -> tuple[bytes, bytes] | bytes:
+def _ended_unit(encoder: Encoder, unit: tuple[Unit, int]) -> tuple[PackedIds, bytes] | bytes:
     """A unit of ``encode_stream`` in a worker thread: whole texts' ids packed with their
     ends, or a piece of a long text packed."""
     texts = unit[0]
     return encoder.encode_ends(texts) if isinstance(texts, list) else _piece(encoder, texts, 4)
+
+
+def _flat_part(out: tuple[PackedIds, bytes] | bytes, kind: int) -> tuple[Buffer, bytes]:
+    """An ``_ended_unit``'s ids as a part for ``join_ends``: a piece of a long text ends no
+    text, but for its last, which ends the text."""
+    if isinstance(out, tuple):
+        return out
+    return out, struct.pack("N", len(out) // 4) if kind == _LAST else b""
 
 
 def _jsonl_unit(field: bytes, width: int, eot: int, encoder: Encoder, unit: JsonlBlock) -> tuple[bytes, int]:
