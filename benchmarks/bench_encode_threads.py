@@ -4,13 +4,15 @@
         [--corpora en-mix-6m zh-xiyouji] [--threads 1 2]
 
 For each family, corpus and shape (``one document``: the whole file as one text;
-``documents``: the file cut at blank lines), each thread count runs in a process of its own
+``documents``: the file cut at blank lines, their ids as lists; ``flat documents``: the same,
+their ids in one buffer), each thread count runs in a process of its own
 (the tokenizer loaded and initialized by a tiny encode first): the call is timed *cold*, the
 first encode of the text in the process, then *warm*, the same text again (the cold call's
 ids freed, and a garbage collection made, before each timing, as ``bench_peers.py`` does).
 One thread:
-``encode`` / ``encode_batch(docs, workers=1)``; more: ``encode_batch([text], workers=N)`` /
-``encode_batch(docs, workers=N)``. A cell is the best of ``--rounds`` processes, MB/s of
+``encode`` / ``encode_batch(docs, workers=1)`` / ``encode_batch_flat(docs, workers=1)``; more:
+``encode_batch([text], workers=N)`` / ``encode_batch(docs, workers=N)`` /
+``encode_batch_flat(docs, workers=N)``. A cell is the best of ``--rounds`` processes, MB/s of
 UTF-8 text by wall time with the CPU seconds of the process beside it, and the speed of each
 thread count over one thread's. The ids of every thread count are checked equal to one
 thread's.
@@ -31,6 +33,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +48,7 @@ from engine import Tokenizer  # noqa: E402
 from engine.corpus.pretokenize import PATTERNS  # noqa: E402
 
 FAMILIES = ["gpt2", "cl100k", "o200k", "llama3", "qwen2"]
-SHAPES = ["one document", "documents"]
+SHAPES = ["one document", "documents", "flat documents"]
 
 
 def tokenizer(family: str) -> Tokenizer:
@@ -63,10 +66,12 @@ def child(family: str, corpus: str, shape: str, threads: int) -> dict[str, Any]:
     text = (CORPORA / f"{corpus}.txt").read_bytes().decode("utf-8")
     given: Any = text if shape == "one document" else documents(text)
     tok = tokenizer(family)
-    if threads == 1:
-        call = tok.encode if shape == "one document" else (lambda docs: tok.encode_batch(docs, 1))
-    else:
-        call = (lambda t: tok.encode_batch([t], threads)[0]) if shape == "one document" else (lambda docs: tok.encode_batch(docs, threads))
+    calls: dict[str, Callable[[Any], Any]] = {
+        "one document": tok.encode if threads == 1 else (lambda t: tok.encode_batch([t], threads)[0]),
+        "documents": lambda docs: tok.encode_batch(docs, threads),
+        "flat documents": lambda docs: tok.encode_batch_flat(docs, threads),
+    }
+    call = calls[shape]
     call("Hi there" if shape == "one document" else ["Hi there"])
     out: dict[str, Any] = {"bytes": len(text.encode("utf-8"))}
     digests = []
@@ -75,7 +80,8 @@ def child(family: str, corpus: str, shape: str, threads: int) -> dict[str, Any]:
         wall, cpu = time.perf_counter(), time.process_time()
         ids = call(given)
         out[when] = (time.perf_counter() - wall, time.process_time() - cpu)
-        digests.append(hashlib.blake2b(json.dumps(ids).encode()).hexdigest())
+        data = ids.ids.tobytes() + ids.offsets.tobytes() if shape == "flat documents" else json.dumps(ids).encode()
+        digests.append(hashlib.blake2b(data).hexdigest())
         del ids
     if digests[0] != digests[1]:
         raise SystemExit(f"{family} {corpus} {shape}: the warm call's ids differ from the cold call's")
