@@ -25,6 +25,7 @@ except ImportError:  # a source tree that was never built
 if TYPE_CHECKING:
     from engine.corpus.pretokenize import PATTERNS, PreTokenizer
     from engine.corpus.stages import AddedToken, PrefixSpace, Split
+    from engine.encode.flat import FlatIds
     from engine.encode.tokenizer import EncodeStep, PreTokenTrace, Tokenizer
     from engine.encode.unigram import UnigramTokenizer
     from engine.encode.wordpiece import WordPieceTokenizer
@@ -45,6 +46,7 @@ _HOMES = {
     "Cell": "engine.train.occurrences",
     "CorpusError": "engine.errors",
     "EncodeStep": "engine.encode.tokenizer",
+    "FlatIds": "engine.encode.flat",
     "MergeStep": "engine.train.events",
     "ModelFileError": "engine.errors",
     "Occurrence": "engine.train.occurrences",
@@ -93,6 +95,7 @@ __all__ = [
     "Cell",
     "CorpusError",
     "EncodeStep",
+    "FlatIds",
     "MergeStep",
     "Occurrence",
     "ModelFileError",

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from engine import Tokenizer, Trainer
 from engine.encode import tokenizer as T
 from engine.encode._encoder_core import CHUNK_CHARS, Encoder, SharedCache, Vocab, join_ends
+from engine.encode.flat import UINT32, FlatIds
 from engine.encode.tokenizer import _unit_chars
 from tests.test_encode_conformance import gpt2
 from tests.test_pretokenize_core import piece
@@ -162,9 +163,9 @@ def test_encode_batch_is_encode_of_each(tok, batch, workers):
     assert tok.encode_batch(batch, workers=workers) == [tok.encode(text) for text in batch]
 
 
-def unflattened(flat: T.FlatIds) -> list[list[int]]:
+def unflattened(flat: FlatIds) -> list[list[int]]:
     """The lists of a ``FlatIds``, read through its offsets."""
-    assert flat.ids.format == T._UINT32 and flat.offsets.format == "q"
+    assert flat.ids.format == UINT32 and flat.offsets.format == "q"
     assert flat.offsets[0] == 0 and flat.offsets[-1] == len(flat.ids)
     return [flat.ids[a:b].tolist() for a, b in zip(flat.offsets[:-1], flat.offsets[1:], strict=True)]
 

@@ -19,6 +19,7 @@ from engine.compare.comparison import load_span_tokenizer
 from engine.encode.sentencepiece_model import BYTE, CONTROL, UNKNOWN, USER_DEFINED, SentencePieceModel
 from engine.encode.sentencepiece_steps import SentencePieceLattices, SentencePieceMerges
 from tests.conftest import CLI_ENV, ROOT, fixture_file, refused, run_cli
+from tests.test_encode_fast import unflattened
 
 spm = pytest.importorskip("sentencepiece")
 
@@ -81,6 +82,7 @@ def test_ids_and_text_are_sentencepieces(models, processors, name, text):
     assert ids == theirs.encode(text)
     assert model.decode(ids) == theirs.decode(ids)
     assert model.encode_batch([text, text[::-1]]) == [ids, theirs.encode(text[::-1])]
+    assert unflattened(model.encode_batch_flat([text, text[::-1]])) == [ids, theirs.encode(text[::-1])]
     spans = model.encode_spans(text)
     assert [s.id for s in spans] == ids
     at = 0

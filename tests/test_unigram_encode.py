@@ -21,6 +21,7 @@ from engine.formats.unigram_files import is_unigram, read_unigram
 from engine.train.unigram.rule import count_file_words
 from engine.train.unigram.trainer import UnigramTrainer
 from tests.conftest import fixture_file
+from tests.test_encode_fast import unflattened
 
 PIECES = [
     "the",
@@ -79,6 +80,7 @@ def test_a_whole_corpus_encodes_as_hugging_face_does(pair: tuple[UnigramTokenize
         text = fixture_file(name).read_text(encoding="utf-8")
         assert ours.encode(text) == theirs.encode(text, add_special_tokens=False).ids
         assert ours.encode_batch(text.split("\n")) == [e.ids for e in theirs.encode_batch(text.split("\n"), add_special_tokens=False)]
+        assert unflattened(ours.encode_batch_flat(text.split("\n"))) == ours.encode_batch(text.split("\n"))
 
 
 @settings(max_examples=100, deadline=None)

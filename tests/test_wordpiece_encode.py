@@ -17,6 +17,7 @@ from engine.corpus.words import _NOT_WHITE_SPACE, lowercase
 from engine.encode.wordpiece import WordPieceTokenizer, WordTrace
 from engine.formats.wordpiece_files import BERT_SPECIAL_TOKENS, WHITE_SPACE
 from tests.conftest import fixture_file
+from tests.test_encode_fast import unflattened
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -97,6 +98,7 @@ def test_a_corpus_encodes_as_hf(pair):
     assert ours.encode(text) == hf.encode(text, add_special_tokens=False).ids
     lines = text.splitlines()
     assert ours.encode_batch(lines) == [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
+    assert unflattened(ours.encode_batch_flat(lines)) == ours.encode_batch(lines)
     assert ours.encode(text) == hf.encode(text, add_special_tokens=False).ids  # again, from the caches
 
 

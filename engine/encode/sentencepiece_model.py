@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from engine.encode.flat import FlatBatches
 from engine.errors import ModelFileError, SettingsError, unreadable
 from engine.formats.tokenizer_files import TOKENIZER_JSON
 
@@ -186,7 +187,7 @@ def _processor(path: Path, data: bytes) -> Any:
     return processor
 
 
-class SentencePieceModel:
+class SentencePieceModel(FlatBatches):
     """A SentencePiece ``.model``, encoding and decoding through ``sentencepiece``: ``vocab``
     (id -> piece), ``kind`` (``Unigram``, ``BPE``, ``word`` or ``char``), the special tokens
     (unknown, control and user-defined pieces) and ``special_ids``."""

@@ -33,11 +33,12 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import accumulate, chain, islice, repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.stages import AddedToken, PatternSpec, Stage, describe, simplest
 from engine.encode._encoder_core import Encoder, MergeRanks, PackedIds, SharedCache, Vocab, join_ends
+from engine.encode.flat import UINT32, FlatIds, flat_ids
 from engine.errors import ModelFileError, SettingsError
 from engine.formats import rank_files
 from engine.formats import tokenizer_files as formats
@@ -57,8 +58,7 @@ _NONE = 1 << 62
 """Rank of a pair that is not in the merge list: above every real rank."""
 
 _UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
-_UINT32 = next(code for code in "IL" if array(code).itemsize == 4)
-_TYPECODES = {2: "H", 4: _UINT32}
+_TYPECODES = {2: "H", 4: UINT32}
 
 ID_WIDTHS = {"uint16": 2, "uint32": 4}
 """Bytes of each unsigned integer type a file of ids may hold."""
@@ -119,18 +119,7 @@ class _Pending(Generic[U, K, R]):
 def _code_points(ids: str) -> list[int]:
     """``list(map(ord, ids))``, faster: through the string's UTF-32 bytes (ids may be lone
     surrogates, hence ``surrogatepass``)."""
-    return array(_UINT32, ids.encode(_UTF32, "surrogatepass")).tolist()
-
-
-class FlatIds(NamedTuple):
-    """The ids of many texts in one buffer, as ``Tokenizer.encode_batch_flat`` gives them:
-    text ``k``'s ids are ``ids[offsets[k]:offsets[k + 1]]``. Both are memoryviews (format
-    ``"I"``, unsigned 32-bit, and ``"q"``, signed 64-bit; native byte order), which NumPy takes
-    without a copy (``numpy.frombuffer(flat.ids, numpy.uint32)``), as it does the offsets."""
-
-    ids: memoryview
-    offsets: memoryview
-    """One more than the texts, from 0 to ``len(ids)``."""
+    return array(UINT32, ids.encode(_UTF32, "surrogatepass")).tolist()
 
 
 @dataclass(frozen=True, slots=True)
@@ -614,9 +603,7 @@ class Tokenizer:
         one call), and the ids handed over from the encoder, not copied."""
         threads = self.threads(workers)
         if not self._compiled:
-            lists = self.encode_batch(texts, workers)
-            starts = array("q", accumulate(map(len, lists), initial=0))
-            return FlatIds(memoryview(array(_UINT32, chain.from_iterable(lists))), memoryview(starts))
+            return flat_ids(self.encode_batch(texts, workers))
         if threads == 1 and isinstance(texts, list | tuple):
             if self._encoder is None:
                 self._encoder = self._new_encoder()
@@ -628,7 +615,7 @@ class Tokenizer:
         ids, offsets = join_ends(parts)
         if sys.byteorder == "little":
             return FlatIds(memoryview(ids), memoryview(offsets).cast("q"))
-        native = array(_UINT32)
+        native = array(UINT32)
         native.frombytes(ids)  # packed little-endian
         native.byteswap()
         return FlatIds(memoryview(native), memoryview(offsets).cast("q"))

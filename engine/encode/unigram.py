@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import regex
 
 from engine.corpus.stages import AddedToken, AddedTokens
+from engine.encode.flat import FlatBatches
 from engine.errors import ModelFileError
 from engine.formats import unigram_files as files
 from engine.formats.atomic import atomic_write
@@ -104,7 +105,7 @@ def best_path(length: int, nodes: Sequence[LatticeNode]) -> tuple[list[int], flo
     return path, total if total is not None else 0.0
 
 
-class UnigramTokenizer:
+class UnigramTokenizer(FlatBatches):
     """A Unigram tokenizer: ``vocab`` (id -> ``(piece, log-probability)``), the unknown
     piece's id, and the added tokens (strings at their ids in ``vocab``, or ``AddedToken``s).
     ``collapse_spaces``: make each run of spaces one first (the file's normalizer)."""

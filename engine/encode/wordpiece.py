@@ -37,6 +37,7 @@ import regex
 
 from engine.corpus.stages import AddedToken, AddedTokens
 from engine.corpus.words import _NOT_WHITE_SPACE, bert_words, lowercase
+from engine.encode.flat import FlatBatches
 from engine.errors import ModelFileError
 from engine.formats import wordpiece_files as files
 from engine.formats.atomic import atomic_write
@@ -132,7 +133,7 @@ class _Record:
         self.reason: str | None = None
 
 
-class WordPieceTokenizer:
+class WordPieceTokenizer(FlatBatches):
     """A WordPiece tokenizer: ``vocab`` (id -> token) and the options of BERT's matching.
 
     ``special_tokens``: strings (each keeps its id in ``vocab``, or takes the next one) or
