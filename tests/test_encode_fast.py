@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from engine import Tokenizer, Trainer
 from engine.encode import tokenizer as T
-from engine.encode._encoder_core import CHUNK_CHARS, Encoder, SharedCache, Vocab, join_ends
+from engine.encode._encoder_core import CHUNK_CHARS, Encoder, SharedCache, Vocab, join_ends, unit_ends
 from engine.encode.flat import UINT32, FlatIds
 from engine.encode.tokenizer import _unit_chars
 from tests.test_encode_conformance import gpt2
@@ -516,6 +516,30 @@ def test_long_texts_are_cut_and_short_ones_grouped(monkeypatch, tok, batch, work
     expected = [tok.encode(text) for text in long]
     assert tok.encode_batch(long, workers) == expected
     assert list(tok.encode_packed_stream(long, "uint32", workers)) == [packed(ids, "I") for ids in expected]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(st.sampled_from(["", "a", "word " * 3, "x" * 40, "y" * 200]), max_size=30),
+    st.integers(1, 3),
+    st.integers(1, 120),
+    st.sampled_from([0, 3, 64]),
+    st.sampled_from([list, tuple]),
+)
+def test_a_lists_units_found_in_c_are_those_of_the_loop(monkeypatch, tok, texts, threads, unit_chars, text_chars, kind):
+    """``unit_ends`` cuts a list or tuple into the units the loop over an iterator makes, a
+    long text's pieces among them (``UNIT_CHARS`` of 32: a text of 200 characters is long)."""
+    monkeypatch.setattr("engine.encode.tokenizer._TEXT_CHARS", text_chars)
+    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 32)
+    monkeypatch.setattr("engine.encode.tokenizer.PIECE_CHARS", 16)
+    monkeypatch.setattr("engine.encode.tokenizer.CUT_WINDOW", 8)
+    assert list(tok._units(kind(texts), threads, unit_chars)) == list(tok._units(iter(texts), threads, unit_chars))
+
+
+def test_a_list_with_an_item_not_a_str_goes_text_by_text(tok):
+    assert unit_ends(["a", 1], 10, 0, 100) is None
+    with pytest.raises(TypeError):
+        list(tok._units(["a", 1], 2, 10))
 
 
 def test_a_list_of_texts_goes_in_units_of_a_share_of_its_size():

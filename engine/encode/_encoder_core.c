@@ -2023,8 +2023,56 @@ static PyTypeObject EncoderType = {
     .tp_methods = Encoder_methods,
 };
 
+/* Append the int k to list; -1 with MemoryError. */
+static int append_index(PyObject *list, Py_ssize_t k) {
+    PyObject *o = PyLong_FromSsize_t(k);
+    int err = !o || PyList_Append(list, o);
+    Py_XDECREF(o);
+    return err ? -1 : 0;
+}
+
+/* unit_ends(texts: list | tuple, unit_chars, text_chars, long_chars) -> list[int] | None: where
+ * the units of texts end that Tokenizer._units makes, each unit texts[previous end:end]: texts
+ * taken in order until their characters, and text_chars a text, reach unit_chars; a text of
+ * more than long_chars characters alone in a unit of its own. None where an item is not a
+ * str. One pass in C over the lengths: the loop in Python took the calling thread of two
+ * 1.2-1.9 ms of a 13 ms batch (en-mix-6m's documents), time the other thread waited on. */
+static PyObject *unit_ends(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *texts;
+    Py_ssize_t unit_chars, text_chars, long_chars;
+    if (!PyArg_ParseTuple(args, "Onnn", &texts, &unit_chars, &text_chars, &long_chars)) return NULL;
+    if (!PyList_Check(texts) && !PyTuple_Check(texts)) {
+        PyErr_SetString(PyExc_TypeError, "unit_ends() takes a list or tuple");
+        return NULL;
+    }
+    PyObject *ends = PyList_New(0);
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(texts), size = 0, taken = 0;
+    PyObject **items = PySequence_Fast_ITEMS(texts);
+    for (Py_ssize_t k = 0; ends && k < count; k++) {
+        if (!PyUnicode_Check(items[k])) {
+            Py_DECREF(ends);
+            Py_RETURN_NONE;
+        }
+        Py_ssize_t n = PyUnicode_GET_LENGTH(items[k]);
+        int long_text = n > long_chars;
+        if (long_text && taken) { /* the unit so far ends before it */
+            if (append_index(ends, k)) Py_CLEAR(ends);
+            size = taken = 0;
+        }
+        size += n + text_chars;
+        taken++;
+        if (ends && (long_text || size >= unit_chars)) {
+            if (append_index(ends, k + 1)) Py_CLEAR(ends);
+            size = taken = 0;
+        }
+    }
+    if (ends && taken && append_index(ends, count)) Py_CLEAR(ends);
+    return ends;
+}
+
 static PyMethodDef module_methods[] = {
     {"join_ends", join_ends, METH_O, "Parts of texts' ids from Encoder.encode_ends joined: all the ids, and the texts' offsets in them."},
+    {"unit_ends", unit_ends, METH_VARARGS, "Where the units of a list or tuple of texts for the encoding threads end."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.stages import AddedToken, PatternSpec, Stage, describe, simplest
-from engine.encode._encoder_core import Encoder, MergeRanks, PackedIds, SharedCache, Vocab, join_ends
+from engine.encode._encoder_core import Encoder, MergeRanks, PackedIds, SharedCache, Vocab, join_ends, unit_ends
 from engine.encode.flat import UINT32, FlatIds, flat_ids
 from engine.errors import ModelFileError, SettingsError
 from engine.formats import rank_files
@@ -792,20 +792,26 @@ class Tokenizer:
         text, ``(text, start, end)``: it is encoded where it lies, not sliced out, which cost
         two threads a tenth of their speed on a long English text; more follow),
         ``_LAST`` (the long text's last piece). Long texts are cut only for more than one
-        thread (the threads share them)."""
+        thread (the threads share them). A list's or tuple's units are found in one pass in C
+        (``unit_ends``); other iterables' text by text, as they come."""
+        long_chars = 2 * UNIT_CHARS if threads > 1 else sys.maxsize
+        if isinstance(texts, list | tuple) and (ends := unit_ends(texts, unit_chars, _TEXT_CHARS, long_chars)) is not None:
+            start = 0
+            for end in ends:
+                if end - start == 1 and len(texts[start]) > long_chars:
+                    yield from self._long_units(texts[start], threads)
+                else:
+                    yield list(texts[start:end]), _WHOLE
+                start = end
+            return
         unit: list[str] = []
         size = 0
         for text in texts:
-            if threads > 1 and len(text) > 2 * UNIT_CHARS:
+            if len(text) > long_chars:
                 if unit:
                     yield unit, _WHOLE
                     unit, size = [], 0
-                pieces = self._pieces(text, threads)
-                piece = next(pieces)
-                for following in pieces:
-                    yield (text, *piece), _PART
-                    piece = following
-                yield (text, *piece), _LAST
+                yield from self._long_units(text, threads)
                 continue
             unit.append(text)
             size += len(text) + _TEXT_CHARS
@@ -814,6 +820,15 @@ class Tokenizer:
                 unit, size = [], 0
         if unit:
             yield unit, _WHOLE
+
+    def _long_units(self, text: str, threads: int) -> Iterator[tuple[Unit, int]]:
+        """A long text's pieces as units: ``_PART`` each but the last, ``_LAST``."""
+        pieces = self._pieces(text, threads)
+        piece = next(pieces)
+        for following in pieces:
+            yield (text, *piece), _PART
+            piece = following
+        yield (text, *piece), _LAST
 
     def _batch_units(
         self, batches: Iterable[tuple[Sequence[str], Sequence[bool]]], threads: int
