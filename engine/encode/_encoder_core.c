@@ -2053,7 +2053,11 @@ static PyObject *unit_ends(PyObject *Py_UNUSED(module), PyObject *args) {
             Py_DECREF(ends);
             Py_RETURN_NONE;
         }
-        Py_ssize_t n = PyUnicode_GET_LENGTH(items[k]);
+        Py_ssize_t n = PyUnicode_GetLength(items[k]); /* made ready first, before 3.12 */
+        if (n < 0) {
+            Py_CLEAR(ends);
+            break;
+        }
         int long_text = n > long_chars;
         if (long_text && taken) { /* the unit so far ends before it */
             if (append_index(ends, k)) Py_CLEAR(ends);
