@@ -9,6 +9,7 @@ import sys
 import threading
 import tracemalloc
 from array import array
+from collections.abc import Iterator
 
 import pytest
 import regex
@@ -19,7 +20,6 @@ from engine import Tokenizer, Trainer
 from engine.encode import tokenizer as T
 from engine.encode._encoder_core import CHUNK_CHARS, Encoder, SharedCache, Vocab, join_ends, unit_ends
 from engine.encode.flat import UINT32, FlatIds
-from engine.encode.tokenizer import _unit_chars
 from tests.test_encode_conformance import gpt2
 from tests.test_pretokenize_core import piece
 from tests.test_tokenizer import SAMPLE, SPECIALS, train
@@ -224,6 +224,30 @@ def test_parts_of_ids_are_joined_with_their_offsets(tok):
         join_ends([(packed([1], "I"), b"\0")])
     with pytest.raises(TypeError, match="a part is a tuple"):
         join_ends([packed([1], "I")])
+
+
+def test_the_memory_of_large_ids_freed_goes_to_the_next_large_batch(tok):
+    """A large batch's ids, once freed, lend their memory to the next large batch's, in
+    one thread (the encoder's buffer) or two (the parts joined): the same ids, and no new
+    memory of their size."""
+    texts = [f"{SAMPLE} {k}" for k in range(150)]  # past 2^18 ids, under every vocabulary here
+    expected = tok.encode_batch_flat(texts, 1)
+    ids, offsets = bytes(expected.ids), bytes(expected.offsets)
+    assert len(ids) >= 4 << 18
+    tok.encode_batch_flat(texts, 2)  # the threads' encoders made, their tables grown
+    tracemalloc.start()
+    try:
+        first, second = tok.encode_batch_flat(texts, 1), tok.encode_batch_flat(texts, 1)  # second in new, traced memory
+        del expected, first, second
+        held, _ = tracemalloc.get_traced_memory()
+        for workers in (1, 2, 1, 2):
+            flat = tok.encode_batch_flat(texts, workers)
+            assert (bytes(flat.ids), bytes(flat.offsets)) == (ids, offsets)
+            grown, _ = tracemalloc.get_traced_memory()
+            assert grown - held < len(ids) // 2
+            del flat
+    finally:
+        tracemalloc.stop()
 
 
 def packed(ids: list[int], typecode: str) -> bytes:
@@ -528,36 +552,47 @@ def test_long_texts_are_cut_and_short_ones_grouped(monkeypatch, tok, batch, work
 )
 def test_a_lists_units_found_in_c_are_those_of_the_loop(monkeypatch, tok, texts, threads, unit_chars, text_chars, kind):
     """``unit_ends`` cuts a list or tuple into the units the loop over an iterator makes, a
-    long text's pieces among them (``UNIT_CHARS`` of 32: a text of 200 characters is long)."""
+    long text's pieces among them (a text of more than ``2 * UNIT_CHARS`` is long)."""
     monkeypatch.setattr("engine.encode.tokenizer._TEXT_CHARS", text_chars)
-    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 32)
+    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", unit_chars)
+    monkeypatch.setattr("engine.encode.tokenizer.MAX_UNIT_CHARS", unit_chars)
     monkeypatch.setattr("engine.encode.tokenizer.PIECE_CHARS", 16)
     monkeypatch.setattr("engine.encode.tokenizer.CUT_WINDOW", 8)
-    assert list(tok._units(kind(texts), threads, unit_chars)) == list(tok._units(iter(texts), threads, unit_chars))
+    assert list(tok._units(kind(texts), threads)) == list(tok._units(iter(texts), threads))
 
 
 def test_a_list_with_an_item_not_a_str_goes_text_by_text(tok):
-    assert unit_ends(["a", 1], 10, 0, 100) is None
+    assert unit_ends(["a", 1], 10, 10, 1, 0, 100) is None
+    assert unit_ends(["a", 1], 10, 100, 2, 0, 100) is None
     with pytest.raises(TypeError):
-        list(tok._units(["a", 1], 2, 10))
+        list(tok._units(["a", 1], 2))
 
 
-def test_a_list_of_texts_goes_in_units_of_a_share_of_its_size():
+def test_a_list_of_texts_goes_in_units_of_a_share_of_its_size(tok):
     """A list or tuple in threads goes in units of about a ``UNITS_A_THREAD``-th of each
     thread's share of its characters, from ``UNIT_CHARS`` up to ``MAX_UNIT_CHARS``; other
     iterables, one thread, or items that are not all str, in units of ``UNIT_CHARS``."""
-    share = T.UNITS_A_THREAD * 2
-    assert _unit_chars(["x" * 100_000] * 40, 2) == 4_000_000 // share
-    assert _unit_chars(("x" * 100_000,) * 400, 2) == T.MAX_UNIT_CHARS
-    assert _unit_chars(["x" * 1000] * 40, 2) == T.UNIT_CHARS
-    assert _unit_chars(iter(["x" * 100_000] * 40), 2) == _unit_chars(["x" * 100_000] * 40, 1) == T.UNIT_CHARS
-    assert _unit_chars(["x", 1], 2) == T.UNIT_CHARS
+
+    def counts(texts: list[str] | tuple[str, ...] | Iterator[str], threads: int) -> list[int]:
+        return [len(unit) for unit, _ in tok._units(texts, threads)]
+
+    def taken(limit: int, chars: int) -> int:
+        """How many texts of ``chars`` characters a unit of ``limit`` takes."""
+        return -(-limit // (chars + T._TEXT_CHARS))
+
+    share = 4_000_000 // (T.UNITS_A_THREAD * 2)
+    assert counts(["x" * 100_000] * 40, 2)[0] == taken(share, 100_000) > 1
+    assert counts(("x" * 100_000,) * 400, 2)[0] == taken(T.MAX_UNIT_CHARS, 100_000)
+    assert counts(["x" * 1000] * 400, 2)[0] == taken(T.UNIT_CHARS, 1000)
+    assert counts(iter(["x" * 100_000] * 40), 2) == counts(["x" * 100_000] * 40, 1) == [1] * 40
+    with pytest.raises(ValueError):
+        unit_ends(["x"], 1, 2, 0, 0, 10)
 
 
 def test_a_batch_in_large_units_encodes_as_encode_does(tok):
     """Texts of a list grouped by its size: the threads' ids are ``encode``'s."""
     texts = [line * 40 for line in SAMPLE.splitlines()] * 30
-    assert _unit_chars(texts, 2) > T.UNIT_CHARS
+    assert max(sum(map(len, unit)) for unit, _ in tok._units(texts, 2)) > T.UNIT_CHARS
     assert tok.encode_batch(texts, 2) == [tok.encode(text) for text in texts]
     with pytest.raises(TypeError):
         tok.encode_batch([*texts, 7], 2)

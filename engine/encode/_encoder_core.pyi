@@ -105,8 +105,11 @@ def join_ends(parts: Sequence[tuple[Buffer, bytes]], /) -> tuple[PackedIds, byte
     ids going on into the next part's) joined: all the ids, and the texts' offsets in them
     (int64, native, from a first 0). One part of an encoder's ids is given back as it is."""
 
-def unit_ends(texts: list[str] | tuple[str, ...], unit_chars: int, text_chars: int, long_chars: int, /) -> list[int] | None:
+def unit_ends(
+    texts: list[str] | tuple[str, ...], least: int, most: int, parts: int, text_chars: int, long_chars: int, /
+) -> list[int] | None:
     """Where the units of ``texts`` end that ``Tokenizer._units`` makes (each unit the texts
     from the previous end to this one): texts taken until their characters, and
-    ``text_chars`` a text, reach ``unit_chars``; a text of more than ``long_chars`` alone in a
-    unit. None where an item is not a str."""
+    ``text_chars`` a text, reach a ``parts``-th of all their characters, but no fewer than
+    ``least`` nor more than ``most``; a text of more than ``long_chars`` alone in a unit. None
+    where an item is not a str."""

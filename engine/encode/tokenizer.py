@@ -72,7 +72,7 @@ UNIT_CHARS = 1 << 16
 """Characters of text a worker thread takes at once (whole texts, or pieces of a longer
 one), encoded with the GIL released once: enough that handing the work to a thread costs
 little beside it, little enough that the threads share the work evenly. A list of texts
-whose length is known goes in larger units, up to ``MAX_UNIT_CHARS`` (``_unit_chars``)."""
+whose length is known goes in larger units, up to ``MAX_UNIT_CHARS`` (``Tokenizer._units``)."""
 
 MAX_UNIT_CHARS = 1 << 20
 """The largest unit, whatever the size of the texts."""
@@ -600,7 +600,9 @@ class Tokenizer:
         (``FlatIds``): no int put in a list, half the memory of lists (an id takes 4 bytes,
         not a pointer of 8), for a batch bound for NumPy or a file. Encoded as
         ``encode_stream`` encodes, in ``workers`` threads (a list or tuple in one thread in
-        one call), and the ids handed over from the encoder, not copied."""
+        one call), and the ids handed over from the encoder, not copied. The memory of the
+        last large result freed (a quarter of a million ids up to 16 million) is kept for the
+        next large one: memory new to the process is faulted in a page at a time."""
         threads = self.threads(workers)
         if not self._compiled:
             return flat_ids(self.encode_batch(texts, workers))
@@ -610,7 +612,7 @@ class Tokenizer:
             assert self._encoder is not None  # compiled
             parts: list[tuple[Buffer, bytes]] = [self._encoder.encode_ends(texts)]
         else:
-            units = (((unit, kind), kind) for unit, kind in self._units(texts, threads, _unit_chars(texts, threads)))
+            units = (((unit, kind), kind) for unit, kind in self._units(texts, threads))
             parts = [_flat_part(out, kind) for out, kind in self._in_threads(units, threads, _ended_unit)]
         ids, offsets = join_ends(parts)
         if sys.byteorder == "little":
@@ -641,7 +643,7 @@ class Tokenizer:
         encoder of its own, kept for the next call, and all share the tokenizer's cache of
         pre-tokens' ids (what one thread merges, the others find, in this call and later
         ones). A thread takes texts in units of about ``UNIT_CHARS`` characters (a list's or
-        tuple's in larger ones, by its size: ``_unit_chars``), encoded with the GIL released
+        tuple's in larger ones, by its size: ``_units``), encoded with the GIL released
         once for the unit, so many short texts cost little more than
         one long one; a text longer than ``2 * UNIT_CHARS`` is cut where no pre-token
         changes (``PreTokenizer.safe_cut``) and its pieces are encoded in parallel. At most
@@ -656,7 +658,7 @@ class Tokenizer:
         threads = self.threads(workers)
         if not self._compiled:
             return map(self.encode, texts)
-        units = (((unit, kind), kind) for unit, kind in self._units(texts, threads, _unit_chars(texts, threads)))
+        units = (((unit, kind), kind) for unit, kind in self._units(texts, threads))
         if threads == 1:
             return _assembled(self._in_threads(units, 1, _listed_unit), partial(self._joined_ids, threads=1))
         # The threads hand their ids over packed and this thread makes the lists: lists made
@@ -672,7 +674,7 @@ class Tokenizer:
         threads = self.threads(workers)
         if not self._compiled:
             return (self.encode_packed(text, dtype) for text in texts)
-        units = self._units(texts, threads, _unit_chars(texts, threads))
+        units = self._units(texts, threads)
         return _assembled(self._in_threads(units, threads, _packed_unit(width)), b"".join)
 
     def encode_packed_batches(
@@ -786,16 +788,22 @@ class Tokenizer:
             start += cut
         yield start, len(text)
 
-    def _units(self, texts: Iterable[str], threads: int, unit_chars: int) -> Iterator[tuple[Unit, int]]:
-        """Texts in units of about ``unit_chars`` characters for ``threads`` threads, each with how its results make the
+    def _units(self, texts: Iterable[str], threads: int) -> Iterator[tuple[Unit, int]]:
+        """Texts in units for ``threads`` threads, each with how its results make the
         stream's: ``_WHOLE`` (a list of texts, one result a text), ``_PART`` (a piece of a long
         text, ``(text, start, end)``: it is encoded where it lies, not sliced out, which cost
         two threads a tenth of their speed on a long English text; more follow),
         ``_LAST`` (the long text's last piece). Long texts are cut only for more than one
-        thread (the threads share them). A list's or tuple's units are found in one pass in C
+        thread (the threads share them). A unit holds about ``UNIT_CHARS`` characters; a
+        list's or tuple's in threads about a ``UNITS_A_THREAD``-th of each thread's share of
+        its characters, up to ``MAX_UNIT_CHARS``, its units found in one pass in C
         (``unit_ends``); other iterables' text by text, as they come."""
         long_chars = 2 * UNIT_CHARS if threads > 1 else sys.maxsize
-        if isinstance(texts, list | tuple) and (ends := unit_ends(texts, unit_chars, _TEXT_CHARS, long_chars)) is not None:
+        most = MAX_UNIT_CHARS if threads > 1 else UNIT_CHARS
+        if (
+            isinstance(texts, list | tuple)
+            and (ends := unit_ends(texts, UNIT_CHARS, most, threads * UNITS_A_THREAD, _TEXT_CHARS, long_chars)) is not None
+        ):
             start = 0
             for end in ends:
                 if end - start == 1 and len(texts[start]) > long_chars:
@@ -815,7 +823,7 @@ class Tokenizer:
                 continue
             unit.append(text)
             size += len(text) + _TEXT_CHARS
-            if size >= unit_chars:
+            if size >= UNIT_CHARS:
                 yield unit, _WHOLE
                 unit, size = [], 0
         if unit:
@@ -985,18 +993,6 @@ class Tokenizer:
         except (KeyError, TypeError):
             bad = next(i for i in ids if not isinstance(i, int) or i not in vocab)
             raise ValueError(f"token id {bad!r} is not in the vocabulary (0-{max(vocab)})") from None
-
-
-def _unit_chars(texts: Iterable[str], threads: int) -> int:
-    """How many characters a unit of ``texts`` holds: ``UNIT_CHARS``, but for a list or tuple
-    in threads about a ``UNITS_A_THREAD``-th of each thread's share, up to ``MAX_UNIT_CHARS``."""
-    if threads == 1 or not isinstance(texts, list | tuple):
-        return UNIT_CHARS
-    try:
-        share = sum(map(len, texts)) // (threads * UNITS_A_THREAD)
-    except TypeError:  # not all texts: raised as the units are made
-        return UNIT_CHARS
-    return min(max(share, UNIT_CHARS), MAX_UNIT_CHARS)
 
 
 def _piece(encoder: Encoder, unit: Unit, width: int) -> bytes:
