@@ -1796,10 +1796,10 @@ static PyObject *encode_many_as(Encoder *e, PyObject *texts, int width, int join
             marks[k] = (char)truth;
         }
     }
-    if (joined == 2 && !e->out && kept_ids) { /* handed over last time: a kept block, for a batch of as many characters */
-        size_t chars = 0;
-        for (Py_ssize_t k = 0; k < count; k++) chars += (size_t)views[k].len;
-        if (chars >= kept_count) e->out = kept(kept_count, &e->out_cap);
+    if (joined == 2 && !e->out && kept_ids) { /* handed over last time: a kept block, for a batch that may need it */
+        size_t room = 0; /* the bytes of the texts' characters as the str holds them: about as many ids as the UTF-8 at most */
+        for (Py_ssize_t k = 0; k < count; k++) room += (size_t)views[k].len * (size_t)views[k].kind;
+        if (room >= kept_count) e->out = kept(kept_count, &e->out_cap);
     }
     lock_encoder(e);
     Py_BEGIN_ALLOW_THREADS
