@@ -1143,8 +1143,8 @@ typedef struct {
 
 /* Grow *buf to hold at least need items of size each, keeping its first used (raw
  * allocator: called without the GIL). A buffer mostly unwritten is moved with only those
- * copied: realloc copies a block whole, and its reads of room never written (a pre-token's
- * room for an id a byte, four times its ids in English) map the kernel's zero page there,
+ * copied: realloc copies a block whole, and its reads of room never written (the room for an
+ * id a byte of a text's chunk, four times its ids in English) map the kernel's zero page there,
  * so that each later write to that memory, whoever has it by then, faults again and, while
  * another thread of the process runs, flushes that thread's TLB with an interrupt. A long
  * text's pieces in two threads met 150-190 such faults, at 28 us each. */
@@ -1796,12 +1796,12 @@ static PyObject *encode_many_as(Encoder *e, PyObject *texts, int width, int join
             marks[k] = (char)truth;
         }
     }
+    lock_encoder(e);
     if (joined == 2 && !e->out && kept_ids) { /* handed over last time: a kept block, for a batch that may need it */
         size_t room = 0; /* the bytes of the texts' characters as the str holds them: about as many ids as the UTF-8 at most */
         for (Py_ssize_t k = 0; k < count; k++) room += (size_t)views[k].len * (size_t)views[k].kind;
         if (room >= kept_count) e->out = kept(kept_count, &e->out_cap);
     }
-    lock_encoder(e);
     Py_BEGIN_ALLOW_THREADS
     e->out_len = 0;
     for (Py_ssize_t k = 0; k < count; k++) {
