@@ -145,6 +145,22 @@ def test_no_chunk_is_cut_inside_a_special_token(shift):
     assert tok.encode(text).count(tok.special_ids["in the end it was"]) == 2
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.text("<|ab", min_size=1, max_size=4), min_size=1, max_size=3, unique=True),
+    st.lists(st.one_of(st.text("<|ab x", max_size=40), st.integers(0, 2)), max_size=16),
+)
+def test_special_tokens_are_found_by_their_first_bytes_anywhere(specials, parts):
+    """Special tokens whose first two bytes all agree, or their first only, or neither, one
+    a byte long: each is found where ``regex`` finds it, in texts full of those bytes, at
+    any place, the first of all (with two, the second is looked for, the one before it
+    checked)."""
+    base = train()
+    tok = Tokenizer(base.vocab, base.merges, specials, base.pattern)
+    text = "".join(specials[part % len(specials)] if isinstance(part, int) else part for part in parts)
+    assert tok.encode(text) == reference_encode(tok, text)
+
+
 @pytest.mark.parametrize("at", [0, 7, 15, 16, 17, 31, 40])
 def test_lone_surrogate_after_ascii_is_refused(tok, at):
     with pytest.raises(UnicodeEncodeError):
