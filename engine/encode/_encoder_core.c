@@ -1816,10 +1816,15 @@ static PyObject *encode_many_as(Encoder *e, PyObject *texts, int width, int join
         }
     }
     lock_encoder(e);
-    if (joined == 2 && !e->out && kept_ids) { /* handed over last time: a kept block, for a batch that may need it */
-        size_t room = 0; /* the bytes of the texts' characters as the str holds them: about as many ids as the UTF-8 at most */
-        for (Py_ssize_t k = 0; k < count; k++) room += (size_t)views[k].len * (size_t)views[k].kind;
-        if (room >= kept_count) e->out = kept(kept_count, &e->out_cap);
+    if (joined == 2 && !e->out) { /* handed over last time: room for the batch's ids at once */
+        size_t room = HOT_IDS; /* the bytes of the texts' characters as the str holds them: about as many ids as the UTF-8 at most */
+        for (Py_ssize_t k = 0; k < count; k++) room += (size_t)views[k].len * (size_t)views[k].kind + (size_t)marks[k];
+        if (kept_ids && room >= kept_count) e->out = kept(kept_count, &e->out_cap);
+        else if (reserve((void **)&e->out, &e->out_cap, room, sizeof(uint32_t), 0)) {
+            release_encoder(e);
+            PyErr_NoMemory();
+            goto done;
+        }
     }
     Py_BEGIN_ALLOW_THREADS
     e->out_len = 0;
