@@ -1169,8 +1169,9 @@ static int reserve(void **buf, size_t *cap, size_t need, size_t size, size_t use
  * texts; a text up to that size reuses its buffers, with no new pages to fault in (8 million
  * ids; a text's UTF-8 is made a chunk at a time, but one with no place to cut it, as Chinese,
  * whole: 10 million characters, room for 3 bytes each). */
+#define KEPT_BYTES ((size_t)32 << 20)
 static void shrink(void **buf, size_t *cap, size_t size) {
-    if (*cap * size > ((size_t)32 << 20)) {
+    if (*cap * size > KEPT_BYTES) {
         PyMem_RawFree(*buf);
         *buf = NULL;
         *cap = 0;
@@ -1773,7 +1774,9 @@ static PyObject *encode_as(Encoder *e, PyObject *text, int width, Py_ssize_t sta
     lock_encoder(e);
     Py_BEGIN_ALLOW_THREADS
     e->out_len = 0;
-    err = encode_str(e, &v);
+    size_t room = (size_t)v.len * (size_t)v.kind + HOT_IDS; /* its ids' room at once, not grown a doubling at a time; within what shrink keeps */
+    err = reserve((void **)&e->out, &e->out_cap, room < KEPT_BYTES / sizeof(uint32_t) ? room : KEPT_BYTES / sizeof(uint32_t), sizeof(uint32_t), 0);
+    if (!err) err = encode_str(e, &v);
     if (!err && width) fits = !pack_out(e, width);
     Py_END_ALLOW_THREADS
     PyObject *out = NULL;
