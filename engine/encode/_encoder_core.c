@@ -689,7 +689,9 @@ static void populate(void *p, size_t size) {
 /* A list of n items not yet put, which must all be put before anything else sees it: not
  * zeroed, as PyList_New's are (a memset of 13 MB for the ids of a 6 MB English text, 7% of
  * encoding it warm), a long one's pages faulted in at once (populate: the 3,200 faults of
- * those 13 MB, new memory while the last call's list is held). */
+ * those 13 MB, new memory while the last call's list is held), 2 MB at a time where its
+ * block is a mapping of its own (12 MB in 0.9-1.7 ms, in 4 KB pages 2.0-6.5, a process's
+ * first). */
 static PyObject *unset_list(size_t n) {
     PyObject *list = PyList_New(0);
     if (!list || !n) return list;
@@ -698,6 +700,7 @@ static PyObject *unset_list(size_t n) {
         Py_DECREF(list);
         return PyErr_NoMemory();
     }
+    advise_huge_mapping(items, n * sizeof(PyObject *));
     populate(items, n * sizeof(PyObject *));
     ((PyListObject *)list)->ob_item = items;
     ((PyListObject *)list)->allocated = (Py_ssize_t)n;
