@@ -1740,7 +1740,7 @@ static PyObject *packed_ids(uint32_t *ids, size_t n) {
 }
 
 /* e->out's ids packed, handed over: a cold encode of en-mix-6m's documents faulted in 1,600
- * pages for a copy and took a tenth longer. The encoder grows a new buffer for its next text. */
+ * pages for a copy and took a tenth longer. The encoder reserves a new buffer for its next text. */
 static PyObject *take_out(Encoder *e) {
     uint32_t *ids = e->out;
     if (e->out_len < e->out_cap) { /* the room never written given back (the pages it kept) */
