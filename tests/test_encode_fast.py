@@ -390,6 +390,8 @@ def test_packed_ids_become_the_same_ints(tok):
     filler.start()
     tok._table.fill(out, 0, [packed(ids[:half], "I"), b""])
     filler.join()
+    assert out == []  # nothing shown before it is all put
+    tok._table.filled(out)
     assert out == ids * 200
     assert all(a is b for a, b in zip(out, ids * 200, strict=True))
     out = tok._table.unfilled(2)
@@ -399,8 +401,12 @@ def test_packed_ids_become_the_same_ints(tok):
         tok._table.fill(out, 0, [packed([ids[0], max(tok.vocab) + 1], "I")])
     with pytest.raises(IndexError):
         tok._table.fill(out, 1, [packed(ids[:2], "I")])
+    assert out == []
     tok._table.fill(out, 0, [packed(ids[:2], "I")])
+    tok._table.filled(out)
     assert out == ids[:2]
+    with pytest.raises(TypeError):
+        tok._table.filled(out)
 
 
 @pytest.mark.parametrize("copies", [1, 300])

@@ -34,12 +34,15 @@ class Vocab:
         """The lists of ids of texts that ``Encoder.encode_ends`` packed: ``packed`` their ids
         (little-endian 4-byte ints), ``ends`` where each text's ends (native sizes)."""
     def unfilled(self, n: int, /) -> list[int]:
-        """A list of ``n`` items still to be put by ``fill``: nothing else may touch it before."""
+        """An empty list with room for ``n`` ids, put by ``fill`` and shown by ``filled``;
+        nothing else may touch it before."""
     def fill(self, out: list[int], at: int, parts: list[bytes], /) -> None:
         """Put the ids of ``parts`` (little-endian arrays of 4-byte unsigned ints, as
-        ``Encoder.encode_packed`` gives with width 4), one after the other, into ``out[at:]``,
-        a list from ``unfilled``, without the GIL: threads fill one list's parts together.
-        ValueError for an id that is no entry (``out`` then as it was)."""
+        ``Encoder.encode_packed`` gives with width 4), one after the other, into the room of
+        ``out`` from ``at`` on, a list from ``unfilled``, without the GIL: threads fill one
+        list's parts together. ValueError for an id that is no entry (``out`` still empty)."""
+    def filled(self, out: list[int], /) -> None:
+        """The ids ``fill`` put in ``out``'s room made its items (every one must be put)."""
 
 class SharedCache:
     """A cache of up to ``capacity`` pre-tokens' ids that the ``Encoder``s of these ranks,

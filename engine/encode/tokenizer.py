@@ -746,6 +746,7 @@ class Tokenizer:
             wait(helped)  # no thread still filling out when it goes
         for future in helped:
             future.result()
+        table.filled(out)
         return out
 
     def _pool(self, threads: int) -> ThreadPoolExecutor:
