@@ -564,6 +564,35 @@ def test_long_texts_are_cut_and_short_ones_grouped(monkeypatch, tok, batch, work
     assert list(tok.encode_packed_stream(long, "uint32", workers)) == [packed(ids, "I") for ids in expected]
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts, st.integers(2, 3), st.sampled_from([(4, 8), (16, 8), (64, 32)]))
+def test_one_long_text_is_taken_from_both_ends(monkeypatch, tok, text, workers, sizes):
+    """A batch of one long text: the helpers take its pieces from the start, this thread
+    from the end; the list and the flat ids are ``encode``'s, and the helpers' encoders go
+    back to be taken again."""
+    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", sizes[0])
+    monkeypatch.setattr("engine.encode.tokenizer.PIECE_CHARS", sizes[1])
+    monkeypatch.setattr("engine.encode.tokenizer.CUT_WINDOW", sizes[1] // 2)
+    long = text * 9
+    expected = tok.encode(long)
+    assert tok.encode_batch([long], workers) == [expected]
+    assert unflattened(tok.encode_batch_flat((long,), workers)) == [expected]
+    assert len(tok._idle) >= (workers - 1 if len(long) > 2 * sizes[0] else 0)
+
+
+@pytest.mark.parametrize("at", [0, 0.5, 1])
+def test_a_bad_piece_of_one_long_text_is_raised_and_the_next_call_works(monkeypatch, tok, at):
+    """A lone surrogate in any piece of one long text, whichever end's thread meets it."""
+    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 64)
+    monkeypatch.setattr("engine.encode.tokenizer.PIECE_CHARS", 256)
+    good = SAMPLE * 4
+    where = min(int(len(good) * at), len(good) - 1)
+    bad = good[:where] + "\udc00" + good[where:]
+    with pytest.raises(UnicodeEncodeError):
+        tok.encode_batch([bad], workers=2)
+    assert tok.encode_batch([good], workers=2) == [tok.encode(good)]
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(st.sampled_from(["", "a", "word " * 3, "x" * 40, "y" * 200]), max_size=30),
