@@ -309,8 +309,10 @@ static size_t merge_scan(const MergeRanks *m, uint32_t *ids, uint32_t *ranks, si
             if (ranks[i] < ranks[best]) best = i;
         if (ranks[best] == NO_RANK) break;
         ids[best] = m->merged[ranks[best]];
-        memmove(ids + best + 1, ids + best + 2, (n - best - 2) * sizeof(uint32_t));
-        memmove(ranks + best, ranks + best + 1, (n - best - 2) * sizeof(uint32_t));
+        for (size_t i = best + 1; i < n - 1; i++) { /* at most LONG: a call to memmove costs more */
+            ids[i] = ids[i + 1];
+            ranks[i - 1] = ranks[i];
+        }
         n--;
         if (best > 0) ranks[best - 1] = rank_of(m, ids[best - 1], ids[best]);
         if (best < n - 1) ranks[best] = rank_of(m, ids[best], ids[best + 1]);
