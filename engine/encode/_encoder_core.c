@@ -66,6 +66,8 @@ typedef struct {
     uint32_t mask;
     uint32_t *merged; /* the id each rank makes */
     Py_ssize_t nmerged;
+    int64_t merged_from; /* the id rank 0 makes where rank r makes that plus r (GPT-2's files, tiktoken's
+                          * ranks: 256), so the merge loop need not wait on merged; else -1 */
     uint32_t *byte_pairs; /* the rank of the pair of the ids of bytes a and b at a << 8 | b: the
                            * first round of every merge loop looks in 256 KB, not the table */
     WholeChars chars;     /* the characters a merge loop may start from merged */
@@ -97,6 +99,11 @@ static inline uint32_t rank_of(const MergeRanks *m, uint32_t a, uint32_t b) {
         if (PAIR_OF(slot) == pair) return RANK_OF(slot);
         if (slot == EMPTY_KEY) return NO_RANK;
     }
+}
+
+/* The id a merge of rank rank makes. */
+static inline uint32_t merged_id(const MergeRanks *m, uint32_t rank) {
+    return m->merged_from >= 0 ? (uint32_t)m->merged_from + rank : m->merged[rank];
 }
 
 static int as_id(PyObject *o, uint32_t *out) {
@@ -172,6 +179,9 @@ static int MergeRanks_init(MergeRanks *m, PyObject *args, PyObject *Py_UNUSED(kw
     }
     for (Py_ssize_t r = 0; r < m->nmerged; r++)
         if (as_id(PyList_GET_ITEM(merged, r), &m->merged[r])) return -1;
+    m->merged_from = m->nmerged ? m->merged[0] : -1;
+    for (Py_ssize_t r = 0; r < m->nmerged && m->merged_from >= 0; r++)
+        if (m->merged[r] != m->merged_from + r) m->merged_from = -1;
     uint32_t size = 16, words = 2;
     while (size < 2 * (uint64_t)PyDict_GET_SIZE(pairs)) size *= 2;  /* at most half full */
     m->mask = size - 1;
@@ -286,7 +296,7 @@ static size_t merge_heap(const MergeRanks *m, uint32_t *ids, uint32_t *ranks, ui
         uint64_t top = heap_pop(heap, &size);
         uint32_t rank = (uint32_t)(top >> 32), p = (uint32_t)top, q = next[p];
         if (ranks[p] != rank) continue; /* stale, or p merged away (NO_RANK) */
-        ids[p] = m->merged[rank];
+        ids[p] = merged_id(m, rank);
         ranks[q] = NO_RANK;
         next[p] = next[q];
         if (next[p] < k) prev[next[p]] = p;
@@ -308,7 +318,7 @@ static size_t merge_scan(const MergeRanks *m, uint32_t *ids, uint32_t *ranks, si
         for (size_t i = 1; i < n - 1; i++)
             if (ranks[i] < ranks[best]) best = i;
         if (ranks[best] == NO_RANK) break;
-        ids[best] = m->merged[ranks[best]];
+        ids[best] = merged_id(m, ranks[best]);
         for (size_t i = best + 1; i < n - 1; i++) { /* at most LONG: a call to memmove costs more */
             ids[i] = ids[i + 1];
             ranks[i - 1] = ranks[i];
