@@ -144,6 +144,16 @@ def test_no_words_the_empty_word_and_counts_out_of_range():
         WordPieceTrainer({"ab": 2**62, "abc": 2**62}, 100)
 
 
+@pytest.mark.parametrize("size", [2**31, 10**20])
+def test_a_size_past_what_the_core_numbers_merges_until_no_pair_is_left(size):
+    """As BPE and Unigram do: the size is a bound, never an overflow."""
+    counts = {"hello": 2, "world": 2}
+    trainer = WordPieceTrainer(counts, size, ())
+    trainer.run()
+    assert trainer.stopped_early and trainer.finished
+    assert (trainer.vocab, trainer.merges) == train_wordpiece_reference(counts, 1000, ())
+
+
 @pytest.mark.parametrize(("name", "size"), [("corpus.en", 400), ("zh-xiyouji-9k.txt", None)])
 def test_the_committed_corpora_match_the_reference(name, size):
     counts = count_file_words(fixture_file(name), "bert")

@@ -41,6 +41,9 @@ from engine.train.wordpiece._wordpiece_core import Core, first_words
 from engine.train.wordpiece.events import SymbolChange, WordPieceStep
 from engine.train.wordpiece.rule import SPECIAL_TOKENS, base_vocab, joined
 
+TOKEN_LIMIT = 2**31 - 1
+"""The most tokens the core numbers (in 32 bits)."""
+
 
 class WordPieceTrainer:
     """WordPiece training, one merge at a time. Ids index ``vocab``: the special tokens, the
@@ -105,7 +108,10 @@ class WordPieceTrainer:
         self.base_size = len(self.vocab)
         """Special tokens and alphabet: the ids no merge made."""
         counts = array("q", self._word_counts.values())
-        self._core = Core(text, ends, counts, [s.encode() for s in self.vocab], self.vocab_size)
+        # The core numbers tokens in 32 bits: a larger size is never reached, merging stops
+        # when no pair is left, as it does for BPE and Unigram.
+        reachable = min(self.vocab_size, TOKEN_LIMIT)
+        self._core = Core(text, ends, counts, [s.encode() for s in self.vocab], reachable)
         self.merge_pairs: list[Pair] = []
         self.merge_ids: list[int] = []
         """The id each merge made (an existing one when its token was already there)."""
