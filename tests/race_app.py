@@ -57,6 +57,12 @@ def dawdling_merges(word_counts: Mapping[bytes, int], vocab_size: int, special_t
         yield merge
 
 
+def crashing_merges(word_counts: Mapping[bytes, int], vocab_size: int, special_tokens: Sequence[str]) -> Iterator[Merge]:
+    """A racer with a bug: it raises once it starts."""
+    raise RuntimeError("a bug in the racer")
+    yield from ()
+
+
 TICKING = (
     Racer(REFERENCE.name, REFERENCE.about, reference_merges, Ticks(0.004)),
     Racer(OPTIMIZED.name, OPTIMIZED.about, optimized_merges, Ticks(0.00001)),
@@ -64,6 +70,7 @@ TICKING = (
 """The two real racers, timed by ticking clocks: 4 ms and 10 µs a merge, a 400× speed-up."""
 SWAPPED = (TICKING[0], Racer(OPTIMIZED.name, OPTIMIZED.about, swapped_merges, Ticks(0.00001)))
 DAWDLING = (Racer(REFERENCE.name, REFERENCE.about, dawdling_merges), OPTIMIZED)
+CRASHING = (REFERENCE, Racer(OPTIMIZED.name, OPTIMIZED.about, crashing_merges))
 
 
 def race_app(

@@ -3,6 +3,7 @@ end the run with a message instead of a hang."""
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import os
 import pty
@@ -234,6 +235,16 @@ async def test_app_reports_a_trainer_process_that_dies():
         await wait_until(pilot, lambda: app.failure is not None)
     assert app.return_code == 2
     assert "the training process died (killed by SIGKILL: out of memory, or killed)" in str(app.failure)
+
+
+async def test_app_ends_with_status_1_after_the_trainer_crashes():
+    """A bug in the trainer's process: its traceback shown, and a status a script can see."""
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await asyncio.to_thread(screen._report, ("crashed", "Traceback (most recent call last):\nRuntimeError: a bug\n"))
+        await wait_until(pilot, lambda: app.return_code is not None)
+    assert app.return_code == 1 and app.failure is None
 
 
 # -- the app ----------------------------------------------------------------------------------

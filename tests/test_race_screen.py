@@ -14,7 +14,7 @@ from bpe_tui.race.screen import RaceScreen
 from bpe_tui.race.state import FAILED, FINISHED, STOPPED
 from bpe_tui.race.widgets.race_verdict import RaceVerdict
 from bpe_tui.race.widgets.racer_progress import RacerProgress
-from tests.race_app import DAWDLING, MERGES, SWAPPED, frozen, race_app, race_over
+from tests.race_app import CRASHING, DAWDLING, MERGES, SWAPPED, frozen, race_app, race_over
 from tests.train_app import at_merge, train_app, wait_until
 
 
@@ -81,6 +81,13 @@ async def test_stop_the_slow_one_keeps_the_speedup_measured_so_far():
         assert "speed-up so far" in verdict and ", stopped" in verdict and f"✓ {stopped_at} merges agree so far" in verdict
         assert f"merges {stopped_at}/{MERGES}" in text_of(screen, "#lane-0") and "all would take ~" in text_of(screen, "#lane-0")
         assert screen.check_action("stop", ()) is None  # nothing left to stop: the key dims
+
+
+async def test_a_racer_that_crashes_ends_the_app_with_status_1():
+    app, screen = race_app(CRASHING)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.return_code is not None, limit=60)
+    assert app.return_code == 1
 
 
 async def test_quit_while_racing_ends_both_processes():

@@ -171,7 +171,7 @@ class RaceScreen(Screen[None]):
             self.post_message(Failed(e))
             return
         except RuntimeError as e:
-            self.app.panic(str(e))
+            self.app.exit(return_code=1, message=str(e))
             return
         if any(lane.state == MERGING for lane in self.race.lanes):
             self._ticker.resume()

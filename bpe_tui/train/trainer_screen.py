@@ -130,7 +130,7 @@ class TrainerScreen(Screen[None], Generic[S]):
 
     def _other_report(self, kind: str, rest: list[Any]) -> None:
         """A report only this screen's trainer sends; a kind no trainer sends is a bug."""
-        self.app.call_from_thread(self.app.panic, f"the trainer sent an unknown report {kind!r}")
+        self.app.call_from_thread(self.app.exit, return_code=1, message=f"the trainer sent an unknown report {kind!r}")
 
     # -- the trainer's process ---------------------------------------------------------------
 
@@ -168,7 +168,7 @@ class TrainerScreen(Screen[None], Generic[S]):
         elif kind == "failed":
             self.post_message(Failed(*rest))
         elif kind == "crashed":
-            self.app.call_from_thread(self.app.panic, f"the trainer failed:\n{rest[0]}")
+            self.app.call_from_thread(self.app.exit, return_code=1, message=f"the trainer failed:\n{rest[0]}")
         else:
             self._other_report(kind, rest)
 
