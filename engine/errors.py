@@ -46,6 +46,11 @@ def unreadable(path: str | os.PathLike[str], error: OSError) -> str:
     return f"{path}: cannot read ({error.strerror or error})"
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is one: ``1 special token``, ``5 special tokens``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def one_line(message: str) -> str:
     """``message`` on one line: another library's error text may run over several."""
     return " ".join(line.strip() for line in message.splitlines() if line.strip())

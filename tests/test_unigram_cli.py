@@ -94,8 +94,10 @@ def test_encode_out_and_resume_say_what_they_take(trained, tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--vocab-size", "50"], "vocab size 50 is below the 1 special tokens and the "),
-        (["--vocab-size", "1"], "vocab size 1 leaves no room beside the 1 special tokens"),
+        (["--vocab-size", "50"], "vocab size 50 is below the 1 special token and the "),
+        (["--vocab-size", "1"], "vocab size 1 leaves no room beside the 1 special token for the characters"),
+        (["--vocab-size", "0"], "vocab size 0 leaves no room beside the 1 special token for the characters"),
+        (["--vocab-size", "-5"], "vocab size -5 leaves no room beside the 1 special token for the characters"),
         (["--classic"], "--classic is classic BPE: it does not go with --algorithm unigram"),
         (["--resume", "out"], "--resume does not apply to --algorithm unigram"),
         (["--pattern", "gpt4"], "--pattern does not apply to --algorithm unigram: it cuts words at spaces"),

@@ -65,6 +65,7 @@ def test_lowercase_is_saved_with_the_model(tmp_path):
     [
         (["--algorithm", "sentencepiece"], "argument --algorithm: invalid choice: 'sentencepiece'"),
         (["--algorithm", "wordpiece", "--vocab-size", "20"], "vocab size 20 is below the 5 special tokens and"),
+        (["--algorithm", "wordpiece", "--special-token", "[UNK]", "--vocab-size", "1"], "vocab size 1 is below the 1 special token and"),
         (["--algorithm", "wordpiece", "--classic"], "--classic is classic BPE: it does not go with --algorithm wordpiece"),
         (["--algorithm", "wordpiece", "--resume", "out"], "--resume does not apply to --algorithm wordpiece"),
         (["--algorithm", "wordpiece", "--pattern", "gpt4"], "--pattern does not apply to --algorithm wordpiece"),

@@ -14,7 +14,7 @@ from engine.corpus.dask_count import check_target
 from engine.corpus.shards import CountSettings, first_text, plan_shards
 from engine.corpus.sources import STDIN, TEXT, expand_inputs
 from engine.encode.tokenizer import Tokenizer, model_kind
-from engine.errors import ResumeError, SettingsError
+from engine.errors import ResumeError, SettingsError, counted
 from engine.formats.atomic import check_writable_dir, check_writable_file
 from engine.formats.tokenizer_files import MERGES_TXT, TOKENIZER_JSON, VOCAB_JSON
 from engine.train import ALGORITHMS
@@ -165,10 +165,10 @@ class TrainOptions:
             if words is not None:
                 raise SettingsError("--words goes with --classic: Unigram cuts words at spaces, as SentencePiece does")
             specials = unigram_rule.SPECIAL_TOKENS if special_tokens is None else tuple(special_tokens)
-            unigram_rule.check_vocab_size(vocab_size, specials, 0)  # twice given, <unk> missing; the characters once read
+            unigram_rule.check_special_tokens(specials)  # the characters are counted once the corpus is read
             if vocab_size <= len(specials):
                 raise SettingsError(
-                    f"vocab size {vocab_size:,} leaves no room beside the {len(specials):,} special tokens for the characters, "
+                    f"vocab size {vocab_size:,} leaves no room beside the {counted(len(specials), 'special token')} for the characters, "
                     "which Unigram keeps every one of"
                 )
             options = cls(vocab_size, specials, errors=errors, algorithm="unigram")

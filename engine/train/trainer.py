@@ -46,7 +46,7 @@ from engine.corpus.counts_file import save_counts as save_counts_file
 from engine.corpus.pretokenize import PreTokenizer, pattern_name
 from engine.corpus.shards import CountSettings, keep_mmap_threshold
 from engine.corpus.word_table import TableParts, WordTable
-from engine.errors import CorpusError, SettingsError
+from engine.errors import CorpusError, SettingsError, counted
 from engine.train._trainer_core import Core
 from engine.train.events import MergeStep, Pair, Token
 from engine.train.occurrences import Cell, Occurrence, PairOccurrences, WordCells
@@ -86,10 +86,7 @@ def check_settings(vocab_size: int, special_tokens: Sequence[str]) -> None:
         raise SettingsError(f"duplicate special token: {dupes[0]!r}")
     floor = first_merge_id(special_tokens)
     if vocab_size < floor:
-        raise SettingsError(
-            f"vocab size {vocab_size} is below {floor} (256 bytes + {len(special_tokens)} special "
-            f"token{'' if len(special_tokens) == 1 else 's'})"
-        )
+        raise SettingsError(f"vocab size {vocab_size} is below {floor} (256 bytes + {counted(len(special_tokens), 'special token')})")
 
 
 def count_corpus(

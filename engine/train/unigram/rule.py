@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 import regex
 
 from engine.corpus.sources import open_binary
-from engine.errors import CorpusError, SettingsError
+from engine.errors import CorpusError, SettingsError, counted
 
 if TYPE_CHECKING:
     from engine.corpus.counting import Progress
@@ -224,15 +224,20 @@ def desired_size(vocab_size: int) -> int:
     return int(vocab_size * DESIRED_FACTOR)
 
 
-def check_vocab_size(vocab_size: int, special_tokens: Sequence[str], characters: int) -> None:
-    """``SettingsError`` when the vocabulary cannot hold the special tokens and every character."""
+def check_special_tokens(special_tokens: Sequence[str]) -> None:
+    """``SettingsError`` when a special token repeats or ``<unk>`` is not among them."""
     if len(set(special_tokens)) != len(special_tokens):
         raise SettingsError("a special token is given twice")
     if UNKNOWN not in special_tokens:
         raise SettingsError(f"the special tokens must hold {UNKNOWN} (what an unknown character becomes)")
+
+
+def check_vocab_size(vocab_size: int, special_tokens: Sequence[str], characters: int) -> None:
+    """``SettingsError`` when the vocabulary cannot hold the special tokens and every character."""
+    check_special_tokens(special_tokens)
     if vocab_size < len(special_tokens) + characters:
         raise SettingsError(
-            f"vocab size {vocab_size:,} is below the {len(special_tokens):,} special tokens and the "
+            f"vocab size {vocab_size:,} is below the {counted(len(special_tokens), 'special token')} and the "
             f"{characters:,} characters of this corpus, which Unigram keeps ({len(special_tokens) + characters:,})"
         )
 

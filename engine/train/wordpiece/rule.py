@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
-from engine.errors import SettingsError
+from engine.errors import SettingsError, counted
 
 PREFIX = "##"
 """Marks a symbol that continues a word."""
@@ -68,7 +68,7 @@ def base_vocab(words: Iterable[str], special_tokens: Sequence[str], vocab_size: 
     if vocab_size < len(vocab):
         letters = len(vocab) - len(special_tokens)
         raise SettingsError(
-            f"vocab size {vocab_size:,} is below the {len(special_tokens):,} special tokens and "
+            f"vocab size {vocab_size:,} is below the {counted(len(special_tokens), 'special token')} and "
             f"{letters:,} symbols of this corpus's alphabet ({len(vocab):,})"
         )
     return vocab
