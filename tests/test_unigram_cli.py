@@ -44,6 +44,16 @@ def test_headless_writes_tokenizer_json_and_a_summary(trained):
     assert len(model["model"]["vocab"]) == 1000 and model["model"]["vocab"][0] == ["<unk>", 0.0]
 
 
+def test_the_summary_says_when_the_vocabulary_stops_short_of_the_size_asked(trained, tmp_path):
+    (tmp_path / "small.txt").write_text("the cat sat on the mat with the other cat\n" * 3, encoding="utf-8")
+    done = run_cli("train", "small.txt", "--algorithm", "unigram", "--headless", "--vocab-size", "1000", "--out", "tok", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    pieces = len(json.loads((tmp_path / "tok" / "tokenizer.json").read_text(encoding="utf-8"))["model"]["vocab"])
+    summary = " ".join(done.stdout.split())
+    assert f"{1000 - pieces:,} short of the 1,000 asked: this corpus supports no more" in summary
+    assert "short of" not in trained[1].stdout  # corpus.en fills its 1,000
+
+
 def test_the_summary_counts_the_corpus_as_the_saved_model_encodes_it(trained):
     """The compression line's tokens are the saved model's tokens of the corpus, line by line."""
     out, done = trained

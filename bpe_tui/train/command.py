@@ -39,6 +39,7 @@ from engine.formats.atomic import atomic_write, cannot_write, check_writable_fil
 from engine.train.classic import ClassicTrainer
 from engine.train.settings import Merges, TrainOptions, replay_saved
 from engine.train.trace import MergeRecord, merge_record
+from engine.train.unigram.rule import EXPECTED_THRESHOLD
 from engine.train.unigram.trainer import UnigramTrainer
 from engine.train.wordpiece.trainer import WordPieceTrainer
 
@@ -253,7 +254,13 @@ def _unigram_summary(console: Console, trainer: UnigramTrainer, label: str, path
         table.add_row("likelihood", f"{trainer.history[-1][0]:,.1f} (the corpus's log-likelihood after the last round)")
     special, chars = len(trainer.special_tokens), len(trainer.characters)
     pieces = special + trainer.size
-    table.add_row("vocabulary", f"{pieces:,} pieces ({special} special + {chars:,} characters + {trainer.size - chars:,} longer pieces)")
+    vocabulary = f"{pieces:,} pieces ({special} special + {chars:,} characters + {trainer.size - chars:,} longer pieces)"
+    if trainer.finished and pieces < trainer.vocab_size:  # a small corpus: the final step had fewer pieces than asked
+        vocabulary += (
+            f"\n{trainer.vocab_size - pieces:,} short of the {trainer.vocab_size:,} asked: this corpus supports no more "
+            f"(EM drops a piece expected fewer than {EXPECTED_THRESHOLD} times, pruning one on no best path)"
+        )
+    table.add_row("vocabulary", vocabulary)
     table.add_row("compression", f"{size / max(1, tokens):.2f} chars/token ({size:,} chars → {tokens:,} tokens on the best paths)")
     table.add_row("time", f"{show_seconds(read_s + train_s)} (reading words {show_seconds(read_s)}, training {show_seconds(train_s)})")
     table.add_row("written", "\n".join(str(p) for p in paths))
