@@ -161,9 +161,11 @@ async def test_what_a_round_pruned_and_what_its_em_moved():
         await at_round(pilot, screen, 1)
         assert screen.snapshot.last == view
         pruned = shown(screen.query_one(PrunedPieces)).splitlines()
-        assert pruned[0] == f"{event.size_before:,} → {event.size_after:,} pieces  75% kept"
         header = next(n for n, line in enumerate(pruned) if line.startswith("removed, costliest first"))
-        said = " ".join(pruned[1:header])
+        said = " ".join(pruned[:header])
+        left = event.size_before - event.dropped
+        kept = f"{event.size_after / event.size_before:.0%} kept (pruning: 75% of the {left:,} EM left)"
+        assert said.startswith(f"{event.size_before:,} → {event.size_after:,} pieces  {kept}")
         assert f"{event.dropped:,} by EM" in said and f"{view.reasons['pruned']:,} by loss" in said
         costliest = view.costliest[0]
         assert costliest.loss == max(p.loss for p in event.removed)
@@ -205,6 +207,28 @@ async def test_to_the_end_then_save_and_encode(tmp_path):
         await pilot.press("q")  # the trainer's process quits, then the app
         await wait_until(pilot, lambda: app.return_code == 0)
     assert not [p for p in multiprocessing.active_children() if p.name == TRAINER_PROCESS]
+
+
+async def test_a_corpus_too_small_for_the_size_asked_ends_short_and_says_so(tmp_path):
+    """EM drops most seeds of a small corpus: the share kept is of the round's start, and once
+    done the status line no longer points at the size asked."""
+    corpus = tmp_path / "small.txt"
+    corpus.write_text("the cat sat on the mat with the other cat\n" * 3, encoding="utf-8")
+    app, screen = unigram_app(corpus)
+    trainer = trainer_at(10_000, corpus)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await at_round(pilot, screen, 0)
+        await pilot.press("n")
+        await at_round(pilot, screen, 1)
+        event = screen.snapshot.last
+        assert event.dropped
+        pruned = " ".join(shown(screen.query_one(PrunedPieces)).split())
+        assert f"pieces {event.size_after / event.size_before:.0%} kept (pruning: " in pruned
+        assert f"→ {VOCAB - 1:,}" in shown(screen.query_one(RoundStatus))
+        await pilot.press("f")
+        await at_round(pilot, screen, trainer.rounds_done)
+        status = shown(screen.query_one(RoundStatus))
+        assert f" {trainer.size:,} pieces, short of {VOCAB - 1:,} " in status and "→" not in status
 
 
 def test_the_command_opens_this_screen(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -202,6 +202,7 @@ class UnigramTrainScreen(TrainerScreen[UnigramSnapshot]):
         status = self.query_one(RoundStatus)
         status.rounds_done = snapshot.rounds_done
         status.pieces = snapshot.size
+        status.finished = snapshot.finished
         status.detail = self._detail()
 
     # -- keys ------------------------------------------------------------------------------

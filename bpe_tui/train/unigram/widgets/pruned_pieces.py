@@ -43,8 +43,13 @@ class PrunedPieces(RoundPanel):
             text.append(f"a final step then keeps the best {snapshot.vocab_size - snapshot.specials:,} scores (+ {specials}).", dim)
             return text
         text.append(f"{view.size_before:,} → {view.size_after:,} pieces", label)
-        kept = view.size_after / max(1, view.size_before - view.dropped)
-        text.append("  final: the best scores kept" if view.final else f"  {kept:.0%} kept", dim)
+        if view.final:
+            text.append("  final: the best scores kept", dim)
+        else:
+            text.append(f"  {view.size_after / max(1, view.size_before):.0%} kept", dim)
+            if view.dropped:  # pruning's own share is of what EM left, not of the round's start
+                left = view.size_before - view.dropped
+                text.append(f" (pruning: {view.size_after / max(1, left):.0%} of the {left:,} EM left)", dim)
         removed = [f"{view.dropped:,} by EM"] if view.dropped else []
         removed += [f"{view.reasons[reason]:,} {name}" for reason, name in REASONS.items() if view.reasons.get(reason)]
         text.append("\nremoved: " + (", ".join(removed) or "none"), dim)

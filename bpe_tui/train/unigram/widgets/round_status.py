@@ -19,6 +19,7 @@ class RoundStatus(Widget):
     """Pieces now, special tokens not counted (None until the corpus is read)."""
     vocab_size: reactive[int] = reactive(0)
     specials: reactive[int] = reactive(1)
+    finished: reactive[bool] = reactive(False)
     activity: reactive[str] = reactive("")
     detail: reactive[str] = reactive("")
 
@@ -28,7 +29,8 @@ class RoundStatus(Widget):
         text.append(f" round {self.rounds_done:,} ", style("round-status--round"))
         if self.pieces is not None:
             goal = self.vocab_size - self.specials
-            text.append(f" {self.pieces:,} pieces → {goal:,} ")
+            short = self.finished and self.pieces < goal  # the corpus supports no more
+            text.append(f" {self.pieces:,} pieces, short of {goal:,} " if short else f" {self.pieces:,} pieces → {goal:,} ")
         text.append(f" {self.activity} ", style("round-status--activity"))
         text.append(f" {self.detail}", style("round-status--dim"))
         return text
