@@ -131,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--vocab-size", type=int, default=1000, help="vocabulary size of the BPE, WordPiece and Unigram rows (default 1000)"
     )
+    compare.add_argument("--errors", choices=["strict", "replace"], default="strict", help="invalid UTF-8 in --corpus, as train takes it")
     compare.add_argument("--headless", action="store_true", help="print the rows and a table, and exit")
     compare.add_argument("--json", action="store_true", help="with --headless: the comparison as JSON")
 

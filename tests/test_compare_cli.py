@@ -90,6 +90,18 @@ def test_bad_input_is_one_line(models: Path, tmp_path: Path) -> None:
     refused(run_cli("compare", "--text", "x", "--file", "y"), "not allowed with argument")
 
 
+def test_a_corpus_not_utf8_is_refused_or_read_with_errors_replace(tmp_path: Path) -> None:
+    """The refusal's hint names ``--errors replace``, which compare takes as train does."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(b"the cat sat on the mat \xff\xfe " * 20)
+    compare = ("compare", "--headless", "--text", "the cat", "--corpus", str(corpus))
+    refused(run_cli(*compare), "corpus.txt: not valid UTF-8 at byte offset 23 (use --errors replace")
+    done = run_cli(*compare, "--errors", "replace", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = {row["name"]: row for row in json.loads(done.stdout)["rows"]}
+    assert rows["word (corpus.txt)"]["tokens"] == 2 and rows["Unigram (corpus.txt)"]["unknown"] == 0
+
+
 def test_unsupported_model_without_the_package(models: Path, tmp_path: Path) -> None:
     """A ``tokenizers`` that cannot be imported stands in for a missing package; an NFKC
     normalizer is one the engine does not reproduce, so only ``tokenizers`` could open it."""

@@ -43,7 +43,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.corpus:
         open_binary(args.corpus).close()
     with nullcontext(Path(args.corpus)) if args.corpus else sample_corpus() as corpus:
-        ladder = corpus_tokenizers(corpus, args.vocab_size, name=corpus.name if args.corpus else SAMPLE)
+        ladder = corpus_tokenizers(corpus, args.vocab_size, name=corpus.name if args.corpus else SAMPLE, errors=args.errors)
     tokenizers = [*ladder, *models]
     reference = len(ladder) if models else BPE_ROW
     text = read_text(args)

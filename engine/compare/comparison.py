@@ -204,24 +204,25 @@ def corpus_tokenizers(
     vocab_size: int = 1000,
     special_tokens: Sequence[str] = ("<|endoftext|>",),
     name: str | None = None,
+    errors: str = "strict",
 ) -> list[SpanTokenizer]:
     """The lecture's ladder on one corpus: character, byte, word (the corpus's words), a BPE
     trained on the same pre-tokens up to ``vocab_size``, a WordPiece trained on the corpus's
     BERT words to the same size (where its alphabet alone is larger: its alphabet and as
     many merges as the BPE made), and a Unigram trained on its ``▁``-words to the same size
     (where its characters alone are more: its characters and as many pieces more as the BPE
-    made merges)."""
+    made merges). ``errors`` is how invalid UTF-8 in the corpus is read, as training takes it."""
     label = name or Path(corpus).name
-    counts = count_file(corpus, PreTokenizer("gpt2", special_tokens))
+    counts = count_file(corpus, PreTokenizer("gpt2", special_tokens), errors=errors)
     if not counts:
         raise CorpusError(f"{corpus}: no words to build a vocabulary from")
     trainer = Trainer(counts, vocab_size, special_tokens)
     trainer.run()
-    words = count_file_words(corpus, "bert")
+    words = count_file_words(corpus, "bert", errors=errors)
     alphabet = len(base_vocab(words, SPECIAL_TOKENS, sys.maxsize))
     wordpiece = WordPieceTrainer(words, vocab_size if vocab_size >= alphabet else alphabet + trainer.merges_done)
     wordpiece.run()
-    unigram = _unigram(corpus, vocab_size, trainer.merges_done)
+    unigram = _unigram(corpus, vocab_size, trainer.merges_done, errors)
     return [
         CharacterTokenizer(),
         ByteTokenizer(),
@@ -232,10 +233,10 @@ def corpus_tokenizers(
     ]
 
 
-def _unigram(corpus: str | os.PathLike[str], vocab_size: int, merges: int) -> UnigramTrainer:
+def _unigram(corpus: str | os.PathLike[str], vocab_size: int, merges: int, errors: str) -> UnigramTrainer:
     """Unigram trained on ``corpus`` to ``vocab_size``, or past it where its characters (every
     one kept) and ``<unk>`` need more room: by ``merges`` pieces."""
-    words = unigram_rule.count_file_words(corpus)
+    words = unigram_rule.count_file_words(corpus, errors=errors)
     needed = len(unigram_rule.SPECIAL_TOKENS) + len(set().union(*words))
     trainer = UnigramTrainer(words, vocab_size if vocab_size >= needed else needed + merges)
     trainer.run()
