@@ -46,6 +46,11 @@ def unreadable(path: str | os.PathLike[str], error: OSError) -> str:
     return f"{path}: cannot read ({error.strerror or error})"
 
 
+def not_utf8(path: str | os.PathLike[str], offset: int) -> str:
+    """The one line for a file that is not UTF-8 from byte ``offset`` on, whatever reads it."""
+    return f"{path}: not valid UTF-8 at byte offset {offset}"
+
+
 def counted(n: int, noun: str) -> str:
     """``n`` and ``noun``, plural unless ``n`` is one: ``1 special token``, ``5 special tokens``."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"

@@ -212,6 +212,19 @@ def test_a_corpus_the_function_cannot_read_is_refused(tmp_path: Path) -> None:
     refused(done, "your function reads one plain-text file (its input_path)")
 
 
+def test_a_corpus_not_utf8_is_refused_before_the_students_code_runs(tmp_path: Path) -> None:
+    """As train refuses it, in one line: their code would fail on it and be blamed."""
+    (tmp_path / "latin1.txt").write_bytes("the café and the cat\n".encode("latin-1"))
+    (tmp_path / "marked.py").write_text(
+        "from pathlib import Path\n\n\ndef train_bpe(input_path, vocab_size, special_tokens):\n"
+        "    Path('ran').touch()\n    return {}, []\n",
+        encoding="utf-8",
+    )
+    done = run_cli("check", "marked.py:train_bpe", "latin1.txt", "--headless", cwd=tmp_path)
+    refused(done, "latin1.txt: not valid UTF-8 at byte offset 7")
+    assert not (tmp_path / "ran").exists()
+
+
 def test_the_students_prints_go_to_stderr(tmp_path: Path) -> None:
     (tmp_path / "chatty.py").write_text(
         f"import sys\nsys.path.insert(0, {str(STUDENTS)!r})\nfrom right_trainer import train_bpe as right\n\n\n"

@@ -28,6 +28,7 @@ from engine import CorpusError, ModelFileError, PreTokenizer, Tokenizer, Trainer
 from engine.corpus.counting import count_file, count_inputs
 from engine.corpus.counts_file import load_counts
 from engine.corpus.shards import CountSettings
+from engine.corpus.sources import check_utf8
 from tests.conftest import zstd_module
 
 SPECIAL = "<|endoftext|>"
@@ -86,7 +87,8 @@ def load_or_model_error(path: Path) -> Tokenizer | None:
 @FUZZ
 @given(data=corpus_bytes, block=st.integers(1, 16))
 def test_corpus_bytes_count_or_say_where_utf8_breaks(tmp_path, data, block):
-    """Strict reading fails exactly where a whole-file decode fails; replace never fails."""
+    """Strict reading fails exactly where a whole-file decode fails, and so does ``check``'s
+    look before a student's code reads the file; replace never fails."""
     path = tmp_path / "corpus.txt"
     path.write_bytes(data)
     pretok = PreTokenizer("gpt2", [SPECIAL])
@@ -95,8 +97,11 @@ def test_corpus_bytes_count_or_say_where_utf8_breaks(tmp_path, data, block):
     except UnicodeDecodeError as e:
         with pytest.raises(CorpusError, match=f"not valid UTF-8 at byte offset {e.start} "):
             count_file(path, pretok, workers=1, block_size=block)
+        with pytest.raises(CorpusError, match=f"not valid UTF-8 at byte offset {e.start}$"):
+            check_utf8(str(path), block)
     else:
         assert count_file(path, pretok, workers=1, block_size=block) == expected
+        check_utf8(str(path), block)
     replaced = pretok.count(data.decode("utf-8", errors="replace"))
     assert count_file(path, pretok, workers=1, block_size=block, errors="replace") == replaced
 

@@ -27,7 +27,7 @@ from bpe_tui.common.corpus import chosen_corpus
 from bpe_tui.common.durations import show_seconds
 from bpe_tui.common.text_input import read_text
 from engine import SettingsError, Tokenizer
-from engine.corpus.sources import TEXT, expand_inputs
+from engine.corpus.sources import TEXT, check_utf8, expand_inputs
 from engine.train.settings import TrainOptions
 
 DEFAULT_VOCAB = 1000
@@ -64,6 +64,8 @@ def _check(args: argparse.Namespace) -> int:
         len(sources) != 1 or not Path(args.corpus).is_file() or any(s.format != TEXT or s.compression or s.stream for s in sources)
     ):
         raise SettingsError(f"{args.corpus}: your function reads one plain-text file (its input_path): name one")
+    if corpus:  # else their code would fail on it, and be blamed
+        check_utf8(args.corpus)
     with chosen_corpus(corpus, options) as (inputs, label):
         return _run(args, TrainingCheck(target, inputs[0], label, options, args.timeout))
 

@@ -57,7 +57,7 @@ from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.sources import JSONL, PARQUET, TEXT, Source, open_binary, optional
 from engine.corpus.stages import AddedToken, PatternSpec
 from engine.corpus.word_table import WordTable
-from engine.errors import CorpusError
+from engine.errors import CorpusError, not_utf8
 
 MAX_BLOCK = 2 << 20
 """Largest block of a file counted at once: its text is what a process holds beside its tally."""
@@ -709,7 +709,7 @@ def read_blocks(
         try:
             text = carry + body.decode("utf-8", errors)
         except UnicodeDecodeError as e:
-            raise CorpusError(f"{name}: not valid UTF-8 at byte offset {offset + e.start} (use --errors replace to train anyway)") from None
+            raise CorpusError(f"{not_utf8(name, offset + e.start)} (use --errors replace to train anyway)") from None
         offset += len(body)
         if eof:
             held.append(text)

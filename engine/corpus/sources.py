@@ -25,6 +25,7 @@ into directories too; one leading back to a directory the walk is inside is a lo
 
 from __future__ import annotations
 
+import codecs
 import glob
 import importlib
 import os
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, BinaryIO
 
-from engine.errors import CorpusError, SettingsError, unreadable
+from engine.errors import CorpusError, SettingsError, not_utf8, unreadable
 
 TEXT, JSONL, PARQUET = "text", "jsonl", "parquet"
 FORMATS = {".jsonl": JSONL, ".ndjson": JSONL, ".parquet": PARQUET}
@@ -123,6 +124,24 @@ def open_binary(path: str) -> BinaryIO:
         f.close()
         raise CorpusError(unreadable(path, IsADirectoryError()))
     return f
+
+
+def check_utf8(path: str, block_size: int = 1 << 20) -> None:
+    """``CorpusError`` at the first byte of ``path`` that is not UTF-8: for a file read by
+    code other than the engine's, which would fail on it with a traceback of its own."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0  # of this block; the decoder holds back a character cut at the last one
+    with open_binary(path) as f:
+        while True:
+            data = f.read(block_size)
+            held = len(decoder.getstate()[0])
+            try:
+                decoder.decode(data, final=not data)
+            except UnicodeDecodeError as e:  # e.start counts from the bytes held back
+                raise CorpusError(not_utf8(path, offset - held + e.start)) from None
+            if not data:
+                return
+            offset += len(data)
 
 
 def describe(path: str, size: int, stream: bool = False) -> Source:

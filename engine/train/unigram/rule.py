@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 import regex
 
 from engine.corpus.sources import open_binary
-from engine.errors import CorpusError, SettingsError, counted
+from engine.errors import CorpusError, SettingsError, counted, not_utf8
 
 if TYPE_CHECKING:
     from engine.corpus.counting import Progress
@@ -124,9 +124,7 @@ def count_file_words(path: str | os.PathLike[str], progress: Progress | None = N
             try:
                 counts.update(_words(body.decode("utf-8", errors)))
             except UnicodeDecodeError as e:
-                raise CorpusError(
-                    f"{path}: not valid UTF-8 at byte offset {offset + e.start} (use --errors replace to train anyway)"
-                ) from None
+                raise CorpusError(f"{not_utf8(path, offset + e.start)} (use --errors replace to train anyway)") from None
             offset += len(body)
             if progress is not None:
                 progress("read", offset, total)
