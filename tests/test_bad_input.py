@@ -4,6 +4,10 @@ nothing written."""
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +17,7 @@ from bpe_tui.encode.screen import EncodeScreen
 from bpe_tui.train.screen import TrainScreen
 from engine import CorpusError, PreTokenizer, Tokenizer, Trainer
 from engine.train.settings import TrainOptions
-from tests.conftest import refused, run_cli
+from tests.conftest import CLI_ENV, refused, run_cli
 from tests.train_app import wait_until
 
 SPECIAL = "<|endoftext|>"
@@ -128,6 +132,25 @@ def test_decode_prints_the_text(tmp_path, model):
     assert done.returncode == 0 and done.stdout == "the mat, 日本"
     piped = run_cli("decode", "--model", str(model), cwd=tmp_path, stdin=json.dumps(ids))
     assert piped.stdout == "the mat, 日本"
+
+
+def test_decode_ends_its_line_on_a_terminal(tmp_path, model):
+    """The shell's prompt starts a line of its own; piped, the text is exact (above)."""
+    ids = Tokenizer.load(model).encode("the mat")
+    main_end, terminal = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "bpe_tui.cli", "decode", "--model", str(model), *map(str, ids)],
+            cwd=tmp_path,
+            env=CLI_ENV,
+            stdout=terminal,
+            timeout=120,
+        )
+        written = os.read(main_end, 1024)
+    finally:
+        os.close(terminal)
+        os.close(main_end)
+    assert done.returncode == 0 and written == b"the mat\r\n"  # the terminal writes \n as \r\n
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""``bpe-tui decode``: print the text of token ids (U+FFFD where a token ends mid-character)."""
+"""``bpe-tui decode``: print the text of token ids (U+FFFD where a token ends mid-character),
+and a newline after it on a terminal."""
 
 from __future__ import annotations
 
@@ -30,5 +31,7 @@ def run_decode(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise BpeError(f"{args.model}: {e}") from None
     sys.stdout.buffer.write(text.encode("utf-8"))
+    if sys.stdout.isatty():  # the shell's prompt on a line of its own; piped, the text exactly
+        sys.stdout.buffer.write(b"\n")
     sys.stdout.buffer.flush()
     return 0
