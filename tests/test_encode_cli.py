@@ -51,6 +51,13 @@ def test_headless_prints_tokens_ids_and_counts(model_dir: Path) -> None:
     assert "as plain UTF-8 bytes" in lines[-1]
 
 
+def test_an_empty_text_has_no_bytes_per_token(model_dir: Path) -> None:
+    """Neither the tokenizer's count nor the plain bytes' gives a figure for no tokens."""
+    done = encode("--model", str(model_dir), "--headless", "--text", "")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-2:] == ["0 tokens · 0 bytes · 0 characters", "as plain UTF-8 bytes: 0 tokens"]
+
+
 def test_file_and_stdin(model_dir: Path, tmp_path: Path) -> None:
     path = tmp_path / "text.txt"
     path.write_text("low\nlower\n", encoding="utf-8")

@@ -60,8 +60,9 @@ def print_tokens(tokenizer: AnyTokenizer, text: str, as_json: bool) -> None:
         for line in row_lines(spans[row.start : row.stop], HEADLESS_STYLES.id):
             console.print(line, crop=False, overflow="ignore")
     size, chars, per_token = compression(text, len(ids))
-    console.print(f"{len(ids)} tokens · {size} bytes · {chars} characters · {per_token:.2f} bytes per token")
-    console.print(f"as plain UTF-8 bytes: {size} tokens · 1.00 bytes per token", style="dim")
+    ratio = f" · {per_token:.2f} bytes per token" if ids else ""  # no tokens: no bytes per token
+    console.print(f"{len(ids)} tokens · {size} bytes · {chars} characters{ratio}")
+    console.print(f"as plain UTF-8 bytes: {size} tokens{' · 1.00 bytes per token' if size else ''}", style="dim")
 
 
 def entry_spans(tokenizer: WordPieceTokenizer | UnigramTokenizer | SentencePieceModel, ids: list[int]) -> list[Span]:
