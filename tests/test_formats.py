@@ -233,6 +233,13 @@ def test_missing_and_wrong_kind_paths(tmp_path):
         Tokenizer.load(tmp_path / "nope.json")
     with pytest.raises(ModelFileError, match="holds neither tokenizer.json nor vocab.json"):
         Tokenizer.load(tmp_path)
+    (tmp_path / "vocab.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(ModelFileError, match="holds vocab.json but not merges.txt, the other half of GPT-2's files"):
+        Tokenizer.load(tmp_path)
+    (tmp_path / "vocab.json").rename(tmp_path / "merges.txt")
+    with pytest.raises(ModelFileError, match="holds merges.txt but not vocab.json, the other half of GPT-2's files"):
+        Tokenizer.load(tmp_path)
+    (tmp_path / "merges.txt").unlink()
     (tmp_path / "bin.json").write_bytes(b"\xff\xfe{}")
     with pytest.raises(ModelFileError, match="not UTF-8"):
         Tokenizer.load(tmp_path / "bin.json")

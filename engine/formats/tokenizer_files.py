@@ -214,6 +214,9 @@ def read_model(path: Pathish) -> ModelData:
             return read_hf_json(path / TOKENIZER_JSON)
         if (path / VOCAB_JSON).is_file() and (path / MERGES_TXT).is_file():
             return read_gpt2_files(path / VOCAB_JSON, path / MERGES_TXT)
+        for have, missing in ((VOCAB_JSON, MERGES_TXT), (MERGES_TXT, VOCAB_JSON)):
+            if (path / have).is_file():
+                raise ModelFileError(f"{path}: holds {have} but not {missing}, the other half of GPT-2's files")
         raise ModelFileError(f"{path}: holds neither {TOKENIZER_JSON} nor {VOCAB_JSON} + {MERGES_TXT} nor BERT's vocab.txt")
     if path.suffix == ".txt" and path.name != TOKENIZER_JSON:
         raise ModelFileError(f"{path}: not a tokenizer.json (pass the directory holding {VOCAB_JSON} + {MERGES_TXT})")
