@@ -197,6 +197,7 @@ def test_trace_and_follow_refused_in_one_line(tmp_path):
     refused(done, "--trace t.txt: a trace is written as .csv or .json")
     refused(run_cli("train", str(ZH), "--trace", str(tmp_path / "t.csv")), "--trace is for --headless runs")
     refused(run_cli("train", "--classic", "--follow", "low"), "--follow follows words through byte-level BPE")
+    refused(run_cli("train", str(ZH), "--headless", "--out", str(tmp_path), "--follow", ""), "--follow '': give a word to follow")
 
 
 def png_colours(data: bytes) -> int:

@@ -77,6 +77,8 @@ def prepare(args: argparse.Namespace) -> tuple[TrainOptions, Merges | None]:
     if args.follow and not options.byte_level:
         flag = "--classic" if options.classic else f"--algorithm {options.algorithm}"
         raise SettingsError(f"--follow follows words through byte-level BPE: not with {flag}")
+    if "" in args.follow:
+        raise SettingsError("--follow '': give a word to follow (--follow tokenization)")
     return options, resume
 
 
