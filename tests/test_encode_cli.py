@@ -58,6 +58,12 @@ def test_an_empty_text_has_no_bytes_per_token(model_dir: Path) -> None:
     assert done.stdout.splitlines()[-2:] == ["0 tokens · 0 bytes · 0 characters", "as plain UTF-8 bytes: 0 tokens"]
 
 
+def test_a_file_not_utf8_is_refused_as_a_corpus_is(model_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / "latin1.txt").write_bytes("the café\n".encode("latin-1"))
+    done = encode("--model", str(model_dir), "--headless", "--file", str(tmp_path / "latin1.txt"))
+    assert refused(done) == f"bpe-tui: {tmp_path / 'latin1.txt'}: not valid UTF-8 at byte offset 7"
+
+
 def test_file_and_stdin(model_dir: Path, tmp_path: Path) -> None:
     path = tmp_path / "text.txt"
     path.write_text("low\nlower\n", encoding="utf-8")
@@ -82,7 +88,7 @@ def test_gpt2_files(tmp_path: Path) -> None:
     [
         (lambda d, t: ["--model", str(t / "nowhere"), "--headless", "--text", "x"], "nowhere"),
         (lambda d, t: ["--model", str(d), "--headless", "--file", str(t / "missing.txt")], "missing.txt"),
-        (lambda d, t: ["--model", str(d), "--headless", "--file", str(t / "latin1.txt")], "not UTF-8"),
+        (lambda d, t: ["--model", str(d), "--headless", "--file", str(t / "latin1.txt")], "not valid UTF-8 at byte offset"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(model_dir: Path, tmp_path: Path, make_args, expected: str) -> None:

@@ -132,8 +132,8 @@ def test_encode_command_on_random_bytes(tmp_path, capsys, model_dir, data):
     out, err = capsys.readouterr()
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        assert code == 2 and "not UTF-8" in err and out == ""
+    except UnicodeDecodeError as e:
+        assert code == 2 and f"not valid UTF-8 at byte offset {e.start}\n" in err and out == ""
     else:
         assert code == 0 and Tokenizer.load(model_dir).decode([t["id"] for t in json.loads(out)]) == text
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from engine import BpeError, SettingsError
-from engine.errors import unreadable
+from engine.errors import not_utf8, unreadable
 
 
 def read_text(args: argparse.Namespace) -> str | None:
@@ -30,7 +30,7 @@ def read_text(args: argparse.Namespace) -> str | None:
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise BpeError(f"{path} is not UTF-8 text (byte {data[e.start]:#04x} at offset {e.start})") from None
+            raise BpeError(not_utf8(path, e.start)) from None
     if args.headless or args.json:
         return sys.stdin.read()
     return None
