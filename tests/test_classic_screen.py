@@ -6,6 +6,7 @@ import json
 
 from bpe_tui.train.screen import TrainScreen
 from bpe_tui.train.widgets.corpus_words import CorpusWords
+from bpe_tui.train.widgets.heap_stats import HeapStats
 from bpe_tui.train.widgets.merge_changes import MergeChanges
 from bpe_tui.train.widgets.pair_table import PairTable
 from tests.test_train_screen import status
@@ -68,6 +69,7 @@ async def test_to_the_end_then_save_the_classic_model(tmp_path):
         assert screen.snapshot.merges_done == 15 and "stopped early" in status(screen)
         assert all(len(w.parts) == 1 for w in screen.snapshot.words)
         assert "no pairs left after merge 15" in shown(screen.query_one(MergeChanges))
+        assert "no pairs left after merge 15" in shown(screen.query_one(HeapStats))
         await pilot.press("s")
         await wait_until(pilot, lambda: (tmp_path / "classic_bpe.json").exists())
     model = json.loads((tmp_path / "classic_bpe.json").read_text(encoding="utf-8"))

@@ -7,6 +7,8 @@ import json
 from textual.widgets import Label
 
 from bpe_tui.common.prompt import ConfirmScreen
+from bpe_tui.train.widgets.heap_stats import HeapStats
+from bpe_tui.train.widgets.merge_changes import MergeChanges
 from bpe_tui.train.widgets.status_line import StatusLine
 from engine import Tokenizer
 from tests.train_app import SAMPLE_MERGES, at_merge, train_app, wait_until
@@ -81,8 +83,12 @@ async def test_fast_forward_to_the_end():
         await pilot.press("f")
         await at_merge(pilot, screen, SAMPLE_MERGES)
         assert "done" in status(screen)
-        await pilot.press("n")  # nothing left: stays put
+        await pilot.press("n")  # nothing left: stays put, the last merge still shown
+        await wait_until(pilot, lambda: any("training is done" in n.message for n in app._notifications))
         await at_merge(pilot, screen, SAMPLE_MERGES)
+        assert screen.snapshot.last.index == SAMPLE_MERGES
+        assert f"#{SAMPLE_MERGES} " in str(screen.query_one(MergeChanges).render())
+        assert "last merge pushed" in str(screen.query_one(HeapStats).render())
 
 
 async def test_save_asks_where_and_writes_files(tmp_path):

@@ -172,6 +172,8 @@ class _Server:
 
         if name == "by":
             assert isinstance(arg, int)  # merges to step: 1, or -1 for one back
+            if arg > 0 and trainer.finished and base >= trainer.merges_done:
+                self.reports.send(("notice", f"training is done: merge {trainer.merges_done:,} is the last", "information"))
             return Motion(clamp(base + arg), seq=seq)
         if name == "to":
             assert isinstance(arg, int)  # the merge to go to
@@ -241,12 +243,13 @@ class _Server:
         if goal > trainer.merges_done:
             deadline = time.monotonic() + SLICE if motion.rate is None else None
             last, merged = self.advance(trainer, goal, deadline)
-            self.last, self.merged = last, merged
+            if last is not None:  # None: no merge left to do, and the newest record still shows the last one
+                self.last, self.merged = last, merged
         arrived = trainer.merges_done >= motion.target or trainer.finished
         now = time.monotonic()
         if arrived or (last is not None and now - self.posted_at >= FRAME):
             self.posted_at = now
-            self.reports.send(("sampled", sample(trainer, last, merged, self.extras)))
+            self.reports.send(("sampled", sample(trainer, self.last, self.merged, self.extras)))
         return arrived
 
     def advance(self, trainer: AnyTrainer, goal: int, deadline: float | None) -> tuple[MergeStep | None, MergeInCorpus | None]:

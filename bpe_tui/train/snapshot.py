@@ -137,6 +137,11 @@ class TrainSnapshot:
         return self.chars(left + right) if isinstance(left, bytes) and isinstance(right, bytes) else None
 
     @property
+    def ran_out_unrecorded(self) -> bool:
+        """No pair was left after some merges, found by a run that kept no record of the last."""
+        return self.last is None and self.stopped_early and self.merges_done > 0
+
+    @property
     def per_token(self) -> float:
         """Compression: ``size_unit`` per token on the whole corpus."""
         return self.corpus_size / max(1, self.tokens_in_corpus)

@@ -34,7 +34,9 @@ class HeapStats(SnapshotPanel):
         text.append("pair_positions ", label)
         text.append(f"{snapshot.stored_positions:,} positions")
         text.append("\n")
-        if step is None:
+        if snapshot.ran_out_unrecorded:
+            text.append(f"no pairs left after merge {snapshot.merges_done:,}: nothing on the heap to merge", dim)
+        elif step is None:
             text.append("no merge yet: the heap holds one entry per pair", dim)
         else:
             self._last_merge(text, snapshot, step)

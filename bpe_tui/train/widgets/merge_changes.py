@@ -28,7 +28,7 @@ class MergeChanges(SnapshotPanel):
     def draw(self, snapshot: TrainSnapshot) -> RenderableType:
         dim, label, newest = self.style_of("panel--dim"), self.style_of("panel--label"), self.style_of("panel--newest")
         step = snapshot.last
-        if step is None and snapshot.stopped_early and snapshot.merges_done:  # ran out before the step it headed for
+        if snapshot.ran_out_unrecorded:
             return Text(
                 f"no pairs left after merge {snapshot.merges_done:,}: every word is one token. "
                 "Press b then n to see what the last merge changed.",
