@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from textual.widgets import Label
+from textual.widgets import Input, Label
 
-from bpe_tui.common.prompt import ConfirmScreen
+from bpe_tui.common.prompt import ConfirmScreen, PromptScreen
 from bpe_tui.train.widgets.heap_stats import HeapStats
 from bpe_tui.train.widgets.merge_changes import MergeChanges
 from bpe_tui.train.widgets.status_line import StatusLine
@@ -106,6 +106,35 @@ async def test_save_asks_where_and_writes_files(tmp_path):
     assert len(json.loads((target / "vocab.json").read_text(encoding="utf-8"))) == 259
 
 
+async def test_save_names_the_directory_whole(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("n", "s", "ctrl+u", *"here", "enter")
+        await wait_until(pilot, lambda: (tmp_path / "here" / "merges.txt").exists())
+        saved = f"saved merge 1 to {tmp_path / 'here'}: tokenizer.json, vocab.json, merges.txt"
+        await wait_until(pilot, lambda: any(n.message == saved for n in app._notifications))
+
+
+async def test_after_a_failed_save_s_asks_again(tmp_path):
+    """A directory that cannot be made is said in the CLI's one line; the next ``s`` asks
+    for a directory again, starting from that one, rather than trying it again unasked."""
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    nope = tmp_path / "a-file" / "out"
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("s", "ctrl+u", *str(nope), "enter")
+        failure = f"not saved: {nope}: cannot write it (Not a directory)"
+        await wait_until(pilot, lambda: any(n.message == failure for n in app._notifications))
+        await pilot.press("s")
+        await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen))
+        assert app.screen.query_one(Input).value == str(nope)
+        await pilot.press("ctrl+u", *str(tmp_path / "out"), "enter")
+        await wait_until(pilot, lambda: (tmp_path / "out" / "merges.txt").exists())
+
+
 async def test_save_to_out_without_asking(tmp_path):
     app, screen = train_app(out=str(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
@@ -128,6 +157,7 @@ async def test_save_asks_before_replacing_files_it_did_not_write(tmp_path):
         assert question == f"{tmp_path} already holds tokenizer.json. Replace it?"
         await pilot.press("n")
         await wait_until(pilot, lambda: app.screen is screen)
+        assert app._notifications and list(app._notifications)[-1].message == f"not saved: {tmp_path} keeps its files"
         await pilot.press("s", "escape")
         await wait_until(pilot, lambda: app.screen is screen)
         await pilot.press("s", "enter")  # Enter alone presses the focused Keep

@@ -30,12 +30,13 @@ from bpe_tui.common.corpus import chosen_corpus, options_from_args
 from bpe_tui.common.durations import show_seconds
 from bpe_tui.common.peak_memory import peak_memory
 from bpe_tui.common.progress_bars import progress_bars
+from bpe_tui.train.saving import save
 from bpe_tui.train.snapshot import SteppableTrainer
 from bpe_tui.train.trace import check_trace_name, trace_of, trace_text
-from engine import OutputError, SettingsError, Trainer
+from engine import SettingsError, Trainer
 from engine.corpus.characters import CharacterCounts
 from engine.corpus.sources import STDIN
-from engine.formats.atomic import atomic_write, cannot_write, check_writable_file
+from engine.formats.atomic import atomic_write, check_writable_file
 from engine.train.classic import ClassicTrainer
 from engine.train.settings import Merges, TrainOptions, replay_saved
 from engine.train.trace import MergeRecord, merge_record
@@ -163,10 +164,7 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
             merged = time.perf_counter()
             out = Path(args.out or DEFAULT_OUT)
             replaced = [out / name for name in options.file_names if (out / name).exists()]
-            try:
-                paths = options.save(trainer, out)
-            except OSError as e:  # making the directory; a file that failed is an OutputError already
-                raise e if isinstance(e, OutputError) else cannot_write(out, e) from None
+            paths = save(options, trainer, out)
     except KeyboardInterrupt:
         print(f"bpe-tui: interrupted while pre-tokenizing {label}: nothing trained, nothing saved", file=sys.stderr)
         return 130
@@ -225,10 +223,7 @@ def _headless_unigram(args: argparse.Namespace, options: TrainOptions, inputs: l
             trained = time.perf_counter()
             out = Path(args.out or DEFAULT_OUT)
             replaced = [out / name for name in options.file_names if (out / name).exists()]
-            try:
-                paths = options.save(trainer, out)
-            except OSError as e:  # making the directory; a file that failed is an OutputError already
-                raise e if isinstance(e, OutputError) else cannot_write(out, e) from None
+            paths = save(options, trainer, out)
     except KeyboardInterrupt:
         print(f"bpe-tui: interrupted while reading the words of {label}: nothing trained, nothing saved", file=sys.stderr)
         return 130

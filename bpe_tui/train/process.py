@@ -14,8 +14,9 @@ than written: a served app's browser downloads them), ``("tokenizer", None)``,
 ``("watch", shown)`` (the pair-in-the-corpus panel was shown or hidden), ``("follow", word)``
 (follow it, or stop if followed), ``("trace", (name, TraceOf))`` (the merges so far as a
 trace file's text), ``("quit", None)``. Reports are tuples whose first item names them:
-``reading``, ``sampled``, ``idle``, ``notice``, ``files``, ``tokenizer``, ``trace``,
-``failed`` (bad input) and ``crashed`` (a bug: the traceback).
+``reading``, ``sampled``, ``idle``, ``notice``, ``not saved`` (a save that failed: its
+directory and why), ``files``, ``tokenizer``, ``trace``, ``failed`` (bad input) and
+``crashed`` (a bug: the traceback).
 
 Once the corpus is read and the first snapshot sent, the process counts its characters
 (``CharacterCounts``, about 0.3 s on the 2 MB of zh-xiyouji), so that tokens shown on their
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
+from bpe_tui.train.saving import save_report
 from bpe_tui.train.snapshot import Extras, MergeInCorpus, sample, watched_step
 from bpe_tui.train.trace import TraceOf, trace_text
 from engine import BpeError, MergeStep, Tokenizer, Trainer
@@ -184,7 +186,7 @@ class _Server:
         if name == "pause":
             return None
         if name == "save":
-            self.save(trainer, str(arg))
+            self.reports.send(save_report(self.options, trainer, str(arg), f"merge {trainer.merges_done:,}"))
         elif name == "files":
             self.reports.send(("files", trainer.merges_done, self.options.files(trainer)))
         elif name == "tokenizer":
@@ -264,12 +266,3 @@ class _Server:
             assert isinstance(trainer, Trainer)  # watching is set only for one (see ``watch``)
             return watched_step(trainer)
         return trainer.step(), None
-
-    def save(self, trainer: AnyTrainer, directory: str) -> None:
-        try:
-            paths = self.options.save(trainer, directory)
-        except (BpeError, OSError) as e:
-            self.reports.send(("notice", f"not saved: {e}", "error"))
-            return
-        names = ", ".join(p.name for p in paths)
-        self.reports.send(("notice", f"saved merge {trainer.merges_done:,} to {directory}: {names}", "information"))

@@ -89,6 +89,9 @@ class TrainerScreen(Screen[None], Generic[S]):
         """Corpus files, directories and glob patterns (none when training from saved counts)."""
         self.label = label or (Path(self.inputs[0]).name if self.inputs else str(options.counts))
         self.out = out
+        """Where ``s`` saves without asking: ``--out``, or where it last saved (None: ask)."""
+        self._directory = out or "out"
+        """What the question for a directory starts from: the last one saved into, or tried."""
         self._options = options
         self._written: set[Path] = set()
         """Directories this screen saved into: saving there again replaces its own files unasked."""
@@ -165,6 +168,8 @@ class TrainerScreen(Screen[None], Generic[S]):
             self.app.call_from_thread(self._download, *rest)
         elif kind == "tokenizer":
             self.app.call_from_thread(self._views.popleft(), *rest, self._opening_text())
+        elif kind == "not saved":
+            self.app.call_from_thread(self._not_saved, *rest)
         elif kind == "failed":
             self.post_message(Failed(*rest))
         elif kind == "crashed":
@@ -244,7 +249,7 @@ class TrainerScreen(Screen[None], Generic[S]):
         elif self.out is not None:
             self._save_to(self.out)
         elif self.snapshot is not None:
-            self.post_message(Ask(f"Save {self._options.saves} to directory:", self._save_to, "out"))
+            self.post_message(Ask(f"Save {self._options.saves} to directory:", self._save_to, self._directory))
 
     def _save_to(self, directory: str | None) -> None:
         """Save into ``directory``, first asking before replacing files this screen did not write."""
@@ -254,14 +259,27 @@ class TrainerScreen(Screen[None], Generic[S]):
         if present and Path(directory).resolve() not in self._written:
             them = "it" if len(present) == 1 else "them"
             question = f"{directory} already holds {', '.join(present)}. Replace {them}?"
-            self.post_message(Confirm(question, lambda yes: self._save(directory) if yes else None, "Replace", "Keep"))
+
+            def answered(replace: bool) -> None:
+                if replace:
+                    self._save(directory)
+                else:
+                    self.notify(f"not saved: {directory} keeps its files")
+
+            self.post_message(Confirm(question, answered, "Replace", "Keep"))
         else:
             self._save(directory)
 
     def _save(self, directory: str) -> None:
         if self._send("save", directory):
-            self.out = directory
+            self.out = self._directory = directory
             self._written.add(Path(directory).resolve())
+
+    def _not_saved(self, directory: str, why: str) -> None:
+        """A save failed: the next ``s`` asks for a directory again, starting from this one."""
+        self.notify(f"not saved: {why}", severity="error")
+        if self.out == directory:  # not since saved elsewhere
+            self.out = None
 
     def _download(self, done: int, files: dict[str, str]) -> None:
         name = download(self.app, f"{self.DOWNLOAD}-{done}", files)

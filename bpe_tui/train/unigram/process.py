@@ -11,8 +11,8 @@ every ``PLAY_PAUSE`` seconds), ``("pause", None)``, ``("word", text)`` (the word
 segmentations are shown), ``("save", directory)``, ``("files", None)`` (the files a save
 writes, sent back for a browser to download), ``("tokenizer", None)`` and ``("quit", None)``.
 Reports are tuples named by their first item: ``reading``, ``seeding``, ``sampled``,
-``idle``, ``notice``, ``files``, ``tokenizer``, ``failed`` (bad input) and ``crashed`` (a
-bug: the traceback).
+``idle``, ``notice``, ``not saved`` (a save that failed: its directory and why), ``files``,
+``tokenizer``, ``failed`` (bad input) and ``crashed`` (a bug: the traceback).
 
 Rounds are deterministic: going back builds the trainer again and replays (``goto``), and
 the rounds' records, kept as they were first made, stay true.
@@ -25,6 +25,7 @@ import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
+from bpe_tui.train.saving import save_report
 from bpe_tui.train.unigram.snapshot import OPENING, RoundView, Segmentations, default_word, sample, segmentations
 from engine import BpeError
 from engine.encode.unigram import UnigramTokenizer
@@ -119,7 +120,7 @@ class _Server:
             self.word = str(arg)
             self.send_sample(trainer)
         elif name == "save":
-            self.save(trainer, str(arg))
+            self.reports.send(save_report(self.options, trainer, str(arg), f"round {trainer.rounds_done:,}"))
         elif name == "files":
             self.reports.send(("files", trainer.rounds_done, self.options.files(trainer)))
         elif name == "tokenizer":
@@ -157,12 +158,3 @@ class _Server:
 
     def send_sample(self, trainer: UnigramTrainer) -> None:
         self.reports.send(("sampled", sample(trainer, self.seeded, self.rounds, self.chosen(trainer))))
-
-    def save(self, trainer: UnigramTrainer, directory: str) -> None:
-        try:
-            paths = self.options.save(trainer, directory)
-        except (BpeError, OSError) as e:
-            self.reports.send(("notice", f"not saved: {e}", "error"))
-            return
-        names = ", ".join(p.name for p in paths)
-        self.reports.send(("notice", f"saved round {trainer.rounds_done:,} to {directory}: {names}", "information"))
