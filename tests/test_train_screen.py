@@ -76,6 +76,18 @@ async def test_go_to_k_and_back():
         assert screen.snapshot.last is None
 
 
+async def test_go_to_a_merge_out_of_range_says_where_it_went():
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("g", *"9999", "enter")
+        await at_merge(pilot, screen, SAMPLE_MERGES)
+        assert list(app._notifications)[-1].message == f"there is no merge 9,999: going to the last, merge {SAMPLE_MERGES}"
+        await pilot.press("g", *"-5", "enter")
+        await at_merge(pilot, screen, 0)
+        assert list(app._notifications)[-1].message == "there is no merge -5: going to the first, merge 0"
+
+
 async def test_fast_forward_to_the_end():
     app, screen = train_app()
     async with app.run_test(size=(80, 24)) as pilot:

@@ -478,8 +478,13 @@ class TrainScreen(TrainerScreen[TrainSnapshot]):
 
     def action_goto(self) -> None:
         def chosen(answer: str | None) -> None:
-            if answer is not None:
-                self._send("to", int(answer), f"going to merge {int(answer):,}")
+            if answer is None:
+                return
+            asked = int(answer)
+            k = max(0, min(asked, self.merges_planned))
+            if k != asked:
+                self.notify(f"there is no merge {asked:,}: going to the {'last' if asked > k else 'first'}, merge {k:,}")
+            self._send("to", k, f"going to merge {k:,}")
 
         if self._ready("goto"):
             self._pause()
