@@ -10,7 +10,7 @@ from textual.widgets import Static, TextArea
 from bpe_tui.app import BpeApp
 from bpe_tui.common.tokens import show_parts
 from bpe_tui.compare.screen import CompareScreen
-from bpe_tui.compare.widgets.tokenizer_row import RowTokens, TokenizerRow
+from bpe_tui.compare.widgets.tokenizer_row import ComparedRows, RowTokens, TokenizerRow
 from bpe_tui.encode.screen import EncodeScreen
 from engine import Tokenizer
 from engine.compare.baselines import ByteTokenizer, CharacterTokenizer, WordTokenizer
@@ -126,6 +126,26 @@ async def test_the_focused_row_becomes_the_reference(rows: list) -> None:
         assert not any(screen.rows[2].differs) and any(screen.rows[3].differs)
         await pilot.press("slash")
         assert isinstance(app.focused, TextArea)
+
+
+def in_view(screen: CompareScreen, n: int) -> bool:
+    """Whether row ``n`` shows whole, its summary line too."""
+    row = list(screen.query(TokenizerRow))[n]
+    return screen.query_one(ComparedRows).region.contains_region(row.region)
+
+
+async def test_the_reference_and_the_focused_row_are_in_view(rows: list) -> None:
+    """Seven rows do not fit in 80x24: the reference, last here, is scrolled into view as the
+    view opens, and a row given focus shows whole, its summary line too."""
+    app = BpeApp(CompareScreen([*rows[:3], *rows[:3], rows[3]], TEXT, reference=6))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: in_view(screen, 6), limit=2.0)
+        await pilot.press("escape")  # onto the reference row
+        for n in range(5, -1, -1):
+            await pilot.press("shift+tab")
+            assert app.focused is list(screen.query(RowTokens))[n]
+            await wait_until(pilot, lambda n=n: in_view(screen, n), limit=2.0)
 
 
 async def test_the_token_under_the_cursor_is_underlined_in_every_row(rows: list) -> None:

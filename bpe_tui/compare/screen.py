@@ -122,6 +122,8 @@ class CompareScreen(Screen[None]):
     def show_all(self) -> None:
         self.query_one("#legend", Static).update(self._legend())
         self.show_rows()
+        # The legend speaks of the reference, often the last row: in view from the start.
+        self.query(TokenizerRow)[self.reference].scroll_visible(animate=False)
 
     # -- the rows ------------------------------------------------------------------------------
 

@@ -148,6 +148,11 @@ class TokenizerRow(Vertical):
         self.query_one(".summary", Static).update(summary(row, reference, widths))
         self.query_one(RowTokens).show_row(row, cursor)
 
+    def on_descendant_focus(self) -> None:
+        """The whole row in view, its summary line too: the screen brings into view only the
+        focused tokens, and only when they are cut off."""
+        self.scroll_visible(animate=False)
+
 
 class ComparedRows(VerticalScroll):
     """The rows share the height: each a summary line and whole lines of tokens and ids
