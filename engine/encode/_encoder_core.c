@@ -179,7 +179,7 @@ static int MergeRanks_init(MergeRanks *m, PyObject *args, PyObject *Py_UNUSED(kw
     }
     for (Py_ssize_t r = 0; r < m->nmerged; r++)
         if (as_id(PyList_GET_ITEM(merged, r), &m->merged[r])) return -1;
-    m->merged_from = m->nmerged ? m->merged[0] : -1;
+    m->merged_from = m->nmerged ? (int64_t)m->merged[0] : -1;
     for (Py_ssize_t r = 0; r < m->nmerged && m->merged_from >= 0; r++)
         if (m->merged[r] != m->merged_from + r) m->merged_from = -1;
     uint32_t size = 16, words = 2;
