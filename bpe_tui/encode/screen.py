@@ -118,7 +118,7 @@ class EncodeScreen(Screen[None]):
             stats = EncodeStats(id="stats")
             stats.border_title = "stats"
             yield stats
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         # Shown once the widgets' styles are in place, as the pairs and tokens take their
