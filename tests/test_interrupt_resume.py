@@ -20,8 +20,9 @@ import pytest
 from bpe_tui.cli import main
 from bpe_tui.common.corpus import sample_corpus
 from bpe_tui.train.screen import TRAINER_PROCESS
-from engine import ResumeError, Tokenizer
+from engine import ResumeError, Tokenizer, Trainer
 from engine.formats.tokenizer_files import MERGES_TXT, TOKENIZER_JSON, VOCAB_JSON
+from engine.train.trainer import RUN_SLICE
 from tests.conftest import CLI_ENV as ENV
 from tests.conftest import fixture_file, run_cli
 from tests.train_app import at_merge, train_app, wait_until
@@ -30,6 +31,7 @@ FILES = (TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT)
 BIG_VOCAB = "40000"
 SIGNAL_AT = 1000
 """The merge after which the interrupted runs get their signal."""
+VOCAB = 1000
 
 
 def same_files(a: Path, b: Path) -> bool:
@@ -184,6 +186,50 @@ def test_resume_with_another_corpus_or_settings_is_refused(tmp_path, capsys, cha
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith(f"bpe-tui: {saved}: ") and message in err[-1]
     assert [(saved / name).read_bytes() for name in FILES] == before  # left as it was
+
+
+def test_replay_checks_every_merge_it_redoes():
+    """Redone a slice at a time, the saved merges are still checked one by one: one changed
+    past the first slice is found, and the trainer never saves a run it was not given."""
+    with sample_corpus() as corpus:
+        merges = train_trainer(corpus).merges
+        assert len(merges) > 2 * RUN_SLICE
+        assert train_trainer(corpus, replay=merges).merges == merges
+        changed = [*merges[: RUN_SLICE + 44], (merges[0][1], merges[0][0]), *merges[RUN_SLICE + 45 :]]
+        trainer = Trainer.from_file(corpus, VOCAB, ["<|endoftext|>"])
+        assert not trainer.replay(changed)
+        assert not trainer.replay(merges[:-1] + [(b"zz", b"zz")])
+
+
+def train_trainer(corpus: Path, replay: list[tuple[bytes, bytes]] | None = None) -> Trainer:
+    trainer = Trainer.from_file(corpus, VOCAB, ["<|endoftext|>"])
+    if replay is None:
+        trainer.run()
+    else:
+        assert trainer.replay(replay)
+    return trainer
+
+
+def test_interrupted_while_redoing_saved_merges_saves_nothing(tmp_path, monkeypatch, capsys):
+    """Ctrl-C before a resumed run is back where the saved one stopped: that run is left as
+    it was, and the message says so, not that the corpus is another."""
+    with sample_corpus() as corpus:
+        saved = tmp_path / "saved"
+        assert main(["train", str(corpus), "--headless", "--vocab-size", "700", "--out", str(saved)]) == 0
+        before = [(saved / name).read_bytes() for name in FILES]
+        capsys.readouterr()
+        record = Trainer._record
+
+        def record_then_interrupt(self: Trainer, a: int, b: int, count: int) -> None:
+            record(self, a, b, count)
+            if len(self.merge_pairs) == 100:
+                signal.raise_signal(signal.SIGINT)
+
+        monkeypatch.setattr(Trainer, "_record", record_then_interrupt)
+        args = ["train", str(corpus), "--headless", "--vocab-size", "900", "--resume", str(saved), "--out", str(saved)]
+        assert main(args) == 130
+    assert f"interrupted while redoing the 443 merges saved in {saved}: nothing saved" in capsys.readouterr().err
+    assert [(saved / name).read_bytes() for name in FILES] == before
 
 
 def test_resume_from_nothing(tmp_path, capsys):

@@ -157,6 +157,10 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
             if resume is not None:
                 assert isinstance(trainer, Trainer)  # the command refuses --resume with --classic
                 replay_saved(trainer, resume, args.resume, label)
+                if trainer.stop_requested:  # before it was back where the saved run stopped: nothing new to save
+                    redoing = f"redoing the {len(resume):,} merges saved in {args.resume}"
+                    print(f"bpe-tui: interrupted while {redoing}: nothing saved", file=sys.stderr)
+                    return 130
             counted = time.perf_counter()
             records = _recorded_run(trainer) if args.trace else None
             if records is None:
