@@ -65,6 +65,24 @@ def test_bad_settings_raise_settings_error(vocab_size, specials):
         Trainer.from_text("hello", vocab_size, specials)
 
 
+@pytest.mark.parametrize(
+    ("vocab_size", "specials", "message"),
+    [
+        (300, SPECIAL, r"a list of strings, not one string: give \['<\|endoftext\|>'\]"),
+        (300, [1], "special tokens are strings, not int 1"),
+        ("1000", [SPECIAL], "vocab size is a whole number, not str '1000'"),
+        (1000.0, [SPECIAL], "vocab size is a whole number, not float 1000.0"),
+    ],
+)
+def test_settings_of_the_wrong_type_are_named(tmp_path, vocab_size, specials, message):
+    """Before any file is read: one string of special tokens was taken letter by letter
+    ("duplicate special token: 'e'"), and the other types failed deep inside counting."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("hello world\n")
+    with pytest.raises(SettingsError, match=message):
+        train_bpe(str(corpus), vocab_size, specials)
+
+
 # -- property tests: optimized == reference, step() == run() --------------------------------
 
 PIECES = [

@@ -79,6 +79,13 @@ def first_merge_id(special_tokens: Sequence[str]) -> int:
 
 def check_settings(vocab_size: int, special_tokens: Sequence[str]) -> None:
     """Raise ``SettingsError`` for settings that cannot produce a tokenizer."""
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
+        raise SettingsError(f"vocab size is a whole number, not {type(vocab_size).__name__} {vocab_size!r}")
+    if isinstance(special_tokens, str):  # its letters would each be taken for a token
+        raise SettingsError(f"special tokens are a list of strings, not one string: give [{special_tokens!r}]")
+    if not all(isinstance(s, str) for s in special_tokens):
+        wrong = next(s for s in special_tokens if not isinstance(s, str))
+        raise SettingsError(f"special tokens are strings, not {type(wrong).__name__} {wrong!r}")
     if any(not s for s in special_tokens):
         raise SettingsError("special tokens must not be empty")
     dupes = sorted({s for s in special_tokens if special_tokens.count(s) > 1})
@@ -605,6 +612,7 @@ def train_bpe(
     "text"), ``skip_bad_records``, ``dask`` (count on a Dask cluster: ``"local:N"``, a
     scheduler address or a ``distributed.Client``).
     """
+    check_settings(vocab_size, special_tokens)  # before list() takes one string letter by letter
     trainer = Trainer.from_files(input_path, vocab_size, list(special_tokens), **options)  # type: ignore[arg-type]
     trainer.run()
     return trainer.vocab, trainer.merges
@@ -617,6 +625,7 @@ def train_from_iterator(
     pattern: str = "gpt2",
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
     """Train on an iterable of strings, each a document; returns ``(vocab, merges)``."""
+    check_settings(vocab_size, special_tokens)  # before list() takes one string letter by letter
     trainer = Trainer.from_iterator(texts, vocab_size, list(special_tokens), pattern=pattern)
     trainer.run()
     return trainer.vocab, trainer.merges
