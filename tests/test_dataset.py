@@ -3,6 +3,7 @@ them, in one file whatever the number of workers; bad input refused with nothing
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import os
@@ -205,6 +206,20 @@ def test_dtype_is_the_smallest_that_holds_every_id(gpt2, tmp_path):
     assert summary.dtype == "uint32" and ids.dtype == np.uint32
     assert ids.tolist() == [*wide.encode("hi <|endoftext|> there"), base + 256]
     assert wide.digest() != gpt2.digest()
+
+
+def test_sidecar_vocab_size_is_the_largest_id_plus_one(tmp_path):
+    """Special tokens past a gap in the ids (as cl100k's are): an embedding table sized from
+    the sidecar holds every id written."""
+    ranks = tmp_path / "gap.tiktoken"
+    ranks.write_bytes(b"".join(base64.b64encode(bytes([b])) + b" %d\n" % b for b in range(256)))
+    gap = Tokenizer.from_tiktoken(ranks, "gpt2", {"<|endoftext|>": 300, "<|end|>": 310})
+    src = tmp_path / "t.txt"
+    src.write_text("hi <|end|> there <|endoftext|>", encoding="utf-8")
+    encode_dataset(gap, expand_inputs([src]), tmp_path / "ids.bin")
+    side = json.loads((tmp_path / "ids.bin.json").read_text())
+    assert max(read_ids(tmp_path / "ids.bin")) == 310
+    assert side["vocab_size"] == 311 and len(gap.vocab) == 258
 
 
 def test_model_digest_is_the_model_not_its_files(gpt2, tmp_path):

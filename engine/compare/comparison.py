@@ -50,7 +50,7 @@ class BpeSpans:
     def __init__(self, tokenizer: Tokenizer, name: str) -> None:
         self.tokenizer = tokenizer
         self.name = name
-        self.vocab_size = len(tokenizer.vocab)
+        self.vocab_size = len(tokenizer.vocab)  # tokens it holds, fewer than its largest id + 1 where ids skip some
         self._special = set(tokenizer.special_ids.values())
 
     def tokenize(self, text: str) -> list[Token]:

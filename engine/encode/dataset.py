@@ -235,7 +235,7 @@ def sidecar(
     skipped_inputs: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The sidecar's fields: enough to load the ids and to tell which model (``digest``: its
-    ``Tokenizer.digest``) and inputs made them."""
+    ``Tokenizer.digest``) and inputs made them; ``vocab_size`` is the largest id + 1."""
     return {
         "file": path.name,
         "format": "npy" if path.suffix == ".npy" else "raw",
@@ -247,7 +247,7 @@ def sidecar(
         "bad_records_skipped": bad_records,
         "model": model,
         "model_digest": digest,
-        "vocab_size": len(tokenizer.vocab),
+        "vocab_size": tokenizer.max_id + 1,  # an embedding table's rows: ids may skip some (cl100k's do)
         "eot": eot,
         "text_field": text_field,
         "inputs": [s.path for s in sources],
