@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
@@ -51,6 +52,21 @@ def test_headless_words_punct_reproduces_seed_002(tmp_path):
 )
 def test_options_classic_has_no_use_for_are_refused(tmp_path, args, message):
     refused(run_cli("train", TOY, "--classic", "--headless", *args, cwd=tmp_path), message)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("flag", [["--classic"], ["--algorithm", "wordpiece"], ["--algorithm", "unigram"]])
+@pytest.mark.parametrize(
+    ("name", "what"),
+    [("d.jsonl", "JSONL"), ("d.txt.gz", "gzip-compressed"), ("d.jsonl.zst", "zstd-compressed JSONL"), ("d.parquet", "Parquet")],
+)
+def test_word_level_training_refuses_all_but_plain_text(tmp_path, flag, name, what):
+    """These trainers read their file's bytes as words: JSONL would train on its syntax, a
+    compressed file on its compressed bytes."""
+    text = b'{"text": "low lower lowest"}\n'
+    (tmp_path / name).write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
+    done = run_cli("train", name, *flag, "--headless", "--vocab-size", "300", cwd=tmp_path)
+    refused(done, f"{' '.join(flag)} reads its words from one plain-text file: {name} is {what}")
     assert not (tmp_path / "out").exists()
 
 

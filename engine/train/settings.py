@@ -12,7 +12,7 @@ from pathlib import Path
 from engine.corpus.counting import Progress
 from engine.corpus.dask_count import check_target
 from engine.corpus.shards import CountSettings, first_text, plan_shards
-from engine.corpus.sources import STDIN, TEXT, expand_inputs
+from engine.corpus.sources import JSONL, PARQUET, STDIN, TEXT, describe, expand_inputs
 from engine.encode.tokenizer import Tokenizer, model_kind
 from engine.errors import ResumeError, SettingsError, counted
 from engine.formats.atomic import check_writable_dir, check_writable_file
@@ -150,6 +150,8 @@ class TrainOptions:
                 raise SettingsError(WORD_LEVEL_REFUSES[refused].format(flag=flag, how=how))
             if len(inputs) > 1:
                 raise SettingsError(f"{flag} trains on one plain-text file")
+            if inputs:
+                _check_plain_text(str(inputs[0]), flag)
         if classic:
             if special_tokens:
                 raise SettingsError("--special-token does not apply to --classic: its vocabulary is strings, with no special tokens")
@@ -379,6 +381,16 @@ def _check_max_memory(max_memory: int, dask: str | None) -> None:
         raise SettingsError("--max-memory bounds counting on this machine: it does not go with --dask")
     if max_memory < MIN_MEMORY:
         raise SettingsError(f"--max-memory {max_memory:,} bytes is too little to count in: give at least {MIN_MEMORY >> 20} MB")
+
+
+def _check_plain_text(path: str, flag: str) -> None:
+    """``SettingsError`` unless ``path`` names plain text as stored: a word-level trainer reads
+    its bytes as they are, neither decompressing them nor taking a JSONL or Parquet field."""
+    source = describe(path, 0)
+    if source.format != TEXT or source.compression:
+        compressed = f"{source.compression}-compressed" if source.compression else ""
+        what = " ".join(filter(None, (compressed, {JSONL: "JSONL", PARQUET: "Parquet"}.get(source.format))))
+        raise SettingsError(f"{flag} reads its words from one plain-text file: {path} is {what}")
 
 
 def _check_dask(dask: str, counts: str | None, workers: int | None) -> None:
