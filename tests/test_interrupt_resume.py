@@ -134,9 +134,31 @@ def test_interrupted_while_pre_tokenizing_saves_nothing(tmp_path, monkeypatch, c
     before = signal.getsignal(signal.SIGINT)  # SIG_IGN when pytest was started in the background
     with sample_corpus() as corpus:
         assert main(["train", str(corpus), "--headless", "--out", str(tmp_path / "out")]) == 130
-    assert "interrupted while pre-tokenizing" in capsys.readouterr().err
+    assert ": nothing trained, nothing saved" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
     assert signal.getsignal(signal.SIGINT) is before  # handlers restored
+
+
+def test_interrupted_count_says_the_counts_kept_go_on(tmp_path, monkeypatch, capsys):
+    """With --save-counts the runs counted before Ctrl-C stay, and the same command takes them up."""
+    import engine.train.trainer
+
+    saved = engine.train.trainer.save_counts_file
+
+    def interrupt_then_save(*args, **kwargs):  # Ctrl-C arrives once the runs are written
+        signal.raise_signal(signal.SIGINT)
+        return saved(*args, **kwargs)
+
+    monkeypatch.setattr(engine.train.trainer, "save_counts_file", interrupt_then_save)
+    counts = tmp_path / "sc.counts"
+    with sample_corpus() as corpus:
+        command = ["train", str(corpus), "--headless", "--save-counts", str(counts), "--out", str(tmp_path / "out")]
+        assert main(command) == 130
+        err = capsys.readouterr().err
+        assert f"nothing trained; the counts so far are kept in {counts}.parts: run the same command again to go on from them" in err
+        monkeypatch.setattr(engine.train.trainer, "save_counts_file", saved)
+        assert main(command) == 0
+    assert "counted before the stop" in capsys.readouterr().out and counts.exists()
 
 
 def test_ctrl_c_in_any_command_is_one_line_and_exit_130(tmp_path, monkeypatch, capsys):

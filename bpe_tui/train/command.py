@@ -35,6 +35,8 @@ from bpe_tui.train.snapshot import SteppableTrainer
 from bpe_tui.train.trace import check_trace_name, trace_of, trace_text
 from engine import SettingsError, Trainer
 from engine.corpus.characters import CharacterCounts
+from engine.corpus.counts_file import kept_counts_folder
+from engine.corpus.runs import holds_runs
 from engine.corpus.sources import STDIN
 from engine.formats.atomic import atomic_write, check_writable_file
 from engine.train.classic import ClassicTrainer
@@ -170,7 +172,7 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
             replaced = [out / name for name in options.file_names if (out / name).exists()]
             paths = save(options, trainer, out)
     except KeyboardInterrupt:
-        print(f"bpe-tui: interrupted while pre-tokenizing {label}: nothing trained, nothing saved", file=sys.stderr)
+        print(f"bpe-tui: interrupted while pre-tokenizing {label}: {_kept_after_stop(options)}", file=sys.stderr)
         return 130
     if records is not None:
         chars = CharacterCounts.from_table(trainer.word_table()) if isinstance(trainer, Trainer) else None
@@ -192,6 +194,14 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
         )
         return 130
     return 0
+
+
+def _kept_after_stop(options: TrainOptions) -> str:
+    """What a count stopped before training leaves: with ``--save-counts``, the runs kept so
+    far, which the same command takes up again."""
+    if options.save_counts is None or not holds_runs(kept := kept_counts_folder(options.save_counts)):
+        return "nothing trained, nothing saved"
+    return f"nothing trained; the counts so far are kept in {kept}: run the same command again to go on from them"
 
 
 def _headless_unigram(args: argparse.Namespace, options: TrainOptions, inputs: list[str], label: str) -> int:

@@ -161,6 +161,11 @@ def _read(path: Path, stack: ExitStack) -> tuple[dict[str, object], Views, mmap.
     return header, table, pages, at
 
 
+def holds_runs(folder: str | os.PathLike[str]) -> bool:
+    """Whether ``folder`` holds a whole run: a stopped count left something to go on from."""
+    return any(Path(folder).glob(f"*{SUFFIX}"))
+
+
 def kept_runs(folder: str | os.PathLike[str], plan: str, stack: ExitStack) -> list[Run]:
     """The runs in ``folder`` that belong to a count of ``plan``, their maps held open by
     ``stack``; every other run there is deleted (another plan's, one whose shard was left
