@@ -88,5 +88,5 @@ def test_a_memory_bound_leaves_the_lists_what_the_layout_leaves():
     reserve = RUN_RESERVE + layout // 32
     trainer.bound_memory(layout + reserve + MIN_POSITIONS + 5)
     assert trainer.positions_budget == MIN_POSITIONS + 5
-    with pytest.raises(SettingsError, match="too little to train in"):
+    with pytest.raises(SettingsError, match=rf"too little to train in: the words laid out take {layout:,} bytes; give at least [\d,]+ MB$"):
         trainer.bound_memory(layout + reserve)

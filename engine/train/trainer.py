@@ -394,7 +394,7 @@ class Trainer:
         if budget < MIN_POSITIONS:
             least = (layout + reserve + MIN_POSITIONS + (1 << 20) - 1) >> 20
             raise SettingsError(
-                f"a memory bound of {max_memory:,} bytes is too little to train in: the words laid out take {layout:,}; "
+                f"a memory bound of {max_memory:,} bytes is too little to train in: the words laid out take {layout:,} bytes; "
                 f"give at least {least:,} MB"
             )
         self.positions_budget = budget
