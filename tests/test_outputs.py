@@ -218,3 +218,12 @@ def test_headless_train_says_which_files_it_replaced(tmp_path, corpus):
     assert again.returncode == 0, again.stderr
     assert again.stderr.strip() == "bpe-tui: replaced out/tokenizer.json, out/vocab.json, out/merges.txt"
     assert len(Tokenizer.load(tmp_path / "out").merges) == 270 - 257
+
+
+def test_encode_out_says_which_files_it_replaced(tmp_path, corpus, model):
+    command = ("encode", "--model", str(model), "--file", str(corpus), "--out", "ids.bin")
+    first = run_cli(*command, cwd=tmp_path)
+    assert first.returncode == 0 and "replaced" not in first.stderr
+    again = run_cli(*command, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.strip() == "bpe-tui: replaced ids.bin, ids.bin.json"

@@ -19,9 +19,10 @@ from pathlib import Path
 from rich.console import Console
 
 from bpe_tui.common.progress_bars import TokenRateColumn, progress_bars
+from bpe_tui.common.replaced import existing, say_replaced
 from engine import SettingsError, Tokenizer
 from engine.corpus.sources import find_inputs
-from engine.encode.dataset import check_out, encode_dataset
+from engine.encode.dataset import check_out, encode_dataset, sidecar_path
 from engine.encode.tokenizer import model_kind
 from engine.train.settings import DEFAULT_SPECIAL
 
@@ -48,6 +49,7 @@ def run_dataset(args: argparse.Namespace) -> int:
         raise SettingsError("--stdin-format says how to read standard input: it goes with --file -")
     out = Path(args.out)
     check_out(out)
+    replaced = existing((out, sidecar_path(out)))
     found = find_inputs(args.file, args.skip_bad_inputs, args.stdin_format or "text")
     sources = found.sources
     console = Console(stderr=True)
@@ -82,6 +84,7 @@ def run_dataset(args: argparse.Namespace) -> int:
         f"{summary.tokens:,} tokens ({summary.dtype}) of {summary.documents:,} document{'' if summary.documents == 1 else 's'}, "
         f"{summary.bytes_read / 1e6:,.1f} MB in {seconds:.1f} s: {summary.path}, {summary.sidecar}"
     )
+    say_replaced(replaced)
     if args.skip_bad_records:
         bad = summary.bad_records
         print(f"bpe-tui: skipped {bad:,} bad record{'' if bad == 1 else 's'} (--skip-bad-records)", file=sys.stderr)

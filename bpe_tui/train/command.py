@@ -30,6 +30,7 @@ from bpe_tui.common.corpus import chosen_corpus, options_from_args
 from bpe_tui.common.durations import show_seconds
 from bpe_tui.common.peak_memory import peak_memory
 from bpe_tui.common.progress_bars import progress_bars
+from bpe_tui.common.replaced import existing, say_replaced
 from bpe_tui.train.saving import save
 from bpe_tui.train.snapshot import SteppableTrainer
 from bpe_tui.train.trace import check_trace_name, trace_of, trace_text
@@ -169,7 +170,7 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
                 trainer.run()
             merged = time.perf_counter()
             out = Path(args.out or DEFAULT_OUT)
-            replaced = [out / name for name in options.file_names if (out / name).exists()]
+            replaced = existing(out / name for name in options.file_names)
             paths = save(options, trainer, out)
     except KeyboardInterrupt:
         print(f"bpe-tui: interrupted while pre-tokenizing {label}: {_kept_after_stop(options)}", file=sys.stderr)
@@ -178,8 +179,7 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
         chars = CharacterCounts.from_table(trainer.word_table()) if isinstance(trainer, Trainer) else None
         paths.append(atomic_write(args.trace, trace_text(args.trace, records, trace_of(label, options), chars)))
     _summary(Console(), trainer, label, paths, counted - started, merged - counted, options)
-    if replaced:
-        print(f"bpe-tui: replaced {', '.join(map(str, replaced))}", file=sys.stderr)
+    say_replaced(replaced)
     bad = trainer.summary.bad_records if trainer.summary else 0
     if options.skip_bad_records and not options.counts:
         print(f"bpe-tui: skipped {bad:,} bad record{'' if bad == 1 else 's'} (--skip-bad-records)", file=sys.stderr)
@@ -236,14 +236,13 @@ def _headless_unigram(args: argparse.Namespace, options: TrainOptions, inputs: l
                 progress.update(prune, completed=progress.tasks[prune].total)
             trained = time.perf_counter()
             out = Path(args.out or DEFAULT_OUT)
-            replaced = [out / name for name in options.file_names if (out / name).exists()]
+            replaced = existing(out / name for name in options.file_names)
             paths = save(options, trainer, out)
     except KeyboardInterrupt:
         print(f"bpe-tui: interrupted while reading the words of {label}: nothing trained, nothing saved", file=sys.stderr)
         return 130
     _unigram_summary(Console(), trainer, label, paths, counted - started, trained - counted)
-    if replaced:
-        print(f"bpe-tui: replaced {', '.join(map(str, replaced))}", file=sys.stderr)
+    say_replaced(replaced)
     if not trainer.finished:
         print(
             f"bpe-tui: interrupted after round {trainer.rounds_done:,}: saved its {len(trainer.vocab()):,} pieces to {out} "
