@@ -244,9 +244,8 @@ def test_missing_model_or_file_is_refused(gpt2_dir, tmp_path):
     refused(run_cli("encode", "--model", str(tmp_path / "nope"), "--file", str(text), "--out", str(out)), "nope")
     refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), str(tmp_path / "gone.txt"), "--out", str(out)), "gone.txt")
     refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(tmp_path / "*.jsonl"), "--out", str(out)), "no file matches")
-    refused(
-        run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), "--out", str(tmp_path / "no" / "ids.bin")), "is not a directory"
-    )
+    gone = tmp_path / "no"
+    refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), "--out", str(gone / "ids.bin")), f"{gone} does not exist")
     refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), "--out", str(out), "--workers", "0"), "--workers")
     refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), str(text), "--headless"), "--out")
     refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(text), "--headless", "--eot"), "--eot goes with --out")

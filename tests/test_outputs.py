@@ -56,6 +56,7 @@ def left(directory: Path) -> list[str]:
         (lambda d: (d / "ids.bin.json").mkdir(), "ids.bin", "--out ids.bin: its sidecar ids.bin.json: is a directory, not a file"),
         (lambda d: (d / "ids.bin").mkdir(), "ids.bin", "--out ids.bin: is a directory, not a file"),
         (lambda d: (d / "file").write_text("x"), "file/ids.bin", "--out file/ids.bin: file is not a directory"),
+        (lambda d: None, "gone/ids.bin", "--out gone/ids.bin: gone does not exist"),
     ],
 )
 def test_encode_out_that_cannot_be_written_is_refused_before_reading(tmp_path, model, make, out, expected):

@@ -33,6 +33,8 @@ def check_writable_file(path: Path, option: str) -> None:
     before the work that leads to it, not after."""
     if path.is_dir():
         raise SettingsError(f"{option} {path}: is a directory, not a file")
+    if not path.parent.exists():
+        raise SettingsError(f"{option} {path}: {path.parent} does not exist")
     if not path.parent.is_dir():
         raise SettingsError(f"{option} {path}: {path.parent} is not a directory")
     if not os.access(path.parent, os.W_OK | os.X_OK):
