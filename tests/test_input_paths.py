@@ -26,6 +26,7 @@ from engine import CorpusError, PreTokenizer, Tokenizer, Trainer, train_bpe
 from engine.corpus import counting
 from engine.corpus.counting import count_inputs
 from engine.corpus.shards import PROGRESS_BYTES, Block, CountSettings
+from engine.corpus.shared_blocks import BlocksClosed, SharedBlocks
 from engine.corpus.sources import find_inputs
 from tests.conftest import CLI_ENV, ROOT, fixture_file, refused, run_cli, zstd_compress
 from tests.test_inputs import DOCS, SPECIAL, write
@@ -301,10 +302,15 @@ def test_a_long_stream_alone_is_counted_on_every_core(monkeypatch, tmp_path, suf
         return count_parallel(*args, feed=feed, **kwargs)
 
     monkeypatch.setattr(counting, "_count_parallel", feeding)
+    made: list[SharedBlocks] = []
+    monkeypatch.setattr(counting, "SharedBlocks", lambda *args: made.append(SharedBlocks(*args)) or made[-1])
     settings = CountSettings(special_tokens=(SPECIAL,), block_bytes=1024)  # blocks of a KB, however the pipe delivers them
     streamed, summary = count_inputs([tmp_path / f"pipe.{suffix}"], settings, workers=2)
     writer.join(timeout=60)
     assert len(fed) > 2  # it went to the workers
+    # plain text went in slots of shared memory, whose file is gone; JSONL went pickled
+    assert [block.slot >= 0 for block in fed] == [suffix == "txt"] * len(fed)
+    assert len(made) == (suffix == "txt") and not any(os.path.exists(shared.path) for shared in made)
     counted, whole = count_inputs([source], settings, workers=1, shard_bytes=1 << 30)
     assert streamed == counted
     assert summary.bytes_read == whole.bytes_read and summary.digest == whole.digest
@@ -323,6 +329,25 @@ def test_bad_input_in_the_fed_part_of_a_stream_is_one_line(monkeypatch, tmp_path
     with pytest.raises(CorpusError, match=f"{path}: {where}"):
         count_inputs([path], CountSettings(special_tokens=(SPECIAL,), block_bytes=1024), workers=2)
     writer.join(timeout=60)
+
+
+def test_a_reader_waiting_for_a_slot_stops_when_counting_does():
+    """Counting stopped (an error, Ctrl-C) while the stream's reader waits for a free slot:
+    it is told, and the slots' file is gone."""
+    slots = SharedBlocks(1, 64)
+    assert slots.take() == 0
+    stopped = threading.Event()
+
+    def wait() -> None:
+        with pytest.raises(BlocksClosed):
+            slots.take()
+        stopped.set()
+
+    waiter = threading.Thread(target=wait, daemon=True)
+    waiter.start()
+    assert not stopped.wait(0.3)
+    slots.close()
+    assert stopped.wait(10) and not os.path.exists(slots.path)
 
 
 def test_bad_records_skipped_in_the_fed_part_of_a_stream_are_counted(monkeypatch, tmp_path):

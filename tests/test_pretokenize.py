@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 from collections import Counter
+from contextlib import ExitStack
 from itertools import pairwise
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from engine import PATTERNS, PreTokenizer
 from engine.corpus._tally import Tally
 from engine.corpus.counting import count_file
 from engine.corpus.pretokenize import FAMILIES
-from engine.corpus.shards import CountSettings, PretokenTally, Shard, count_block, stream_blocks
+from engine.corpus.shards import Block, CountSettings, PretokenTally, Shard, count_block, stream_blocks
+from engine.corpus.shared_blocks import SharedBlocks, attach, shared_block
 from engine.corpus.sources import TEXT
 
 SPECIALS = ["<|endoftext|>", "<|endoftext|><|endoftext|>", "<|pad|>"]
@@ -85,26 +87,42 @@ def test_streamed_count_equals_whole_count(monkeypatch, tmp_path, pattern, text,
     assert count_file(path, pretok, workers=workers, block_size=block) == pretok.count(text)
 
 
+@pytest.mark.parametrize("shared", [False, True], ids=["pickled", "in shared slots"])
 @pytest.mark.parametrize("pattern", [*PATTERNS, r"[a-z]+|\s+"])
 @settings(max_examples=60, deadline=None)
 @given(text=texts, block=st.integers(1, 160))
-def test_a_streams_blocks_counted_apart_add_up_to_the_whole(tmp_path_factory, pattern, text, block):
+def test_a_streams_blocks_counted_apart_add_up_to_the_whole(tmp_path_factory, pattern, shared, text, block):
     """A stream is cut into blocks in bytes (or, under a pattern of its own, read as text
-    here) that count apart, in any process, as they do within the whole."""
+    here) that count apart, in any process, as they do within the whole: handed on pickled,
+    or read into slots of shared memory."""
     path = tmp_path_factory.mktemp("stream") / "corpus.txt"
     path.write_text(text, encoding="utf-8", newline="")
     settings = CountSettings(pattern, tuple(SPECIALS), block_bytes=block)
-    assert counted_in_blocks(path, settings) == settings.pretokenizer.count(text)
+    assert counted_in_blocks(path, settings, shared) == settings.pretokenizer.count(text)
 
 
-def counted_in_blocks(path: Path, settings: CountSettings) -> Counter[bytes]:
-    """A text file's counts as its blocks, read as a stream's, counted apart add them up."""
+def counted_in_blocks(path: Path, settings: CountSettings, shared: bool = False) -> Counter[bytes]:
+    """A text file's counts as its blocks, read as a stream's, counted apart add them up;
+    ``shared``: read into two slots of shared memory, each given back once its block is
+    counted (the reader waits for one while both are held), and the slots mapped again as a
+    counting process maps them."""
     stream = Shard(str(path), TEXT, None, 0, stream=True)
     counted: Counter[bytes] = Counter()
-    with stream_blocks(stream, settings, None) as (blocks, _):
+    slots = SharedBlocks(2, 2 * settings.block_bytes) if shared else None
+    with ExitStack() as stack:
+        if slots is not None:
+            stack.callback(slots.close)
+            mapped = stack.enter_context(attach(slots.path))
+        blocks, _ = stack.enter_context(stream_blocks(stream, settings, None, slots))
         for each in blocks:
             tally = PretokenTally(settings.pretokenizer)
-            count_block(pickle.loads(pickle.dumps(each)), stream, settings, tally)
+            if each.slot < 0:
+                count_block(pickle.loads(pickle.dumps(each)), stream, settings, tally)
+            else:
+                assert slots is not None
+                with shared_block(mapped, slots.size, each.slot, len(each.data)) as data:
+                    count_block(Block(data, each.offset), stream, settings, tally)
+                slots.give(each.slot)
             counted += tally.counter()
     return counted
 
@@ -118,7 +136,8 @@ def test_blocks_of_every_size_end_where_a_pre_token_starts(tmp_path, pattern):
     path.write_text(text, encoding="utf-8", newline="")
     whole = PreTokenizer(pattern, SPECIALS).count(text)
     for size in range(60, 140):
-        assert counted_in_blocks(path, CountSettings(pattern, tuple(SPECIALS), block_bytes=size)) == whole, size
+        for shared in (False, True):
+            assert counted_in_blocks(path, CountSettings(pattern, tuple(SPECIALS), block_bytes=size), shared) == whole, (size, shared)
 
 
 @pytest.mark.parametrize("pattern", list(PATTERNS))
@@ -132,6 +151,15 @@ def test_a_text_without_spaces_is_read_in_blocks_of_the_size_asked(tmp_path, pat
         sizes = [len(block.data) for block in blocks]
     assert sum(sizes) == path.stat().st_size
     assert len(sizes) > 50 and max(sizes) < 2 * 4096
+    slots = SharedBlocks(1, 2 * 4096)  # one slot: each block given back before the next is read
+    with stream_blocks(stream, CountSettings(pattern, tuple(SPECIALS), block_bytes=4096), None, slots) as (blocks, _):
+        in_slots = []
+        for block in blocks:
+            in_slots.append((block.slot, len(block.data)))
+            slots.give(block.slot)
+    slots.close()
+    assert {slot for slot, _ in in_slots} == {0}
+    assert sum(size for _, size in in_slots) == path.stat().st_size and max(size for _, size in in_slots) < 2 * 4096
 
 
 @pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])
@@ -142,11 +170,14 @@ def test_a_text_without_spaces_is_read_in_blocks_of_the_size_asked(tmp_path, pat
 )
 def test_long_text_without_a_cut_streams_like_the_whole(tmp_path_factory, pattern, text, block):
     """Text with no space or newline (one long pre-token, or runs of them between special
-    tokens) is held across blocks and still counts as the whole does."""
+    tokens) is held across blocks and still counts as the whole does: read from a file, or
+    as a stream into slots of shared memory that it overflows."""
     path = tmp_path_factory.mktemp("long") / "corpus.txt"
     path.write_text(text, encoding="utf-8", newline="")
     pretok = PreTokenizer(pattern, SPECIALS)
     assert count_file(path, pretok, workers=1, block_size=block) == pretok.count(text)
+    settings = CountSettings(pattern, tuple(SPECIALS), block_bytes=block)
+    assert counted_in_blocks(path, settings, shared=True) == pretok.count(text)
 
 
 @settings(max_examples=100, deadline=None)

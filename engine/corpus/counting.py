@@ -14,8 +14,10 @@ counter to get its share (``even_shards``).
 A stream (standard input, a named pipe) is read in this process, as it arrives: no other
 process can read it. Its first ``IN_PROCESS`` bytes are counted here too; a longer one is
 handed on, a block at a time, to the workers, which count it beside the files on every core
-(at most two blocks a worker waiting, so reading never runs far ahead of counting). Its
-size is unknown until it ends, so progress then has no total.
+(at most two blocks a worker waiting, so reading never runs far ahead of counting): plain
+text read into slots of shared memory that every counter maps (``shared_blocks``), so only
+the slot's number goes through the queue. Its size is unknown until it ends, so progress
+then has no total.
 
 ``count_table`` gives the counts packed (``WordTable``), as training uses them: counted by
 workers, the counts never exist here as a dict of Python objects, which would take several
@@ -54,7 +56,8 @@ from engine.corpus.shards import (
     stream_blocks,
     trim_heap,
 )
-from engine.corpus.sources import STDIN, Source, find_inputs, label
+from engine.corpus.shared_blocks import SharedBlocks, attach, shared_block
+from engine.corpus.sources import STDIN, TEXT, Source, find_inputs, label
 from engine.corpus.tally_parts import Outboxes, join, part_path, read_part, write_own
 from engine.corpus.word_table import TableParts, WordTable
 from engine.errors import BpeError, CorpusError
@@ -243,8 +246,13 @@ def _count_streams(
     left of them and the files here too when that is all, or else by ``cores`` counters
     (this process's going on in ``tally``), the streams' blocks fed to them as they are read."""
     with ExitStack() as stack:
-        streams = {i: stack.enter_context(stream_blocks(s, settings, read)) for i, s in enumerate(shards) if s.stream}
-        feed = _Feed(((i, shards[i], block) for i, (stream, _) in streams.items() for block in stream), dict.fromkeys(streams, 0))
+        shared = None
+        if settings.pretokenizer.chunked and any(s.stream and s.format == TEXT for s in shards):
+            shared = SharedBlocks(2 * cores + 1, 2 * settings.block_bytes)  # as many as _count_parallel lets wait, and one read
+            stack.callback(shared.close)
+        streams = {i: stack.enter_context(stream_blocks(s, settings, read, shared)) for i, s in enumerate(shards) if s.stream}
+        blocks = ((i, shards[i], block) for i, (stream, _) in streams.items() for block in stream)
+        feed = _Feed(blocks, dict.fromkeys(streams, 0), shared)
 
         def ended(i: int) -> ShardCount:
             size, digest = streams[i][1]()
@@ -253,6 +261,7 @@ def _count_streams(
         seen = 0
         for i, shard, block in feed.blocks:
             feed.bad[i] += count_block(block, shard, settings, tally)
+            feed.counted(block)
             seen += len(block.data)
             if seen > IN_PROCESS:
                 break
@@ -277,6 +286,14 @@ class _Feed:
 
     blocks: Iterator[tuple[int, Shard, Block]]
     bad: dict[int, int]
+    shared: SharedBlocks | None = None
+    """The slots plain text is read into, shared with the counters."""
+
+    def counted(self, block: Block) -> None:
+        """Give back the slot of a block counted."""
+        if block.slot >= 0:
+            assert self.shared is not None
+            self.shared.give(block.slot)
 
 
 CHECKPOINT_SECONDS = float(os.environ.get("BPE_TUI_CHECKPOINT_SECONDS", 60))
@@ -461,13 +478,14 @@ def _count_parallel(
     tasks = context.Queue()  # the shards are small plain data: all of them go in at once
     results = context.Queue()
     joining = None if keeping is not None else _Joining(tempfile.mkdtemp(prefix="bpe-tui-parts-"), workers, context.Event())
+    shared = None if feed is None or feed.shared is None else (feed.shared.path, feed.shared.size)
     procs = [
-        context.Process(target=_worker, args=(settings, tasks, results, keeping, joining, k), daemon=True)  # type: ignore[attr-defined]
+        context.Process(target=_worker, args=(settings, tasks, results, keeping, joining, k, shared), daemon=True)  # type: ignore[attr-defined]
         for k in range(1, workers)
     ]
     stop = threading.Event()
     here = threading.Thread(
-        target=_count_tasks, args=(settings, tasks, results, stop, keeping, joining, 0, tally), daemon=True, name="counting"
+        target=_count_tasks, args=(settings, tasks, results, stop, keeping, joining, 0, shared, tally), daemon=True, name="counting"
     )
     room = threading.Semaphore(2 * workers)
     feeding: list[BaseException] = []
@@ -482,7 +500,10 @@ def _count_parallel(
                         return
                 if stop.is_set():
                     return
-                tasks.put(("block", i, shard, block))
+                if block.slot >= 0:  # its bytes are where the counters can see them
+                    tasks.put(("slot", i, shard, block.slot, len(block.data), block.offset))
+                else:
+                    tasks.put(("block", i, shard, block))
         except BaseException as e:  # bad input in the stream: the loop below raises it
             feeding.append(e)
         finally:
@@ -523,6 +544,9 @@ def _count_parallel(
                 room.release()
                 assert feed is not None
                 feed.bad[rest[0]] += rest[1]
+                if rest[2] >= 0:
+                    assert feed.shared is not None
+                    feed.shared.give(rest[2])
             elif kind == "shard":
                 per_shard[rest[0]] = rest[1]
             elif kind == "parts":
@@ -541,6 +565,8 @@ def _count_parallel(
         return [parts[k] for k in sorted(parts)], per_shard
     finally:
         stop.set()
+        if feed is not None and feed.shared is not None:
+            feed.shared.close()  # a reader waiting for a slot stops
         if feeder is not None and feeder.is_alive():
             feeder.join(timeout=1.0)  # it stops between two blocks; a stream that sends nothing more cannot hold this up
         if here.is_alive():  # given up: it stops within a block, and must not write to the closed queues
@@ -566,12 +592,13 @@ def _worker(
     keeping: Keeping | None,
     joining: _Joining | None,
     counter: int,
+    shared: tuple[str, int] | None,
 ) -> None:
     # Ctrl-C reaches the whole process group: the parent decides what it means, not workers.
     # SIGTERM (the parent cleaning up) just ends a worker, whatever handler it was forked with.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _count_tasks(settings, tasks, results, threading.Event(), keeping, joining, counter)
+    _count_tasks(settings, tasks, results, threading.Event(), keeping, joining, counter, shared)
 
 
 def _count_tasks(
@@ -582,11 +609,13 @@ def _count_tasks(
     keeping: Keeping | None,
     joining: _Joining | None,
     counter: int,
+    shared: tuple[str, int] | None = None,
     tally: PretokenTally | None = None,
 ) -> None:
     """Count what ``tasks`` holds until a None, into one tally (``tally``, or a new one):
-    ``("shard", index, shard)`` or ``("block", index, shard, block)`` (a stream's, read by the
-    parent).
+    ``("shard", index, shard)``, or a stream's block read by the parent: ``("block", index,
+    shard, block)``, or ``("slot", index, shard, slot, length, offset)`` for one in a slot
+    of the ``SharedBlocks`` whose path and slot size are ``shared``.
     Say what happens on ``results``: bytes read, each shard's ``ShardCount``, each block
     counted; then, with ``keeping``, ``("counts", None)`` once the runs are written; or else
     ``("parts",)`` once it has sent the others their part of its pre-tokens (as it counts,
@@ -605,6 +634,7 @@ def _count_tasks(
     try:
         with ExitStack() as stack:
             outboxes = None if joining is None else stack.enter_context(Outboxes(tally.tally, joining.folder, counter, joining.counters))
+            mapped = None
             for task in iter(tasks.get, None):
                 if stop.is_set():
                     return
@@ -612,7 +642,16 @@ def _count_tasks(
                 if kind == "block":
                     index, shard, block = rest
                     assert isinstance(index, int) and isinstance(shard, Shard) and isinstance(block, Block)
-                    results.put(("fed", index, count_block(block, shard, settings, tally)))
+                    results.put(("fed", index, count_block(block, shard, settings, tally), -1))
+                elif kind == "slot":
+                    index, shard, slot, length, offset = rest
+                    assert isinstance(index, int) and isinstance(shard, Shard) and shared is not None
+                    assert isinstance(slot, int) and isinstance(length, int) and isinstance(offset, int)
+                    if mapped is None:
+                        mapped = stack.enter_context(attach(shared[0]))
+                    with shared_block(mapped, shared[1], slot, length) as data:
+                        bad = count_block(Block(data, offset), shard, settings, tally)
+                    results.put(("fed", index, bad, slot))
                 else:
                     index, shard = rest
                     assert isinstance(index, int) and isinstance(shard, Shard)

@@ -54,6 +54,7 @@ from functools import lru_cache
 from typing import Any, BinaryIO
 
 from engine.corpus.pretokenize import PreTokenizer
+from engine.corpus.shared_blocks import SharedBlocks
 from engine.corpus.sources import JSONL, PARQUET, TEXT, Source, open_binary, optional
 from engine.corpus.stages import AddedToken, PatternSpec
 from engine.corpus.word_table import WordTable
@@ -325,25 +326,31 @@ class Block:
     starts (``_last_cut``), as bytes; or, under a pattern with no such cut, its text as read
     here."""
 
-    data: bytes | str
+    data: bytes | memoryview | str
     offset: int = 0
     """The byte of the stream its bytes start at, for messages (a text's were found as it
     was read)."""
     lines_before: int = 0
     """The lines of the stream before it, for messages."""
+    slot: int = -1
+    """The slot of ``SharedBlocks`` its bytes are in, or -1 (``data`` is its own)."""
 
 
 @contextmanager
 def stream_blocks(
-    shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None
+    shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None, shared: SharedBlocks | None = None
 ) -> Iterator[tuple[Iterator[Block], Callable[[], tuple[int, bytes]]]]:
     """A stream's ``Block``s as it is read, and what gives ``(bytes read, digest)`` once they
-    are. Its bytes are read and hashed here, and parsed where each block is counted."""
+    are. Its bytes are read and hashed here, and parsed where each block is counted. With
+    ``shared``, plain text is read into its slots (a block's slot is to be given back once
+    it is counted)."""
     pretok = settings.pretokenizer
     with _opened(shard, settings, progress, True) as (stream, reader, _):
         blocks: Iterator[Block]
         if shard.format == JSONL:
             blocks = _numbered(_line_blocks(stream, settings.block_bytes))
+        elif pretok.chunked and shared is not None:
+            blocks = _slot_blocks(stream, pretok, settings.block_bytes, shared)
         elif pretok.chunked:
             blocks = _placed(_text_blocks(stream, pretok, settings.block_bytes))
         else:
@@ -379,11 +386,11 @@ def _numbered(blocks: Iterator[bytes]) -> Iterator[Block]:
         lines += data.count(b"\n")
 
 
-def _block_texts(block: Block, shard: Shard, settings: CountSettings, count: Callable[[bytes], bool] | None) -> Iterator[str]:
+def _block_texts(block: Block, shard: Shard, settings: CountSettings, count: Callable[[bytes | memoryview], bool] | None) -> Iterator[str]:
     """The texts of a block of plain text from ``_text_blocks``: none if ``count`` took it
     from its bytes (``PretokenTally.utf8_text``), else decoded as ``read_blocks``
     decodes (its errors naming their byte of the file)."""
-    assert isinstance(block.data, bytes)
+    assert not isinstance(block.data, str)
     if count is None or not count(block.data):
         read = read_blocks(io.BytesIO(block.data), settings.pretokenizer, settings.block_bytes, settings.errors, shard.path, block.offset)
         yield from (text for text, _ in read)
@@ -394,6 +401,65 @@ def _placed(blocks: Iterator[bytes], offset: int = 0) -> Iterator[Block]:
     for data in blocks:
         yield Block(data, offset)
         offset += len(data)
+
+
+def _slot_blocks(f: Any, pretok: PreTokenizer, block_size: int, shared: SharedBlocks) -> Iterator[Block]:
+    """A plain-text stream as ``_text_blocks`` cuts it, each block of about ``block_size``
+    bytes read into a slot of ``shared`` (of at least twice that size), where it stays: the
+    bytes after its cut start the next slot. A stretch with no cut in a full slot is held in
+    pieces, and the block it ends is a ``bytes`` of its own."""
+    carry = b""
+    held: list[bytes] = []  # a stretch with no cut, from full slots
+    offset = 0
+    while True:
+        slot = shared.take()
+        view = shared.slot(slot)
+        view[: len(carry)] = carry
+        want = min(len(view), len(carry) + block_size)
+        filled = len(carry) + _fill(f, view[len(carry) : want])
+        ended = filled < want
+        cut = filled if ended else _view_cut(view, filled, pretok)
+        if not cut and not ended:
+            held.append(bytes(view[:filled]))
+            carry = b""
+            shared.give(slot)
+            continue
+        carry = bytes(view[cut:filled])
+        if held:  # the stretch ends at the cut: a block of its own
+            held.append(bytes(view[:cut]))
+            shared.give(slot)
+            data = b"".join(held)
+            held = []
+            yield Block(data, offset)
+            offset += len(data)
+        elif cut:
+            yield Block(view[:cut], offset, slot=slot)
+            offset += cut
+        else:
+            shared.give(slot)
+        if ended:
+            return
+
+
+def _fill(f: Any, view: memoryview) -> int:
+    """Read ``f`` into ``view`` until it is full or ``f`` ends; the bytes read."""
+    done = 0
+    while done < len(view) and (n := f.readinto(view[done:])):
+        done += n
+    return done
+
+
+CUT_WINDOW = 1 << 16
+"""How far back from a block's end a cut is looked for first: one nearly always lies there."""
+
+
+def _view_cut(view: memoryview, filled: int, pretok: PreTokenizer) -> int:
+    """``_last_cut`` of ``view[:filled]``, from a copy of its last ``CUT_WINDOW`` bytes when
+    one lies there. The same cut: whether a place is one depends on the few bytes around it."""
+    start = max(0, filled - CUT_WINDOW)
+    if start and (cut := _last_cut(bytes(view[start:filled]), pretok)):
+        return start + cut
+    return _last_cut(bytes(view[:filled]), pretok)
 
 
 def _text_blocks(f: Any, pretok: PreTokenizer, block_size: int) -> Iterator[bytes]:
@@ -605,7 +671,27 @@ class _Reader:
             wanted -= len(part)
         return b"".join(parts)
 
+    def readinto(self, view: memoryview) -> int:
+        """Read into ``view`` (a stream: what has arrived, some unless it has ended); the
+        bytes read."""
+        n = len(view) if self.left is None else min(len(view), self.left)
+        if n <= 0:
+            return 0
+        if isinstance(self.f, io.BufferedReader):
+            k = (self.f.readinto1 if self.stream else self.f.readinto)(view[:n])
+        else:
+            data = self.f.read(n)
+            k = len(data)
+            view[:k] = data
+        self._took(view[:k])
+        return k
+
     def _read(self, data: bytes) -> bytes:
+        self._took(data)
+        return data
+
+    def _took(self, data: bytes | memoryview) -> None:
+        """Hash, count and report bytes read."""
         if self.hash is not None:
             self.hash.update(data)
         self.done += len(data)
@@ -613,7 +699,6 @@ class _Reader:
             self.left -= len(data)
         if self.progress is not None and self.done - self.reported >= PROGRESS_BYTES:
             self.flush()
-        return data
 
     def readable(self) -> bool:
         return True
@@ -987,7 +1072,7 @@ class PretokenTally:
 
         return count
 
-    def utf8_text(self) -> Callable[[bytes], bool] | None:
+    def utf8_text(self) -> Callable[[bytes | memoryview], bool] | None:
         """What counts a plain text straight from its UTF-8 bytes (``Tally.add_utf8``), or says
         they are not valid UTF-8, counting nothing. None where the texts must go through
         Python, as for ``jsonl_field``."""
@@ -995,7 +1080,7 @@ class PretokenTally:
             return None
         specials = tuple(s.encode("utf-8") for s in self.pretok.special_tokens)
 
-        def count(data: bytes) -> bool:
+        def count(data: bytes | memoryview) -> bool:
             if not self.tally.add_utf8(data, specials):
                 return False
             self._added(len(data))
