@@ -19,7 +19,7 @@ from engine.corpus.counting import count_file
 from engine.corpus.pretokenize import FAMILIES
 from engine.corpus.shards import Block, CountSettings, PretokenTally, Shard, count_block, stream_blocks
 from engine.corpus.shared_blocks import SharedBlocks, attach, shared_block
-from engine.corpus.sources import TEXT
+from engine.corpus.sources import JSONL, TEXT
 
 SPECIALS = ["<|endoftext|>", "<|endoftext|><|endoftext|>", "<|pad|>"]
 PIECES = [
@@ -125,6 +125,33 @@ def counted_in_blocks(path: Path, settings: CountSettings, shared: bool = False)
                 slots.give(each.slot)
             counted += tally.counter()
     return counted
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    lines=st.lists(st.binary(max_size=40).map(lambda line: line.replace(b"\n", b"")), max_size=60),
+    last_newline=st.booleans(),
+    block=st.integers(1, 64),
+)
+def test_a_jsonl_stream_in_shared_slots_is_whole_lines_numbered(tmp_path_factory, lines, last_newline, block):
+    """A JSONL stream read into slots of shared memory (one, given back as each block is
+    taken): blocks of whole lines, each with its byte and the lines before it, lines longer
+    than a slot held across it."""
+    data = b"\n".join(lines) + (b"\n" if lines and last_newline else b"")
+    path = tmp_path_factory.mktemp("jsonl") / "docs.jsonl"
+    path.write_bytes(data)
+    slots = SharedBlocks(1, 2 * block)
+    got = []
+    with stream_blocks(Shard(str(path), JSONL, None, 0, stream=True), CountSettings(block_bytes=block), None, slots) as (blocks, _):
+        for each in blocks:
+            got.append((bytes(each.data), each.offset, each.lines_before))
+            if each.slot >= 0:
+                slots.give(each.slot)
+    slots.close()
+    assert b"".join(piece for piece, _, _ in got) == data
+    for piece, offset, lines_before in got:
+        assert data[offset : offset + len(piece)] == piece and lines_before == data[:offset].count(b"\n")
+    assert all(piece.endswith(b"\n") for piece, _, _ in got[:-1])
 
 
 @pytest.mark.parametrize("pattern", list(PATTERNS))

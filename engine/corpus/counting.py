@@ -14,10 +14,10 @@ counter to get its share (``even_shards``).
 A stream (standard input, a named pipe) is read in this process, as it arrives: no other
 process can read it. Its first ``IN_PROCESS`` bytes are counted here too; a longer one is
 handed on, a block at a time, to the workers, which count it beside the files on every core
-(at most two blocks a worker waiting, so reading never runs far ahead of counting): plain
-text read into slots of shared memory that every counter maps (``shared_blocks``), so only
-the slot's number goes through the queue. Its size is unknown until it ends, so progress
-then has no total.
+(at most two blocks a worker waiting, so reading never runs far ahead of counting), read
+into slots of shared memory that every counter maps (``shared_blocks``), so only a slot's
+number goes through the queue. Its size is unknown until it ends, so progress then has no
+total.
 
 ``count_table`` gives the counts packed (``WordTable``), as training uses them: counted by
 workers, the counts never exist here as a dict of Python objects, which would take several
@@ -57,7 +57,7 @@ from engine.corpus.shards import (
     trim_heap,
 )
 from engine.corpus.shared_blocks import SharedBlocks, attach, shared_block
-from engine.corpus.sources import STDIN, TEXT, Source, find_inputs, label
+from engine.corpus.sources import JSONL, STDIN, Source, find_inputs, label
 from engine.corpus.tally_parts import Outboxes, join, part_path, read_part, write_own
 from engine.corpus.word_table import TableParts, WordTable
 from engine.errors import BpeError, CorpusError
@@ -247,7 +247,7 @@ def _count_streams(
     (this process's going on in ``tally``), the streams' blocks fed to them as they are read."""
     with ExitStack() as stack:
         shared = None
-        if settings.pretokenizer.chunked and any(s.stream and s.format == TEXT for s in shards):
+        if any(s.stream and (s.format == JSONL or settings.pretokenizer.chunked) for s in shards):
             shared = SharedBlocks(2 * cores + 1, 2 * settings.block_bytes)  # as many as _count_parallel lets wait, and one read
             stack.callback(shared.close)
         streams = {i: stack.enter_context(stream_blocks(s, settings, read, shared)) for i, s in enumerate(shards) if s.stream}
@@ -501,7 +501,7 @@ def _count_parallel(
                 if stop.is_set():
                     return
                 if block.slot >= 0:  # its bytes are where the counters can see them
-                    tasks.put(("slot", i, shard, block.slot, len(block.data), block.offset))
+                    tasks.put(("slot", i, shard, block.slot, len(block.data), block.offset, block.lines_before))
                 else:
                     tasks.put(("block", i, shard, block))
         except BaseException as e:  # bad input in the stream: the loop below raises it
@@ -614,8 +614,8 @@ def _count_tasks(
 ) -> None:
     """Count what ``tasks`` holds until a None, into one tally (``tally``, or a new one):
     ``("shard", index, shard)``, or a stream's block read by the parent: ``("block", index,
-    shard, block)``, or ``("slot", index, shard, slot, length, offset)`` for one in a slot
-    of the ``SharedBlocks`` whose path and slot size are ``shared``.
+    shard, block)``, or ``("slot", index, shard, slot, length, offset, lines before)`` for
+    one in a slot of the ``SharedBlocks`` whose path and slot size are ``shared``.
     Say what happens on ``results``: bytes read, each shard's ``ShardCount``, each block
     counted; then, with ``keeping``, ``("counts", None)`` once the runs are written; or else
     ``("parts",)`` once it has sent the others their part of its pre-tokens (as it counts,
@@ -644,13 +644,13 @@ def _count_tasks(
                     assert isinstance(index, int) and isinstance(shard, Shard) and isinstance(block, Block)
                     results.put(("fed", index, count_block(block, shard, settings, tally), -1))
                 elif kind == "slot":
-                    index, shard, slot, length, offset = rest
+                    index, shard, slot, length, offset, lines = rest
                     assert isinstance(index, int) and isinstance(shard, Shard) and shared is not None
-                    assert isinstance(slot, int) and isinstance(length, int) and isinstance(offset, int)
+                    assert isinstance(slot, int) and isinstance(length, int) and isinstance(offset, int) and isinstance(lines, int)
                     if mapped is None:
                         mapped = stack.enter_context(attach(shared[0]))
                     with shared_block(mapped, shared[1], slot, length) as data:
-                        bad = count_block(Block(data, offset), shard, settings, tally)
+                        bad = count_block(Block(data, offset, lines), shard, settings, tally)
                     results.put(("fed", index, bad, slot))
                 else:
                     index, shard = rest

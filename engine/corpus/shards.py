@@ -342,15 +342,17 @@ def stream_blocks(
 ) -> Iterator[tuple[Iterator[Block], Callable[[], tuple[int, bytes]]]]:
     """A stream's ``Block``s as it is read, and what gives ``(bytes read, digest)`` once they
     are. Its bytes are read and hashed here, and parsed where each block is counted. With
-    ``shared``, plain text is read into its slots (a block's slot is to be given back once
-    it is counted)."""
+    ``shared``, JSONL and plain text are read into its slots (a block's slot is to be given
+    back once it is counted)."""
     pretok = settings.pretokenizer
     with _opened(shard, settings, progress, True) as (stream, reader, _):
         blocks: Iterator[Block]
-        if shard.format == JSONL:
+        if shard.format == JSONL and shared is not None:
+            blocks = _slot_blocks(stream, _last_line_end, settings.block_bytes, shared, numbered=True)
+        elif shard.format == JSONL:
             blocks = _numbered(_line_blocks(stream, settings.block_bytes))
         elif pretok.chunked and shared is not None:
-            blocks = _slot_blocks(stream, pretok, settings.block_bytes, shared)
+            blocks = _slot_blocks(stream, lambda data: _last_cut(data, pretok), settings.block_bytes, shared)
         elif pretok.chunked:
             blocks = _placed(_text_blocks(stream, pretok, settings.block_bytes))
         else:
@@ -367,8 +369,8 @@ def count_block(block: Block, shard: Shard, settings: CountSettings, tally: Pret
         tally.add(block.data)
         return 0
     bad = [0]
-    if shard.format == JSONL:
-        texts: Iterable[str] = _jsonl_documents(io.BytesIO(block.data), shard, 0, settings, bad, tally, block.lines_before)
+    if shard.format == JSONL:  # read whole: a block of a stream is no longer than a file's
+        texts: Iterable[str] = _jsonl_block(block.data, shard, 0, settings, bad, tally, [block.lines_before])
     else:
         texts = _block_texts(block, shard, settings, tally.utf8_text())
     for text in texts:
@@ -403,14 +405,18 @@ def _placed(blocks: Iterator[bytes], offset: int = 0) -> Iterator[Block]:
         offset += len(data)
 
 
-def _slot_blocks(f: Any, pretok: PreTokenizer, block_size: int, shared: SharedBlocks) -> Iterator[Block]:
-    """A plain-text stream as ``_text_blocks`` cuts it, each block of about ``block_size``
-    bytes read into a slot of ``shared`` (of at least twice that size), where it stays: the
-    bytes after its cut start the next slot. A stretch with no cut in a full slot is held in
-    pieces, and the block it ends is a ``bytes`` of its own."""
+def _slot_blocks(
+    f: Any, last_cut: Callable[[bytes], int], block_size: int, shared: SharedBlocks, numbered: bool = False
+) -> Iterator[Block]:
+    """A stream as ``_text_blocks`` or ``_line_blocks`` cuts it (``last_cut``: where a
+    block of it may end, 0 if nowhere), each block of about ``block_size`` bytes read into a
+    slot of ``shared`` (of at least twice that size), where it stays: the bytes after its
+    cut start the next slot. A stretch with no cut in a full slot is held in pieces, and the
+    block it ends is a ``bytes`` of its own. ``numbered``: each block with the lines before
+    it, as ``_numbered`` gives them."""
     carry = b""
     held: list[bytes] = []  # a stretch with no cut, from full slots
-    offset = 0
+    offset = lines = 0
     while True:
         slot = shared.take()
         view = shared.slot(slot)
@@ -418,7 +424,7 @@ def _slot_blocks(f: Any, pretok: PreTokenizer, block_size: int, shared: SharedBl
         want = min(len(view), len(carry) + block_size)
         filled = len(carry) + _fill(f, view[len(carry) : want])
         ended = filled < want
-        cut = filled if ended else _view_cut(view, filled, pretok)
+        cut = filled if ended else _view_cut(view, filled, last_cut)
         if not cut and not ended:
             held.append(bytes(view[:filled]))
             carry = b""
@@ -430,11 +436,13 @@ def _slot_blocks(f: Any, pretok: PreTokenizer, block_size: int, shared: SharedBl
             shared.give(slot)
             data = b"".join(held)
             held = []
-            yield Block(data, offset)
+            yield Block(data, offset, lines)
             offset += len(data)
+            lines += data.count(b"\n") if numbered else 0
         elif cut:
-            yield Block(view[:cut], offset, slot=slot)
+            yield Block(view[:cut], offset, lines, slot)
             offset += cut
+            lines += bytes(view[:cut]).count(b"\n") if numbered else 0
         else:
             shared.give(slot)
         if ended:
@@ -453,13 +461,18 @@ CUT_WINDOW = 1 << 16
 """How far back from a block's end a cut is looked for first: one nearly always lies there."""
 
 
-def _view_cut(view: memoryview, filled: int, pretok: PreTokenizer) -> int:
-    """``_last_cut`` of ``view[:filled]``, from a copy of its last ``CUT_WINDOW`` bytes when
+def _view_cut(view: memoryview, filled: int, last_cut: Callable[[bytes], int]) -> int:
+    """``last_cut`` of ``view[:filled]``, from a copy of its last ``CUT_WINDOW`` bytes when
     one lies there. The same cut: whether a place is one depends on the few bytes around it."""
     start = max(0, filled - CUT_WINDOW)
-    if start and (cut := _last_cut(bytes(view[start:filled]), pretok)):
+    if start and (cut := last_cut(bytes(view[start:filled]))):
         return start + cut
-    return _last_cut(bytes(view[:filled]), pretok)
+    return last_cut(bytes(view[:filled]))
+
+
+def _last_line_end(data: bytes) -> int:
+    """Where the last whole line of ``data`` ends (0 if none)."""
+    return data.rfind(b"\n") + 1
 
 
 def _text_blocks(f: Any, pretok: PreTokenizer, block_size: int) -> Iterator[bytes]:
@@ -874,22 +887,39 @@ def _jsonl_documents(
     """The texts of the JSONL stream's records, ``number`` lines after byte ``start`` of the
     file (for messages). With a ``tally`` that can (``jsonl_field``), the records it reads in
     C are counted into it and only the others' texts given."""
+    lines = [number]
+    for block in _line_blocks(f, min(settings.block_bytes, LINE_BLOCK)):
+        yield from _jsonl_block(block, shard, start, settings, bad, tally, lines)
+
+
+def _jsonl_block(
+    block: bytes | memoryview,
+    shard: Shard,
+    start: int,
+    settings: CountSettings,
+    bad: list[int],
+    tally: PretokenTally | None,
+    lines: list[int],
+) -> Iterator[str]:
+    """The texts of a block of whole JSONL lines, as ``_jsonl_documents`` gives them;
+    ``lines[0]``: the lines before it, and after it once it is read."""
     field = settings.text_field
     fast = tally.jsonl_field(field) if tally is not None else None
-    for block in _line_blocks(f, min(settings.block_bytes, LINE_BLOCK)):
-        at = 0
-        while at < len(block):
-            if fast is not None:
-                at, lines = fast(block, at)
-                number += lines
-                if at == len(block):
-                    break
-            end = block.find(b"\n", at)
-            end = len(block) if end < 0 else end
-            line, at = block[at:end], end + 1
-            number += 1
-            if (text := _record_text(line, field, settings, bad, shard, start, number - 1)) is not None:
-                yield text
+    at = 0
+    while at < len(block):
+        if fast is not None:
+            at, read = fast(block, at)
+            lines[0] += read
+            if at == len(block):
+                break
+        if isinstance(block, memoryview):  # a line left to Python: the rest of the block as bytes
+            block, at = bytes(block[at:]), 0
+        end = block.find(b"\n", at)
+        end = len(block) if end < 0 else end
+        line, at = block[at:end], end + 1
+        lines[0] += 1
+        if (text := _record_text(line, field, settings, bad, shard, start, lines[0] - 1)) is not None:
+            yield text
 
 
 def _record_text(line: bytes, field: str, settings: CountSettings, bad: list[int], shard: Shard, start: int, number: int) -> str | None:
@@ -1054,7 +1084,7 @@ class PretokenTally:
         if self.budget is not None and self.tally.nbytes + SPILL_BYTES * len(self.tally) > self.budget:
             self.spill()
 
-    def jsonl_field(self, field: str) -> Callable[[bytes, int], tuple[int, int]] | None:
+    def jsonl_field(self, field: str) -> Callable[[bytes | memoryview, int], tuple[int, int]] | None:
         """What counts a block of JSONL lines from a byte on, straight from their bytes
         (``Tally.add_jsonl``), up to the first line it leaves to the caller: ``(where that
         starts, the lines before it)``. None where the texts must go through Python: a
@@ -1065,7 +1095,7 @@ class PretokenTally:
         key = field.encode("utf-8")
         specials = tuple(s.encode("utf-8") for s in self.pretok.special_tokens)
 
-        def count(block: bytes, at: int) -> tuple[int, int]:
+        def count(block: bytes | memoryview, at: int) -> tuple[int, int]:
             stop, lines = self.tally.add_jsonl(block, at, key, specials)
             self._added(stop - at)
             return stop, lines
