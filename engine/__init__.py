@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from engine.encode.tokenizer import EncodeStep, PreTokenTrace, Tokenizer
     from engine.encode.unigram import UnigramTokenizer
     from engine.encode.wordpiece import WordPieceTokenizer
-    from engine.errors import BpeError, CorpusError, ModelFileError, OutputError, ResumeError, SettingsError
+    from engine.errors import BpeError, CorpusError, ModelFileError, OutputError, ResumeError, SettingsError, TokenIdError
     from engine.formats.atomic import atomic_write
     from engine.train.events import MergeStep, PairChange, StalePop
     from engine.train.occurrences import Cell, Occurrence, PairOccurrences, WordCells
@@ -61,6 +61,7 @@ _HOMES = {
     "SettingsError": "engine.errors",
     "Split": "engine.corpus.stages",
     "StalePop": "engine.train.events",
+    "TokenIdError": "engine.errors",
     "Tokenizer": "engine.encode.tokenizer",
     "Trainer": "engine.train.trainer",
     "UnigramRound": "engine.train.unigram.events",
@@ -110,6 +111,7 @@ __all__ = [
     "SettingsError",
     "Split",
     "StalePop",
+    "TokenIdError",
     "Tokenizer",
     "Trainer",
     "UnigramRound",

@@ -26,6 +26,10 @@ class SettingsError(BpeError, ValueError):
     """Training settings that cannot work (vocabulary too small, bad special tokens)."""
 
 
+class TokenIdError(BpeError, ValueError):
+    """Token ids to decode that are not the vocabulary's: not integers, or no entry."""
+
+
 class OutputError(BpeError, OSError):
     """An output file could not be written (a full disk, a read-only place); nothing is left
     under its name. An ``OSError`` too, as the failure it reports."""

@@ -156,7 +156,7 @@ def test_decode_ends_its_line_on_a_terminal(tmp_path, model):
 @pytest.mark.parametrize(
     ("ids", "expected"),
     [
-        (["116", "9999"], "tokenizer.json: token id 9999 is not in the vocabulary (0-"),
+        (["116", "9999"], "tokenizer.json: token id 9999 at index 1 is not in the vocabulary (0-"),
         (["116", "-1"], "not a token id: '-1'"),
         (["1e3"], "not a token id: '1e3'"),
     ],

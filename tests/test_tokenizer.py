@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import random
+import re
 import sys
 import tracemalloc
+from array import array
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import Tokenizer, Trainer
+from engine import BpeError, TokenIdError, Tokenizer, Trainer
 
 SAMPLE = (Path(__file__).resolve().parent.parent / "sample_corpora" / "sample.txt").read_text(encoding="utf-8")
 SPECIALS = ["<|endoftext|>", "<|endoftext|><|endoftext|>", "<|pad|>"]
@@ -158,11 +160,41 @@ def test_special_tokens_longest_first(tok):
     assert tok.special_ids["<|pad|>"] not in tok.encode("<|pad| <|pad")
 
 
-def test_decode_unknown_id_is_a_clear_error(tok):
-    with pytest.raises(ValueError, match="token id 999999 is not in the vocabulary"):
-        tok.decode([1, 999999])
-    with pytest.raises(ValueError, match="'x'"):
-        tok.decode([1, "x"])  # type: ignore[list-item]
+@pytest.mark.parametrize(
+    ("ids", "expected"),
+    [
+        ([1, 999999], "token id 999999 at index 1 is not in the vocabulary (0-{top})"),
+        ([1, 2, -1], "token id -1 at index 2 is not in the vocabulary (0-{top})"),
+        ([2**70], f"token id {2**70} at index 0 is not in the vocabulary (0-{{top}})"),
+        (["a"], "token id 'a' at index 0 is not an integer"),
+        ("ab", "token id 'a' at index 0 is not an integer"),
+        ([1, 1.5], "token id 1.5 at index 1 is not an integer"),
+        ([65.0], "token id 65.0 at index 0 is not an integer"),
+        ((1, None), "token id None at index 1 is not an integer"),
+        (None, "token ids must be a sequence of integers, not None"),
+        (7, "token ids must be a sequence of integers, not 7"),
+    ],
+)
+def test_decode_names_a_bad_id_and_its_index(tok, ids, expected):
+    """Each bad id is a ``TokenIdError`` (a ``ValueError`` too), in one line."""
+    for decode in (tok.decode, tok.decode_bytes):
+        with pytest.raises(TokenIdError, match=f"^{re.escape(expected.format(top=tok.max_id))}$"):
+            decode(ids)
+    assert issubclass(TokenIdError, BpeError) and issubclass(TokenIdError, ValueError)
+
+
+def test_decode_reads_iterators_and_arrays_once(tok):
+    """An iterator's or an array's bad id is named as a list's is, its good ids decoded."""
+    ids = tok.encode("hello world")
+    assert tok.decode(iter(ids)) == tok.decode(i for i in ids) == tok.decode(array("I", ids)) == "hello world"
+    with pytest.raises(TokenIdError, match="^token id 999999 at index 2 is not in the vocabulary"):
+        tok.decode(i for i in [*ids[:2], 999999])
+    np = pytest.importorskip("numpy")
+    assert tok.decode(np.array(ids)) == tok.decode(list(np.array(ids))) == "hello world"
+    with pytest.raises(TokenIdError, match="^token id 999999 at index 2 is not in the vocabulary"):
+        tok.decode(np.array([*ids[:2], 999999]))
+    with pytest.raises(TokenIdError, match="^token id 65.0 at index 0 is not an integer"):
+        tok.decode(np.array([65.0]))
 
 
 def test_decode_half_a_character_gives_replacement(tok):
