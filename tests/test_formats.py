@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import ModelFileError, Tokenizer, Trainer, atomic_write
+from engine import BpeError, ModelFileError, OutputError, Tokenizer, Trainer, UnigramTokenizer, WordPieceTokenizer, atomic_write
 from engine.formats.byte_unicode import bytes_to_token_string, token_string_to_bytes, token_strings_to_bytes
+from engine.train.classic import ClassicModel
 from tests.conftest import fixture_file
 from tests.test_encode_conformance import gpt2, tiktoken_encoding
 
@@ -57,6 +59,29 @@ def test_save_dir_and_load_either_kind(tok, tmp_path):
     assert back.special_ids == tok.special_ids and back.vocab == tok.vocab
     if tok.pattern == "gpt2":  # GPT-2 files carry no pattern
         assert back.encode(SAMPLE) == tok.encode(SAMPLE)
+
+
+def test_a_directory_that_cannot_be_made_is_one_output_error(tok, tmp_path):
+    """Saving makes the directory and its parents; where it cannot be made, an ``OutputError``
+    in the CLI's one line (an ``OSError`` too), for every kind of model, nothing written."""
+    (tmp_path / "a-file").write_text("")
+    cases = [(tmp_path / "a-file", "File exists"), (tmp_path / "a-file" / "out", "Not a directory")]
+    if Path("/proc/self").is_dir():  # Linux: no directory can be made in /proc
+        cases.append((Path("/proc/nope/out"), "No such file or directory"))
+    saves = [
+        tok.save_dir,
+        tok.save_gpt2_files,
+        WordPieceTokenizer(["[UNK]", "a", "##b"]).save_dir,
+        UnigramTokenizer([("<unk>", 0.0), ("a", -1.0)]).save_dir,
+        ClassicModel(["a", "b", "ab"], [("a", "b")]).save,
+    ]
+    for save in saves:
+        for directory, why in cases:
+            with pytest.raises(OutputError, match=f"^{re.escape(f'{directory}: cannot write it ({why})')}$") as caught:
+                save(directory)
+            assert isinstance(caught.value, BpeError) and isinstance(caught.value, OSError)
+    assert [p.name for p in tmp_path.iterdir()] == ["a-file"]
+    assert [p.name for p in tok.save_dir(tmp_path / "new" / "deeper")] == ["tokenizer.json", "vocab.json", "merges.txt"]
 
 
 def test_files_are_what_save_dir_writes(tok, tmp_path):

@@ -44,7 +44,7 @@ from engine.encode.flat import UINT32, FlatIds, flat_ids
 from engine.errors import ModelFileError, SettingsError, TokenIdError, one_line
 from engine.formats import rank_files
 from engine.formats import tokenizer_files as formats
-from engine.formats.atomic import atomic_write
+from engine.formats.atomic import atomic_write, make_dir
 from engine.train.trainer import Trainer
 
 if TYPE_CHECKING:
@@ -483,8 +483,7 @@ class Tokenizer:
 
     def save_gpt2_files(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write GPT-2 style ``vocab.json`` + ``merges.txt`` into ``directory``."""
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = make_dir(directory)
         return [atomic_write(directory / name, text) for name, text in self._gpt2_files().items()]
 
     def files(self) -> dict[str, str]:
@@ -502,9 +501,8 @@ class Tokenizer:
         }
 
     def save_dir(self, directory: str | os.PathLike[str]) -> list[Path]:
-        """Write ``tokenizer.json``, ``vocab.json`` and ``merges.txt`` into ``directory``."""
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
+        """Write ``tokenizer.json``, ``vocab.json`` and ``merges.txt`` into ``directory`` (made if need be)."""
+        directory = make_dir(directory)
         return [atomic_write(directory / name, text) for name, text in self.files().items()]
 
     def export_tiktoken(self, path: str | os.PathLike[str]) -> Path:

@@ -38,7 +38,7 @@ from engine.corpus.stages import AddedToken, AddedTokens
 from engine.encode.flat import FlatBatches
 from engine.errors import ModelFileError
 from engine.formats import unigram_files as files
-from engine.formats.atomic import atomic_write
+from engine.formats.atomic import atomic_write, make_dir
 from engine.formats.tokenizer_files import TOKENIZER_JSON, added_tokens
 from engine.train.unigram.rule import SPECIAL_TOKENS, UNKNOWN
 
@@ -190,8 +190,7 @@ class UnigramTokenizer(FlatBatches):
 
     def save_dir(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write ``tokenizer.json`` into ``directory`` (made if need be)."""
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = make_dir(directory)
         return [atomic_write(directory / name, text) for name, text in self.files().items()]
 
     # -- the lattice ----------------------------------------------------------------------

@@ -40,7 +40,7 @@ from engine.corpus.words import _NOT_WHITE_SPACE, bert_words, lowercase
 from engine.encode.flat import FlatBatches
 from engine.errors import ModelFileError
 from engine.formats import wordpiece_files as files
-from engine.formats.atomic import atomic_write
+from engine.formats.atomic import atomic_write, make_dir
 from engine.formats.tokenizer_files import TOKENIZER_JSON, added_tokens
 from engine.formats.wordpiece_files import MAX_INPUT_CHARS_PER_WORD, PREFIX, UNK_TOKEN, VOCAB_TXT, WordPieceDecoder
 
@@ -269,8 +269,7 @@ class WordPieceTokenizer(FlatBatches):
 
     def save_dir(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write ``tokenizer.json`` and ``vocab.txt`` into ``directory`` (made if need be)."""
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = make_dir(directory)
         return [atomic_write(directory / name, text) for name, text in self.files().items()]
 
     # -- the matching ---------------------------------------------------------------------

@@ -61,6 +61,17 @@ def cannot_write(path: Pathish, error: OSError) -> OutputError:
     return OutputError(f"{path}: cannot write it ({error.strerror or error})")
 
 
+def make_dir(path: Pathish) -> Path:
+    """Directory ``path``, made with its parents if need be; ``OutputError`` in one line
+    (``cannot_write``) if it cannot be."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise cannot_write(path, e) from None
+    return path
+
+
 @contextmanager
 def atomic_file(path: Pathish) -> Iterator[BinaryIO]:
     """A binary file to write ``path``'s new contents into: synced and renamed over ``path``

@@ -37,7 +37,7 @@ from pathlib import Path
 from engine.corpus.counting import Progress
 from engine.corpus.words import count_file_words, count_words, merge_symbols
 from engine.errors import ModelFileError, SettingsError, unreadable
-from engine.formats.atomic import atomic_write
+from engine.formats.atomic import atomic_write, make_dir
 from engine.train.events import MergeStep, Pair, Token
 from engine.train.trainer import TIE_LIMIT, Word, gc_paused
 
@@ -428,8 +428,7 @@ class ClassicModel:
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write ``directory/classic_bpe.json`` atomically (the directory is made if needed)."""
-        Path(directory).mkdir(parents=True, exist_ok=True)
-        return atomic_write(Path(directory) / MODEL_FILE, self.to_json())
+        return atomic_write(make_dir(directory) / MODEL_FILE, self.to_json())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> ClassicModel:
