@@ -4,6 +4,7 @@ bad one is one line naming it, exit 2, nothing written; a stream trains as its f
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import os
@@ -23,7 +24,7 @@ import pytest
 
 from bpe_tui.cli import main
 from engine import CorpusError, PreTokenizer, Tokenizer, Trainer, train_bpe
-from engine.corpus import counting
+from engine.corpus import counting, shared_blocks
 from engine.corpus.counting import count_inputs
 from engine.corpus.shards import PROGRESS_BYTES, Block, CountSettings
 from engine.corpus.shared_blocks import BlocksClosed, SharedBlocks
@@ -329,6 +330,32 @@ def test_bad_input_in_the_fed_part_of_a_stream_is_one_line(monkeypatch, tmp_path
     with pytest.raises(CorpusError, match=f"{path}: {where}"):
         count_inputs([path], CountSettings(special_tokens=(SPECIAL,), block_bytes=1024), workers=2)
     writer.join(timeout=60)
+
+
+@pytest.mark.parametrize("full", [[shared_blocks.SHM], [shared_blocks.SHM, tempfile.gettempdir()]], ids=["shm", "both"])
+def test_a_stream_without_room_in_shared_memory_counts_all_the_same(monkeypatch, tmp_path, full):
+    """No room in /dev/shm (a container's is 64 MB): the slots are made in the temporary
+    folder; no room there either: the blocks go through the queue. The same counts."""
+    monkeypatch.setattr(counting, "IN_PROCESS", 2000)
+    mapped_in = shared_blocks._mapped_in
+    made: list[str] = []
+
+    def no_room(folder: str, size: int) -> Any:
+        if folder in full:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        made.append(folder)
+        return mapped_in(folder, size)
+
+    monkeypatch.setattr(shared_blocks, "_mapped_in", no_room)
+    source = tmp_path / "docs.txt"
+    source.write_text(GOOD * 40)
+    writer = fifo_of(tmp_path / "pipe.txt", source.read_bytes())
+    settings = CountSettings(special_tokens=(SPECIAL,), block_bytes=1024)
+    streamed, summary = count_inputs([tmp_path / "pipe.txt"], settings, workers=2)
+    writer.join(timeout=60)
+    assert made == ([] if len(full) == 2 else [tempfile.gettempdir()])
+    counted, whole = count_inputs([source], settings, workers=1, shard_bytes=1 << 30)
+    assert streamed == counted and summary.digest == whole.digest
 
 
 def test_a_reader_waiting_for_a_slot_stops_when_counting_does():

@@ -248,8 +248,11 @@ def _count_streams(
     with ExitStack() as stack:
         shared = None
         if any(s.stream and (s.format == JSONL or settings.pretokenizer.chunked) for s in shards):
-            shared = SharedBlocks(2 * cores + 1, 2 * settings.block_bytes)  # as many as _count_parallel lets wait, and one read
-            stack.callback(shared.close)
+            try:  # as many as _count_parallel lets wait, and one being read
+                shared = SharedBlocks(2 * cores + 1, 2 * settings.block_bytes)
+                stack.callback(shared.close)
+            except OSError:  # no room for them: the blocks are handed on through the queue
+                pass
         streams = {i: stack.enter_context(stream_blocks(s, settings, read, shared)) for i, s in enumerate(shards) if s.stream}
         blocks = ((i, shards[i], block) for i, (stream, _) in streams.items() for block in stream)
         feed = _Feed(blocks, dict.fromkeys(streams, 0), shared)

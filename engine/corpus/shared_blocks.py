@@ -26,15 +26,8 @@ class SharedBlocks:
     process's side. Counters map it by ``path`` (``attach``)."""
 
     def __init__(self, count: int, size: int) -> None:
-        fd, self.path = tempfile.mkstemp(prefix="bpe-tui-stream-", dir=SHM if os.path.isdir(SHM) else None)
-        try:
-            os.ftruncate(fd, count * size)
-            self.map = mmap.mmap(fd, count * size)
-        except OSError:
-            os.unlink(self.path)
-            raise
-        finally:
-            os.close(fd)
+        """``OSError`` if there is no room for them, in shared memory or the temporary folder."""
+        self.path, self.map = _mapped_file(count * size)
         self.size = size
         self._free: queue.SimpleQueue[int] = queue.SimpleQueue()
         for slot in range(count):
@@ -64,6 +57,39 @@ class SharedBlocks:
             os.unlink(self.path)
         except FileNotFoundError:
             pass
+
+
+def _mapped_file(size: int) -> tuple[str, mmap.mmap]:
+    """A new file of ``size`` bytes, in ``/dev/shm`` if it has room, else in the temporary
+    folder, and its mapping."""
+    if os.path.isdir(SHM):
+        try:
+            return _mapped_in(SHM, size)
+        except OSError:
+            pass
+    return _mapped_in(tempfile.gettempdir(), size)
+
+
+def _mapped_in(folder: str, size: int) -> tuple[str, mmap.mmap]:
+    fd, path = tempfile.mkstemp(prefix="bpe-tui-stream-", dir=folder)
+    try:
+        _reserve(fd, size)
+        return path, mmap.mmap(fd, size)
+    except OSError:
+        os.unlink(path)
+        raise
+    finally:
+        os.close(fd)
+
+
+def _reserve(fd: int, size: int) -> None:
+    """Make the file ``size`` bytes long, its room taken now where the system can: a page
+    written past the room a small ``/dev/shm`` has (64 MB in a container) would kill the
+    process, where this fails with ``OSError``."""
+    if hasattr(os, "posix_fallocate"):
+        os.posix_fallocate(fd, 0, size)
+    else:
+        os.ftruncate(fd, size)
 
 
 class BlocksClosed(Exception):
