@@ -10,8 +10,12 @@ timed from the call to the parts in hand; one and two workers alternate, and the
 - ``english``: ``en-mix-6m.txt`` repeated to 40 MB or more: 52,000 distinct pre-tokens;
 - ``--corpus PATH`` (repeatable): files or glob patterns of your own.
 
+``--stream`` counts each corpus (one file) also as a stream, piped to standard input by
+``cat`` as in ``cat corpus.txt | bpe-tui train -`` (a ``.jsonl`` file read as JSONL).
+
     python benchmarks/bench_count_workers.py
     python benchmarks/bench_count_workers.py --mb 160 --rounds 5 --corpus '/data/*.jsonl.zst'
+    python benchmarks/bench_count_workers.py --stream --corpus web.txt --corpus web.jsonl
 """
 
 from __future__ import annotations
@@ -29,13 +33,13 @@ ROOT = Path(__file__).resolve().parent.parent
 ENGLISH = ROOT.parent / "shared" / "corpora" / "en-mix-6m.txt"
 
 
-def child(corpus: str, workers: int) -> None:
+def child(corpus: str, workers: int, stdin_format: str) -> None:
     """Count ``corpus`` once with ``workers`` and print the seconds and distinct pre-tokens."""
     sys.path.insert(0, str(ROOT))
     from engine.corpus.counting import count_parts
     from engine.corpus.shards import CountSettings
 
-    settings = CountSettings("gpt2", ("<|endoftext|>",))
+    settings = CountSettings("gpt2", ("<|endoftext|>",), stdin_format=stdin_format)
     started = time.perf_counter()
     parts, _ = count_parts([corpus], settings, workers=workers)
     seconds = time.perf_counter() - started
@@ -57,8 +61,15 @@ def write_english(path: Path, size: int) -> None:
             f.write(text)
 
 
-def count(corpus: str, workers: int) -> tuple[float, int]:
-    out = subprocess.run([sys.executable, __file__, "--child", corpus, str(workers)], capture_output=True, text=True, check=True)
+def count(corpus: str, workers: int, stream: bool = False) -> tuple[float, int]:
+    """Count ``corpus`` in a fresh process, from its file or piped in by ``cat``."""
+    stdin_format = "jsonl" if corpus.endswith(".jsonl") else "text"
+    command = [sys.executable, __file__, "--child", "-" if stream else corpus, str(workers), stdin_format]
+    if not stream:
+        out = subprocess.run(command, capture_output=True, text=True, check=True)
+    else:
+        with subprocess.Popen(["cat", corpus], stdout=subprocess.PIPE) as cat:
+            out = subprocess.run(command, stdin=cat.stdout, capture_output=True, text=True, check=True)
     seconds, distinct = out.stdout.split()
     return float(seconds), int(distinct)
 
@@ -68,10 +79,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--mb", type=int, default=40, help="size of the generated corpora, in MB (default 40)")
     parser.add_argument("--corpus", action="append", default=[], help="files or a glob pattern of your own (repeatable)")
-    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--stream", action="store_true", help="count each corpus also piped to standard input")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child[0], int(args.child[1]))
+        child(args.child[0], int(args.child[1]), args.child[2])
         return
     with tempfile.TemporaryDirectory() as folder:
         corpora = {"new": Path(folder) / "new.txt", "english": Path(folder) / "english.txt"}
@@ -83,13 +95,15 @@ def main() -> None:
         shapes = {name: str(path) for name, path in corpora.items()} | {corpus: corpus for corpus in args.corpus}
         print("| corpus | distinct pre-tokens | 1 worker | 2 workers | 2 / 1 |\n| --- | ---: | ---: | ---: | ---: |")
         for name, corpus in shapes.items():
-            best = {1: float("inf"), 2: float("inf")}
-            distinct = 0
-            for _ in range(args.rounds):
-                for workers in (1, 2):
-                    seconds, distinct = count(corpus, workers)
-                    best[workers] = min(best[workers], seconds)
-            print(f"| {name} | {distinct:,} | {best[1]:.2f} s | {best[2]:.2f} s | **{best[1] / best[2]:.2f}x** |", flush=True)
+            for stream in (False, True) if args.stream else (False,):
+                best = {1: float("inf"), 2: float("inf")}
+                distinct = 0
+                for _ in range(args.rounds):
+                    for workers in (1, 2):
+                        seconds, distinct = count(corpus, workers, stream)
+                        best[workers] = min(best[workers], seconds)
+                label = f"{name}, piped in" if stream else name
+                print(f"| {label} | {distinct:,} | {best[1]:.2f} s | {best[2]:.2f} s | **{best[1] / best[2]:.2f}x** |", flush=True)
 
 
 if __name__ == "__main__":
