@@ -25,7 +25,7 @@ import pytest
 from bpe_tui.cli import main
 from engine import CorpusError, PreTokenizer, Tokenizer, Trainer, train_bpe
 from engine.corpus import counting, shared_blocks
-from engine.corpus.counting import count_inputs
+from engine.corpus.counting import count_inputs, count_table
 from engine.corpus.shards import PROGRESS_BYTES, Block, CountSettings
 from engine.corpus.shared_blocks import BlocksClosed, SharedBlocks
 from engine.corpus.sources import find_inputs
@@ -285,9 +285,9 @@ def fifo_of(path: Path, data: bytes) -> threading.Thread:
 
 @pytest.mark.parametrize("suffix", ["txt", "jsonl"])
 def test_a_long_stream_alone_is_counted_on_every_core(monkeypatch, tmp_path, suffix):
-    """Past its first IN_PROCESS bytes a stream is fed to the workers a block at a time: the
+    """Past its first STREAM_IN_PROCESS bytes a stream is fed to the workers a block at a time: the
     counts, bytes and digest of the same bytes as a file."""
-    monkeypatch.setattr(counting, "IN_PROCESS", 2000)
+    monkeypatch.setattr(counting, "STREAM_IN_PROCESS", 2000)
     source = tmp_path / f"docs.{suffix}"
     if suffix == "jsonl":
         write(source, DOCS * 30)
@@ -317,11 +317,25 @@ def test_a_long_stream_alone_is_counted_on_every_core(monkeypatch, tmp_path, suf
     assert summary.bytes_read == whole.bytes_read and summary.digest == whole.digest
 
 
+def test_a_long_stream_counted_by_one_worker_comes_sorted_as_its_file(monkeypatch, tmp_path):
+    """Past IN_PROCESS bytes the pre-tokens come sorted (the merge loop runs faster over them
+    in order), a stream's as a file's."""
+    monkeypatch.setattr(counting, "IN_PROCESS", 1000)
+    source = tmp_path / "docs.txt"
+    source.write_text(GOOD * 4)
+    writer = fifo_of(tmp_path / "pipe.txt", source.read_bytes())
+    settings = CountSettings(special_tokens=(SPECIAL,))
+    streamed = count_table([tmp_path / "pipe.txt"], settings, workers=1)[0]
+    writer.join(timeout=60)
+    from_file = count_table([source], settings, workers=1)[0]
+    assert list(streamed.items()) == list(from_file.items()) == sorted(from_file.items())
+
+
 @pytest.mark.parametrize("suffix", ["jsonl", "txt"])
 def test_bad_input_in_the_fed_part_of_a_stream_is_one_line(monkeypatch, tmp_path, suffix):
     """Counted by a worker, a block far into the stream is named where it is bad: its line,
     or its byte."""
-    monkeypatch.setattr(counting, "IN_PROCESS", 2000)
+    monkeypatch.setattr(counting, "STREAM_IN_PROCESS", 2000)
     good = write(tmp_path / "docs.jsonl", DOCS * 30).read_bytes()
     path = tmp_path / f"pipe.{suffix}"
     writer = fifo_of(path, good + (b"not json\n" if suffix == "jsonl" else b"caf\xe9 ok\n"))
@@ -336,7 +350,7 @@ def test_bad_input_in_the_fed_part_of_a_stream_is_one_line(monkeypatch, tmp_path
 def test_a_stream_without_room_in_shared_memory_counts_all_the_same(monkeypatch, tmp_path, full):
     """No room in /dev/shm (a container's is 64 MB): the slots are made in the temporary
     folder; no room there either: the blocks go through the queue. The same counts."""
-    monkeypatch.setattr(counting, "IN_PROCESS", 2000)
+    monkeypatch.setattr(counting, "STREAM_IN_PROCESS", 2000)
     mapped_in = shared_blocks._mapped_in
     made: list[str] = []
 
@@ -378,7 +392,7 @@ def test_a_reader_waiting_for_a_slot_stops_when_counting_does():
 
 
 def test_bad_records_skipped_in_the_fed_part_of_a_stream_are_counted(monkeypatch, tmp_path):
-    monkeypatch.setattr(counting, "IN_PROCESS", 2000)
+    monkeypatch.setattr(counting, "STREAM_IN_PROCESS", 2000)
     good = write(tmp_path / "docs.jsonl", DOCS * 30).read_bytes()
     writer = fifo_of(tmp_path / "pipe.jsonl", good + b"not json\n" + good + b"[1]\n")
     settings = CountSettings(special_tokens=(SPECIAL,), block_bytes=1024, skip_bad_records=True)
