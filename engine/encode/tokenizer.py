@@ -21,9 +21,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import operator
 import os
-import reprlib
 import struct
 import sys
 import threading
@@ -41,7 +39,8 @@ from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.stages import AddedToken, PatternSpec, Stage, describe, simplest
 from engine.encode._encoder_core import Encoder, MergeRanks, PackedIds, SharedCache, Vocab, join_ends, unit_ends
 from engine.encode.flat import UINT32, FlatIds, flat_ids
-from engine.errors import ModelFileError, SettingsError, TokenIdError, one_line
+from engine.encode.token_ids import as_ids, listed
+from engine.errors import ModelFileError, SettingsError
 from engine.formats import rank_files
 from engine.formats import tokenizer_files as formats
 from engine.formats.atomic import atomic_write, make_dir
@@ -1026,46 +1025,21 @@ class Tokenizer:
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of ``ids`` joined; ``TokenIdError`` names the first bad id and where it is."""
         if type(ids) is not list and type(ids) is not tuple:
-            ids = _listed(ids)
+            ids = listed(ids)
         try:
             return self._table.decode_bytes(ids)
         except (KeyError, TypeError):
-            return self._decode_slowly(ids)
+            return self._table.decode_bytes(as_ids(ids, self.max_id, self.vocab))
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of ``ids``; invalid UTF-8 (a token may hold half a character) becomes U+FFFD.
         ``TokenIdError`` names the first bad id and where it is."""
         if type(ids) is not list and type(ids) is not tuple:
-            ids = _listed(ids)
+            ids = listed(ids)
         try:
             return self._table.decode(ids)
         except (KeyError, TypeError):
-            return self._decode_slowly(ids).decode("utf-8", errors="replace")
-
-    def _decode_slowly(self, ids: list[int] | tuple[int, ...]) -> bytes:
-        """The bytes of ids that are not all Python ints (a list of NumPy's, say), or the
-        ``TokenIdError`` naming the first that is not an integer or no entry, and its index."""
-        vocab = self.vocab
-        for k, i in enumerate(ids):
-            try:
-                i = operator.index(i)
-            except TypeError:
-                raise TokenIdError(f"token id {one_line(reprlib.repr(i))} at index {k} is not an integer") from None
-            if i not in vocab:
-                raise TokenIdError(f"token id {i} at index {k} is not in the vocabulary (0-{self.max_id})")
-        return b"".join(map(vocab.__getitem__, map(operator.index, ids)))
-
-
-def _listed(ids: Iterable[int]) -> list[int]:
-    """``ids`` as a list, read once (an iterator can be): a NumPy array's or an ``array``'s
-    through its ``tolist``, as Python ints."""
-    tolist = getattr(ids, "tolist", None)
-    listed = tolist() if callable(tolist) else ids
-    try:
-        each = iter(listed)
-    except TypeError:
-        raise TokenIdError(f"token ids must be a sequence of integers, not {one_line(reprlib.repr(ids))}") from None
-    return listed if isinstance(listed, list) else list(each)
+            return self._table.decode(as_ids(ids, self.max_id, self.vocab))
 
 
 def _piece(encoder: Encoder, unit: Unit, width: int) -> bytes:
