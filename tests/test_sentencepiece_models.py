@@ -6,6 +6,7 @@ encode to exactly its ids on random texts, decode as it does, and open in ``enco
 from __future__ import annotations
 
 import json
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import ModelFileError, Tokenizer
+from engine import ModelFileError, TokenIdError, Tokenizer
 from engine.compare.comparison import load_span_tokenizer
 from engine.encode.sentencepiece_model import BYTE, CONTROL, UNKNOWN, USER_DEFINED, SentencePieceModel
 from engine.encode.sentencepiece_steps import SentencePieceLattices, SentencePieceMerges
@@ -155,8 +156,9 @@ def test_a_directory_holding_one_model_opens(models, tmp_path):
 
 def test_decode_refuses_an_id_past_the_vocabulary(models):
     model = Tokenizer.load(models["unigram"])
-    with pytest.raises(ValueError, match=r"token id 500 is not in the vocabulary \(0-499\)"):
+    with pytest.raises(TokenIdError, match=r"^token id 500 at index 1 is not in the vocabulary \(0-499\)$"):
         model.decode([5, 500])
+    assert pickle.loads(pickle.dumps(model)).decode([5, 6]) == model.decode([5, 6])
 
 
 # -- the commands -------------------------------------------------------------------------

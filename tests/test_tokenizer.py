@@ -8,12 +8,16 @@ import sys
 import tracemalloc
 from array import array
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import BpeError, TokenIdError, Tokenizer, Trainer
+from engine.encode.unigram import UnigramTokenizer
+from engine.encode.wordpiece import WordPieceTokenizer
+from tests.conftest import fixture_file
 
 SAMPLE = (Path(__file__).resolve().parent.parent / "sample_corpora" / "sample.txt").read_text(encoding="utf-8")
 SPECIALS = ["<|endoftext|>", "<|endoftext|><|endoftext|>", "<|pad|>"]
@@ -160,33 +164,53 @@ def test_special_tokens_longest_first(tok):
     assert tok.special_ids["<|pad|>"] not in tok.encode("<|pad| <|pad")
 
 
-@pytest.mark.parametrize(
-    ("ids", "expected"),
-    [
-        ([1, 999999], "token id 999999 at index 1 is not in the vocabulary (0-{top})"),
-        ([1, 2, -1], "token id -1 at index 2 is not in the vocabulary (0-{top})"),
-        ([2**70], f"token id {2**70} at index 0 is not in the vocabulary (0-{{top}})"),
-        (["a"], "token id 'a' at index 0 is not an integer"),
-        ("ab", "token id 'a' at index 0 is not an integer"),
-        ([1, 1.5], "token id 1.5 at index 1 is not an integer"),
-        ([65.0], "token id 65.0 at index 0 is not an integer"),
-        ((1, None), "token id None at index 1 is not an integer"),
-        (None, "token ids must be a sequence of integers, not None"),
-        (7, "token ids must be a sequence of integers, not 7"),
-    ],
-)
-def test_decode_names_a_bad_id_and_its_index(tok, ids, expected):
-    """Each bad id is a ``TokenIdError`` (a ``ValueError`` too), in one line."""
-    for decode in (tok.decode, tok.decode_bytes):
-        with pytest.raises(TokenIdError, match=f"^{re.escape(expected.format(top=tok.max_id))}$"):
+BAD_IDS = [
+    ([1, 999999], "token id 999999 at index 1 is not in the vocabulary (0-{top})"),
+    ([1, 2, -1], "token id -1 at index 2 is not in the vocabulary (0-{top})"),
+    ([2**70], f"token id {2**70} at index 0 is not in the vocabulary (0-{{top}})"),
+    (["a"], "token id 'a' at index 0 is not an integer"),
+    ("ab", "token id 'a' at index 0 is not an integer"),
+    ([1, 1.5], "token id 1.5 at index 1 is not an integer"),
+    ([65.0], "token id 65.0 at index 0 is not an integer"),
+    ((1, None), "token id None at index 1 is not an integer"),
+    (None, "token ids must be a sequence of integers, not None"),
+    (7, "token ids must be a sequence of integers, not 7"),
+]
+"""Ids every kind of tokenizer's ``decode`` refuses, and the line it says (``top``: the last id)."""
+
+
+@pytest.fixture(scope="module", params=["bpe", "wordpiece", "unigram", "sentencepiece"])
+def each_kind(request: pytest.FixtureRequest, tok: Tokenizer) -> Any:
+    """A tokenizer of each kind, in which ``hello world`` is a few ids from 1 up."""
+    if request.param == "wordpiece":
+        return WordPieceTokenizer(["[UNK]", "hello", "world", "##s", "!"])
+    if request.param == "unigram":
+        return UnigramTokenizer([("<unk>", 0.0), ("▁hello", -1.0), ("▁world", -1.0), ("▁", -2.0)])
+    if request.param == "sentencepiece":
+        pytest.importorskip("sentencepiece")
+        return Tokenizer.load(fixture_file("spm-unigram-400.model"))
+    return tok
+
+
+def last_id(tok: Any) -> int:
+    return tok.max_id if isinstance(tok, Tokenizer) else len(tok.vocab) - 1
+
+
+@pytest.mark.parametrize(("ids", "expected"), BAD_IDS)
+def test_decode_names_a_bad_id_and_its_index(each_kind, ids, expected):
+    """Each bad id is a ``TokenIdError`` (a ``ValueError`` too), in one line, whatever the kind."""
+    for decode in (each_kind.decode, each_kind.decode_bytes):
+        with pytest.raises(TokenIdError, match=f"^{re.escape(expected.format(top=last_id(each_kind)))}$"):
             decode(ids)
     assert issubclass(TokenIdError, BpeError) and issubclass(TokenIdError, ValueError)
 
 
-def test_decode_reads_iterators_and_arrays_once(tok):
+def test_decode_reads_iterators_and_arrays_once(each_kind):
     """An iterator's or an array's bad id is named as a list's is, its good ids decoded."""
+    tok = each_kind
     ids = tok.encode("hello world")
-    assert tok.decode(iter(ids)) == tok.decode(i for i in ids) == tok.decode(array("I", ids)) == "hello world"
+    assert tok.decode(ids) == "hello world"
+    assert tok.decode(iter(ids)) == tok.decode(i for i in ids) == tok.decode(tuple(ids)) == tok.decode(array("I", ids)) == "hello world"
     with pytest.raises(TokenIdError, match="^token id 999999 at index 2 is not in the vocabulary"):
         tok.decode(i for i in [*ids[:2], 999999])
     np = pytest.importorskip("numpy")
@@ -195,6 +219,7 @@ def test_decode_reads_iterators_and_arrays_once(tok):
         tok.decode(np.array([*ids[:2], 999999]))
     with pytest.raises(TokenIdError, match="^token id 65.0 at index 0 is not an integer"):
         tok.decode(np.array([65.0]))
+    assert tok.decode([]) == "" and tok.decode_bytes([]) == b""
 
 
 def test_decode_half_a_character_gives_replacement(tok):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer as HFTokenizer
 
 from engine.encode.unigram import UnigramTokenizer
-from engine.errors import ModelFileError
+from engine.errors import ModelFileError, TokenIdError
 from engine.formats.unigram_files import is_unigram, read_unigram
 from engine.train.unigram.rule import count_file_words
 from engine.train.unigram.trainer import UnigramTrainer
@@ -141,8 +142,17 @@ def test_the_file_is_read_back(pair: tuple[UnigramTokenizer, HFTokenizer], tmp_p
 
 def test_decode_names_an_id_that_is_no_token(pair: tuple[UnigramTokenizer, HFTokenizer]) -> None:
     ours, _ = pair
-    with pytest.raises(ValueError, match="not in the vocabulary"):
-        ours.decode([len(ours.vocab)])
+    top = len(ours.vocab) - 1
+    with pytest.raises(TokenIdError, match=rf"^token id {top + 1} at index 0 is not in the vocabulary \(0-{top}\)$"):
+        ours.decode([top + 1])
+
+
+def test_decode_follows_a_changed_decoder_and_pickles() -> None:
+    tok = UnigramTokenizer([("<unk>", 0.0), ("▁hello", -1.0), ("▁world", -1.0), ("▁", -2.0)])
+    assert tok.decode([1, 2]) == "hello world"
+    tok.decoder = False
+    assert tok.decode([1, 2]) == "▁hello ▁world"
+    assert pickle.loads(pickle.dumps(tok)).decode([2, 1]) == "▁world ▁hello"
 
 
 def _doc() -> dict[str, object]:

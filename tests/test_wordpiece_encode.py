@@ -4,6 +4,7 @@ encode telling the same story as its ids."""
 
 from __future__ import annotations
 
+import pickle
 import sys
 from pathlib import Path
 
@@ -12,10 +13,10 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import AddedToken
+from engine import AddedToken, TokenIdError
 from engine.corpus.words import _NOT_WHITE_SPACE, lowercase
 from engine.encode.wordpiece import WordPieceTokenizer, WordTrace
-from engine.formats.wordpiece_files import BERT_SPECIAL_TOKENS, WHITE_SPACE
+from engine.formats.wordpiece_files import BERT_SPECIAL_TOKENS, WHITE_SPACE, WordPieceDecoder
 from tests.conftest import fixture_file
 from tests.test_encode_fast import unflattened
 
@@ -193,8 +194,18 @@ def test_bad_vocabularies():
         WordPieceTokenizer(["[UNK]", "a"], [AddedToken("x", 1)])
     tok = WordPieceTokenizer(["[UNK]", "a"], ["<new>"])
     assert tok.special_ids == {"<new>": 2} and tok.vocab[2] == "<new>"
-    with pytest.raises(ValueError, match="token id 7 is not in the vocabulary"):
+    with pytest.raises(TokenIdError, match=r"^token id 7 at index 1 is not in the vocabulary \(0-2\)$"):
         tok.decode([0, 7])
+
+
+def test_decode_follows_a_replaced_decoder_and_pickles():
+    tok = WordPieceTokenizer(["[UNK]", "hello", "##s", ".", "world"])
+    assert tok.decode([1, 2, 3, 4]) == "hellos. world"
+    tok.decoder = WordPieceDecoder(cleanup=False)
+    assert tok.decode([1, 2, 3, 4]) == "hellos . world"
+    tok.decoder = None
+    assert tok.decode([1, 2, 3, 4]) == "hello ##s . world"
+    assert pickle.loads(pickle.dumps(tok)).decode([4, 1]) == "world hello"
 
 
 def test_whitespace_as_str_split_and_bert_see_it():

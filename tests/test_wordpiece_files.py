@@ -311,7 +311,7 @@ def test_decode_command(ours, saved):
     assert done.stdout == ours.decode(ids) == _hf(saved / "tokenizer.json").decode(ids, skip_special_tokens=False)
     done = run_cli("decode", "--model", str(saved), "5", "6", "7")
     assert done.returncode == 0 and done.stdout == ours.decode([5, 6, 7])
-    refused(run_cli("decode", "--model", str(saved), "5", "99999"), "token id 99999 is not in the vocabulary")
+    refused(run_cli("decode", "--model", str(saved), "5", "99999"), "token id 99999 at index 1 is not in the vocabulary")
 
 
 def test_encode_command(ours, saved):

@@ -27,10 +27,12 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Iterable, Iterator, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from engine.encode.flat import FlatBatches
+from engine.encode.token_ids import TokenTexts
 from engine.errors import ModelFileError, SettingsError, unreadable
 from engine.formats.tokenizer_files import TOKENIZER_JSON
 
@@ -273,11 +275,15 @@ class SentencePieceModel(FlatBatches):
 
     def decode(self, ids: Sequence[int]) -> str:
         """The text of ``ids``: ``sentencepiece``'s ``decode(ids)`` (control pieces give
-        nothing). ValueError names an id that is no token."""
-        for i in ids:
-            self.token(i)
-        text: str = self._processor.decode(list(ids))
+        nothing). ``TokenIdError`` names the first bad id and where it is."""
+        text: str = self._processor.decode(self._id_checks.checked(ids))
         return text
+
+    @cached_property
+    def _id_checks(self) -> TokenTexts:
+        """Every id with an empty text: joining them in C checks ids before ``sentencepiece``
+        decodes them."""
+        return TokenTexts([""] * len(self.vocab), [""] * len(self.vocab))
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """``decode(ids)`` as UTF-8."""

@@ -1,6 +1,7 @@
-"""Token ids given to ``decode``: read once (``listed``), and, where joining them in C
-(``_encoder_core.Vocab``) failed, made Python ints or the ``TokenIdError`` naming the first
-bad one and its index (``as_ids``)."""
+"""Token ids given to ``decode``: read once (``listed``) and joined in one pass in C
+(``_encoder_core.Vocab``), which fails on any id that is not a Python int with an entry; only
+then are they made Python ints, or the ``TokenIdError`` names the first bad one and its index
+(``as_ids``). ``TokenTexts`` joins the texts of whole tokens so."""
 
 from __future__ import annotations
 
@@ -8,7 +9,41 @@ import operator
 import reprlib
 from collections.abc import Container, Iterable, Sequence
 
+from engine.encode._encoder_core import Vocab
 from engine.errors import TokenIdError, one_line
+
+
+class TokenTexts:
+    """The text of each id of a vocabulary of whole tokens: ``first[i]`` at the start of a
+    decode, ``later[i]`` after another token; the later ones joined in C."""
+
+    def __init__(self, first: Sequence[str], later: Sequence[str]) -> None:
+        self.first = first
+        self.later = later
+        encoded = [t.encode("utf-8", "surrogatepass") for t in later]
+        self._widths = list(map(len, encoded))
+        self._table = Vocab(dict(enumerate(encoded)))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (TokenTexts, (self.first, self.later))
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """The texts of ``ids`` joined; ``TokenIdError`` names the first bad id and where it is."""
+        ids, data = self._joined(ids)
+        return self.first[ids[0]] + data[self._widths[ids[0]] :].decode("utf-8", "surrogatepass") if ids else ""
+
+    def checked(self, ids: Iterable[int]) -> Sequence[int]:
+        """``ids`` as a list or tuple of Python ints, or the ``TokenIdError`` naming the first bad one."""
+        return self._joined(ids)[0]
+
+    def _joined(self, ids: Iterable[int]) -> tuple[Sequence[int], bytes]:
+        if type(ids) is not list and type(ids) is not tuple:
+            ids = listed(ids)
+        try:
+            return ids, self._table.decode_bytes(ids)
+        except (KeyError, TypeError):
+            ids = as_ids(ids, len(self.later) - 1)
+            return ids, self._table.decode_bytes(ids)
 
 
 def listed(ids: Iterable[int]) -> list[int]:

@@ -36,6 +36,7 @@ import regex
 
 from engine.corpus.stages import AddedToken, AddedTokens
 from engine.encode.flat import FlatBatches
+from engine.encode.token_ids import TokenTexts
 from engine.errors import ModelFileError
 from engine.formats import unigram_files as files
 from engine.formats.atomic import atomic_write, make_dir
@@ -147,6 +148,8 @@ class UnigramTokenizer(FlatBatches):
         self._unk_score = min(self._scores) - UNK_PENALTY
         self._longest = max(len(p) for p, _ in self.vocab)
         self._words: dict[str, tuple[int, ...]] = {}
+        self._texts: tuple[bool, TokenTexts] | None = None
+        """``decoder`` and the texts of the pieces by it, once ``decode`` has run."""
 
     def token(self, i: int) -> str:
         """The piece of id ``i``; ValueError when there is none."""
@@ -310,11 +313,19 @@ class UnigramTokenizer(FlatBatches):
     def decode(self, ids: Sequence[int]) -> str:
         """The text of ``ids`` as HF's ``decode(ids, skip_special_tokens=False)`` gives it:
         ``▁`` as a space, none kept in the first token; with no decoder, the tokens joined
-        by spaces. ValueError names an id that is no token."""
-        tokens = [self.token(i) for i in ids]
-        if not self.decoder:
-            return " ".join(tokens)
-        return "".join(t.replace(SPACE, "") if n == 0 else t.replace(SPACE, " ") for n, t in enumerate(tokens))
+        by spaces. ``TokenIdError`` names the first bad id and where it is."""
+        return self._token_texts().decode(ids)
+
+    def _token_texts(self) -> TokenTexts:
+        """Each piece's text in a decode, by ``decoder`` (made again when it is changed)."""
+        if self._texts is None or self._texts[0] is not self.decoder:
+            pieces = [p for p, _ in self.vocab]
+            if self.decoder:
+                texts = TokenTexts([p.replace(SPACE, "") for p in pieces], [p.replace(SPACE, " ") for p in pieces])
+            else:
+                texts = TokenTexts(pieces, [" " + p for p in pieces])
+            self._texts = (self.decoder, texts)
+        return self._texts[1]
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """``decode(ids)`` as UTF-8."""

@@ -38,6 +38,7 @@ import regex
 from engine.corpus.stages import AddedToken, AddedTokens
 from engine.corpus.words import _NOT_WHITE_SPACE, bert_words, lowercase
 from engine.encode.flat import FlatBatches
+from engine.encode.token_ids import TokenTexts
 from engine.errors import ModelFileError
 from engine.formats import wordpiece_files as files
 from engine.formats.atomic import atomic_write, make_dir
@@ -199,6 +200,8 @@ class WordPieceTokenizer(FlatBatches):
         """Ids of each whitespace-separated chunk (as matched: lowercased)."""
         self._words: dict[str, tuple[int, ...]] = {}
         """Ids of each word."""
+        self._texts: tuple[WordPieceDecoder | None, TokenTexts] | None = None
+        """``decoder`` and the texts of the tokens by it, once ``decode`` has run."""
 
     def token(self, i: int) -> str:
         """The token of id ``i``; ValueError when there is none."""
@@ -429,20 +432,24 @@ class WordPieceTokenizer(FlatBatches):
     def decode(self, ids: Sequence[int]) -> str:
         """The text of ``ids`` as HF's ``decode(ids, skip_special_tokens=False)`` gives it:
         joined by the decoder (``##`` dropped, a space before every other token, the cleanup),
-        or with spaces when the model has none. ValueError names an id that is no token."""
-        tokens = [self.token(i) for i in ids]
+        or with spaces when the model has none. ``TokenIdError`` names the first bad id and
+        where it is."""
+        return self._token_texts().decode(ids)
+
+    def _token_texts(self) -> TokenTexts:
+        """Each token's text in a decode, by ``decoder`` (made again when it is replaced)."""
         decoder = self.decoder
-        if decoder is None:
-            return " ".join(tokens)
-        out = []
-        for n, token in enumerate(tokens):
-            if n:
-                token = token[len(decoder.prefix) :] if token.startswith(decoder.prefix) else " " + token
-            if decoder.cleanup:
-                for dirty, clean in _CLEANUPS:
-                    token = token.replace(dirty, clean)
-            out.append(token)
-        return "".join(out)
+        if self._texts is None or self._texts[0] is not decoder:
+            first = self.vocab
+            if decoder is None:
+                later = [" " + t for t in first]
+            else:
+                later = [t[len(decoder.prefix) :] if t.startswith(decoder.prefix) else " " + t for t in first]
+                for dirty, clean in _CLEANUPS if decoder.cleanup else ():
+                    first = [t.replace(dirty, clean) for t in first]
+                    later = [t.replace(dirty, clean) for t in later]
+            self._texts = (decoder, TokenTexts(list(first), later))
+        return self._texts[1]
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """``decode(ids)`` as UTF-8 (every token is whole characters)."""
