@@ -175,6 +175,8 @@ BAD_IDS = [
     ((1, None), "token id None at index 1 is not an integer"),
     (None, "token ids must be a sequence of integers, not None"),
     (7, "token ids must be a sequence of integers, not 7"),
+    ([1, True], "token id True at index 1 is a bool, not a token id"),
+    ((False, 1), "token id False at index 0 is a bool, not a token id"),
 ]
 """Ids every kind of tokenizer's ``decode`` refuses, and the line it says (``top``: the last id)."""
 
@@ -219,6 +221,10 @@ def test_decode_reads_iterators_and_arrays_once(each_kind):
         tok.decode(np.array([*ids[:2], 999999]))
     with pytest.raises(TokenIdError, match="^token id 65.0 at index 0 is not an integer"):
         tok.decode(np.array([65.0]))
+    assert tok.decode([type("Id", (int,), {})(i) for i in ids]) == "hello world"  # int subclasses other than bool
+    for mask in (np.array([True, False]), list(np.array([True, False]))):
+        with pytest.raises(TokenIdError, match="^token id True at index 0 is a bool, not a token id$"):
+            tok.decode(mask)
     assert tok.decode([]) == "" and tok.decode_bytes([]) == b""
 
 

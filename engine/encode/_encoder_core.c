@@ -621,7 +621,8 @@ static void Vocab_dealloc(Vocab *v) {
 
 /* The entries of ids (a list or tuple; else any iterable, made a list) joined into a new
  * raw buffer *out of *n bytes, in one pass that grows the buffer. -1 with KeyError for an
- * id that is no entry, TypeError for an item that is no int (the caller words the message). */
+ * id that is no entry, TypeError for an item that is not exactly an int (a bool, NumPy's
+ * ints: the caller looks again, and words the message). */
 static int join_ids(const Vocab *v, PyObject *ids, uint8_t **out, size_t *n) {
     PyObject *seq = PySequence_Fast(ids, "decode takes a sequence of ids");
     if (!seq) return -1;
@@ -630,7 +631,7 @@ static int join_ids(const Vocab *v, PyObject *ids, uint8_t **out, size_t *n) {
     size_t cap = 4 * (size_t)count + 64, used = 0;
     uint8_t *buf = PyMem_RawMalloc(cap);
     for (Py_ssize_t k = 0; buf && k < count; k++) {
-        long id = PyLong_Check(items[k]) ? PyLong_AsLong(items[k]) : -2;
+        long id = PyLong_CheckExact(items[k]) ? PyLong_AsLong(items[k]) : -2;
         Span span = id >= 0 && id < (long)v->nids ? v->spans[id] : (Span){0, NO_ENTRY};
         if (span.length == NO_ENTRY) {
             PyErr_Clear();

@@ -24,7 +24,7 @@ class Vocab:
     def __init__(self, vocab: dict[int, bytes], /) -> None: ...
     def decode_bytes(self, ids: Sequence[int], /) -> bytes:
         """The bytes of ``ids`` joined; KeyError for an id that is no entry, TypeError for
-        an item that is not an int."""
+        an item that is not exactly an int (a bool is not)."""
     def decode(self, ids: Sequence[int], /) -> str:
         """``decode_bytes(ids)`` read as UTF-8, invalid bytes as U+FFFD."""
     def canonical(self) -> bytes:

@@ -1,7 +1,7 @@
 """Token ids given to ``decode``: read once (``listed``) and joined in one pass in C
-(``_encoder_core.Vocab``), which fails on any id that is not a Python int with an entry; only
-then are they made Python ints, or the ``TokenIdError`` names the first bad one and its index
-(``as_ids``). ``TokenTexts`` joins the texts of whole tokens so."""
+(``_encoder_core.Vocab``), which fails on any id that is not a Python int (a bool is not)
+with an entry; only then are they made Python ints, or the ``TokenIdError`` names the first
+bad one and its index (``as_ids``). ``TokenTexts`` joins the texts of whole tokens so."""
 
 from __future__ import annotations
 
@@ -60,9 +60,12 @@ def listed(ids: Iterable[int]) -> list[int]:
 
 def as_ids(ids: Sequence[object], top: int, known: Container[int] | None = None) -> list[int]:
     """``ids`` as Python ints (NumPy's made ints), or the ``TokenIdError`` naming the first
-    that is not an integer or not an id of the vocabulary, and its index."""
+    that is a bool (a mask passed as ids, say), not an integer or not an id of the
+    vocabulary, and its index."""
     out = []
     for k, i in enumerate(ids):
+        if type(i).__name__ in ("bool", "bool_"):  # Python's, and NumPy's (whose is not an int)
+            raise TokenIdError(f"token id {i} at index {k} is a bool, not a token id")
         try:
             n = operator.index(i)  # type: ignore[arg-type]
         except TypeError:
