@@ -31,7 +31,6 @@ from bpe_tui.common.durations import show_seconds
 from bpe_tui.common.peak_memory import peak_memory
 from bpe_tui.common.progress_bars import progress_bars
 from bpe_tui.common.replaced import existing, say_replaced
-from bpe_tui.train.saving import save
 from bpe_tui.train.snapshot import SteppableTrainer
 from bpe_tui.train.trace import check_trace_name, trace_of, trace_text
 from engine import SettingsError, Trainer
@@ -171,7 +170,7 @@ def _headless(args: argparse.Namespace, options: TrainOptions, inputs: list[str]
             merged = time.perf_counter()
             out = Path(args.out or DEFAULT_OUT)
             replaced = existing(out / name for name in options.file_names)
-            paths = save(options, trainer, out)
+            paths = options.save(trainer, out)
     except KeyboardInterrupt:
         print(f"bpe-tui: interrupted while pre-tokenizing {label}: {_kept_after_stop(options)}", file=sys.stderr)
         return 130
@@ -237,7 +236,7 @@ def _headless_unigram(args: argparse.Namespace, options: TrainOptions, inputs: l
             trained = time.perf_counter()
             out = Path(args.out or DEFAULT_OUT)
             replaced = existing(out / name for name in options.file_names)
-            paths = save(options, trainer, out)
+            paths = options.save(trainer, out)
     except KeyboardInterrupt:
         print(f"bpe-tui: interrupted while reading the words of {label}: nothing trained, nothing saved", file=sys.stderr)
         return 130
