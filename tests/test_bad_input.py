@@ -16,8 +16,10 @@ from bpe_tui.app import MIN_SIZE, BpeApp, TooSmallScreen
 from bpe_tui.encode.screen import EncodeScreen
 from bpe_tui.train.screen import TrainScreen
 from engine import CorpusError, PreTokenizer, Tokenizer, Trainer
+from engine.encode.unigram import UnigramTokenizer
+from engine.encode.wordpiece import WordPieceTokenizer
 from engine.train.settings import TrainOptions
-from tests.conftest import CLI_ENV, refused, run_cli
+from tests.conftest import CLI_ENV, fixture_file, refused, run_cli
 from tests.train_app import wait_until
 
 SPECIAL = "<|endoftext|>"
@@ -163,6 +165,20 @@ def test_decode_ends_its_line_on_a_terminal(tmp_path, model):
 )
 def test_decode_refuses_ids_outside_the_vocabulary(tmp_path, model, ids, expected):
     refused(run_cli("decode", "--model", str(model / "tokenizer.json"), *ids, cwd=tmp_path), expected)
+
+
+@pytest.mark.parametrize("kind", ["wordpiece", "unigram", "sentencepiece"])
+def test_decode_refuses_an_id_outside_the_vocabulary_of_every_kind(tmp_path, kind):
+    if kind == "wordpiece":
+        WordPieceTokenizer(["[UNK]", "hello", "world"]).save_dir(tmp_path)
+        path, top = tmp_path, 2
+    elif kind == "unigram":
+        UnigramTokenizer([("<unk>", 0.0), ("▁hello", -1.0), ("▁world", -1.0), ("▁", -2.0)]).save_dir(tmp_path)
+        path, top = tmp_path, 3
+    else:
+        pytest.importorskip("sentencepiece")
+        path, top = fixture_file("spm-unigram-400.model"), 399
+    refused(run_cli("decode", "--model", str(path), "1", "9999"), f"{path}: token id 9999 at index 1 is not in the vocabulary (0-{top})")
 
 
 # -- the app ----------------------------------------------------------------------------------
