@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -370,6 +371,36 @@ def test_a_stream_without_room_in_shared_memory_counts_all_the_same(monkeypatch,
     assert made == ([] if len(full) == 2 else [tempfile.gettempdir()])
     counted, whole = count_inputs([source], settings, workers=1, shard_bytes=1 << 30)
     assert streamed == counted and summary.digest == whole.digest
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds the worker process in /proc (Linux)")
+def test_a_count_killed_while_reading_a_stream_leaves_no_slots_behind(tmp_path):
+    """Once every counter maps the slots, their file's name goes: a count killed then (out
+    of memory, say) leaves nothing in /dev/shm."""
+    shm, fifo = tmp_path / "shm", tmp_path / "pipe.txt"
+    shm.mkdir()
+    os.mkfifo(fifo)
+    script = (
+        "from engine.corpus import counting, shared_blocks\n"
+        "from engine.corpus.shards import CountSettings\n"
+        f"shared_blocks.SHM = {str(shm)!r}\n"
+        "counting.STREAM_IN_PROCESS = 2000\n"
+        f"counting.count_inputs([{str(fifo)!r}], CountSettings(block_bytes=1024), workers=2)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], env=CLI_ENV, cwd=ROOT)
+    try:
+        with fifo.open("wb") as f:
+            f.write(GOOD.encode() * 40)  # past the first 2000 bytes: the workers are started; the stream goes on
+            f.flush()
+            workers = Path(f"/proc/{child.pid}/task/{child.pid}/children")
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not (workers.read_text().split() and not os.listdir(shm)):
+                time.sleep(0.02)
+            child.kill()
+    finally:
+        child.kill()
+        child.wait()
+    assert os.listdir(shm) == []
 
 
 def test_a_reader_waiting_for_a_slot_stops_when_counting_does():

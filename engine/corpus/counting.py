@@ -526,7 +526,7 @@ def _count_parallel(
         if any(p.exitcode for p in procs):
             raise CorpusError(f"{name}: a worker process died while counting pre-tokens (out of memory or killed); try fewer --workers")
 
-    finished = written = 0
+    finished = written = attached = 0
     per_shard: dict[int, ShardCount] = {}
     parts: dict[int, WordTable] = {}
     try:
@@ -557,6 +557,11 @@ def _count_parallel(
                     feed.shared.give(rest[2])
             elif kind == "shard":
                 per_shard[rest[0]] = rest[1]
+            elif kind == "attached":
+                attached += 1
+                if attached == workers:  # every counter maps the slots: nothing is left behind if this process is killed
+                    assert feed is not None and feed.shared is not None
+                    feed.shared.unlink()
             elif kind == "parts":
                 written += 1
                 if joining is not None and written == workers:
@@ -623,8 +628,8 @@ def _count_tasks(
     """Count what ``tasks`` holds until a None, into one tally (``tally``, or a new one):
     ``("shard", index, shard)``, or a stream's block read by the parent: ``("block", index,
     shard, block)``, or ``("slot", index, shard, slot, length, offset, lines before)`` for
-    one in a slot of the ``SharedBlocks`` whose path and slot size are ``shared``.
-    Say what happens on ``results``: bytes read, each shard's ``ShardCount``, each block
+    one in a slot of the ``SharedBlocks`` whose path and slot size are ``shared`` (mapped
+    first, and said: ``("attached",)``). Say what happens on ``results``: bytes read, each shard's ``ShardCount``, each block
     counted; then, with ``keeping``, ``("counts", None)`` once the runs are written; or else
     ``("parts",)`` once it has sent the others their part of its pre-tokens (as it counts,
     if most are new: ``Outboxes``), and, once every counter has (``joining.ready``),
@@ -643,6 +648,9 @@ def _count_tasks(
         with ExitStack() as stack:
             outboxes = None if joining is None else stack.enter_context(Outboxes(tally.tally, joining.folder, counter, joining.counters))
             mapped = None
+            if shared is not None:  # at once: once every counter has, its name can go
+                mapped = stack.enter_context(attach(shared[0]))
+                results.put(("attached",))
             for task in iter(tasks.get, None):
                 if stop.is_set():
                     return
@@ -655,8 +663,7 @@ def _count_tasks(
                     index, shard, slot, length, offset, lines = rest
                     assert isinstance(index, int) and isinstance(shard, Shard) and shared is not None
                     assert isinstance(slot, int) and isinstance(length, int) and isinstance(offset, int) and isinstance(lines, int)
-                    if mapped is None:
-                        mapped = stack.enter_context(attach(shared[0]))
+                    assert mapped is not None
                     with shared_block(mapped, shared[1], slot, length) as data:
                         bad = count_block(Block(data, offset, lines), shard, settings, tally)
                     results.put(("fed", index, bad, slot))

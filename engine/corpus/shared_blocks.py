@@ -50,13 +50,17 @@ class SharedBlocks:
     def slot(self, slot: int) -> memoryview:
         return memoryview(self.map)[slot * self.size : (slot + 1) * self.size]
 
-    def close(self) -> None:
-        """Remove the file; the memory goes with the last mapping (a counter's may outlive this)."""
-        self._closed = True
+    def unlink(self) -> None:
+        """Remove the file's name: the mappings stay, and the memory goes with the last."""
         try:
             os.unlink(self.path)
         except FileNotFoundError:
             pass
+
+    def close(self) -> None:
+        """No more slots to take, and the file's name removed."""
+        self._closed = True
+        self.unlink()
 
 
 def _mapped_file(size: int) -> tuple[str, mmap.mmap]:
