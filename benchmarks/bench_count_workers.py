@@ -10,8 +10,9 @@ timed from the call to the parts in hand; one and two workers alternate, and the
 - ``english``: ``en-mix-6m.txt`` repeated to 40 MB or more: 52,000 distinct pre-tokens;
 - ``--corpus PATH`` (repeatable): files or glob patterns of your own.
 
-``--stream`` counts each corpus (one file) also as a stream, piped to standard input by
-``cat`` as in ``cat corpus.txt | bpe-tui train -`` (a ``.jsonl`` file read as JSONL).
+``--stream`` counts each corpus that is one ``.txt`` or ``.jsonl`` file also as a stream,
+piped to standard input by ``cat`` as in ``cat corpus.txt | bpe-tui train -`` (a ``.jsonl``
+file read as JSONL).
 
     python benchmarks/bench_count_workers.py
     python benchmarks/bench_count_workers.py --mb 160 --rounds 5 --corpus '/data/*.jsonl.zst'
@@ -95,7 +96,10 @@ def main() -> None:
         shapes = {name: str(path) for name, path in corpora.items()} | {corpus: corpus for corpus in args.corpus}
         print("| corpus | distinct pre-tokens | 1 worker | 2 workers | 2 / 1 |\n| --- | ---: | ---: | ---: | ---: |")
         for name, corpus in shapes.items():
-            for stream in (False, True) if args.stream else (False,):
+            pipeable = Path(corpus).is_file() and Path(corpus).suffix in (".txt", ".jsonl")
+            if args.stream and not pipeable:
+                print(f"| {name}, piped in | left out: only one .txt or .jsonl file is piped | | | |", flush=True)
+            for stream in (False, True) if args.stream and pipeable else (False,):
                 best = {1: float("inf"), 2: float("inf")}
                 distinct = 0
                 for _ in range(args.rounds):
