@@ -48,6 +48,7 @@ class SharedBlocks:
         self._free.put(slot)
 
     def slot(self, slot: int) -> memoryview:
+        """The whole of ``slot``, to read a block into."""
         return memoryview(self.map)[slot * self.size : (slot + 1) * self.size]
 
     def unlink(self) -> None:
@@ -75,6 +76,8 @@ def _mapped_file(size: int) -> tuple[str, mmap.mmap]:
 
 
 def _mapped_in(folder: str, size: int) -> tuple[str, mmap.mmap]:
+    """A new file of ``size`` bytes in ``folder``, and its mapping; ``OSError`` (and no file)
+    if there is no room for it."""
     fd, path = tempfile.mkstemp(prefix="bpe-tui-stream-", dir=folder)
     try:
         _reserve(fd, size)
