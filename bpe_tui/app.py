@@ -7,7 +7,7 @@ lists the screens by the name ``bpe-tui explain`` takes; each carries its own ``
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -16,14 +16,16 @@ from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
+from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Label
 
 from bpe_tui.check.screen import CheckScreen
 from bpe_tui.common.corpus import sample_corpus
 from bpe_tui.common.downloads import download
 from bpe_tui.common.navigation import Ask, Confirm, Deliver, Failed, OpenCompare, OpenEncode, OpenEncodeAt, OpenTraining
-from bpe_tui.common.prompt import ConfirmScreen, PromptScreen
+from bpe_tui.common.prompt import ConfirmScreen, Dialog, PromptScreen
 from bpe_tui.common.screen_help import ScreenHelp, Shown, help_for
 from bpe_tui.compare.screen import CompareScreen
 from bpe_tui.encode.screen import EncodeScreen
@@ -105,6 +107,21 @@ def _sources(training: TrainScreen) -> list[Source]:
         return []
 
 
+KEEP_AT_MOST = 2.0
+"""Seconds the app keeps keys for a dialog that neither opens nor closes: then they go on as
+if none had been asked for."""
+
+
+class KeysCaughtUp(Message):
+    """Posted where the keys went when a screen asked for a dialog: once it bubbles up to the
+    app, so has each key sent there before it that the screen left unhandled."""
+
+
+class KeyTaken(Message):
+    """Posted behind a kept key handed to a dialog: once it bubbles up to the app, the dialog
+    has handled that key, and can have the next."""
+
+
 def fits(size: Size) -> bool:
     return size.width >= MIN_SIZE.width and size.height >= MIN_SIZE.height
 
@@ -155,6 +172,20 @@ class BpeApp(App[int]):
         """Set when a screen hits bad input; the command reports it once the app has closed."""
         self.raw_bytes = False
         """Tokens holding part of a character shown as their bytes only (``x``), not naming it."""
+        self._kept: list[events.Key] | None = None
+        """The keys typed since a screen asked for a dialog (``keep_keys``), for that dialog;
+        None when no dialog is opening."""
+        self._returning: list[events.Key] = []
+        """Keys sent to the screen before it asked, that it left unhandled: typed before ``_kept``."""
+        self._behind = 0
+        """How many ``KeysCaughtUp`` are still on their way: keys sent before them may follow."""
+        self._dialog: Dialog[Any] | None = None
+        """The dialog opened for the kept keys, not yet handed them."""
+        self._feeding: Dialog[Any] | None = None
+        """The dialog being handed the kept keys, one at a time."""
+        self._dialog_closing = False
+        """A key that closes the dialog was handed to it: the keys after it wait until it has."""
+        self._keeping: Timer | None = None
 
     def on_mount(self) -> None:
         self.push_screen(self._first_screen)
@@ -188,10 +219,115 @@ class BpeApp(App[int]):
         self.push_screen(CompareScreen.on_sample(request.text, *request.more))
 
     def on_ask(self, request: Ask) -> None:
-        self.push_screen(PromptScreen(request.question, request.value, request.placeholder, request.integer), request.then)
+        dialog = PromptScreen(request.question, request.value, request.placeholder, request.integer)
+        self.push_screen(dialog, partial(self._answered, request.then))
 
     def on_confirm(self, request: Confirm) -> None:
-        self.push_screen(ConfirmScreen(request.question, request.yes, request.no), lambda yes: request.then(bool(yes)))
+        dialog = ConfirmScreen(request.question, request.yes, request.no)
+        self.push_screen(dialog, partial(self._answered, lambda yes: request.then(bool(yes))))
+
+    # -- the keys typed while a dialog opens ----------------------------------------------------
+    #
+    # A key reaches a screen's bindings only once the screen has passed it back up to the app,
+    # and the dialog a binding asks for opens some messages later: keys typed that fast would
+    # reach the screen below, or the dialog before its input has the focus. So from the moment
+    # a screen asks (``navigation.ask``), the app keeps every key, those still coming back from
+    # the screen first. Once the dialog has the focus it hands them over one at a time, each
+    # once the one before has been handled (an input takes a letter at once, but Enter or
+    # ctrl+u only when they come back up to the app as bindings), up to the key that closes
+    # the dialog; the keys after that one wait for it to close, then go on as typed.
+
+    def keep_keys(self) -> None:
+        """Keep the keys typed from now on for the dialog about to open."""
+        if self._kept is None:
+            self._kept = []
+        self._dialog, self._feeding, self._dialog_closing = None, None, False
+        if (self.focused or self.screen).post_message(KeysCaughtUp()):
+            self._behind += 1
+        self._keep_for_now()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded and self._kept is not None:
+            self._kept.append(event)
+            return
+        await super().on_event(event)
+
+    def on_key(self, event: events.Key) -> None:
+        """A key a screen left unhandled, sent to it before it asked for a dialog: kept, not
+        matched against the keys of whichever screen is current now."""
+        if self._behind:
+            self._returning.append(event)
+            event.prevent_default()
+            event.stop()
+
+    async def on_keys_caught_up(self, _: KeysCaughtUp) -> None:
+        self._behind = max(0, self._behind - 1)
+        await self._start_feeding()
+
+    async def on_dialog_opened(self, opened: Dialog.Opened) -> None:
+        self._dialog = opened.dialog
+        await self._start_feeding()
+
+    async def _start_feeding(self) -> None:
+        dialog = self._dialog
+        if self._kept is None or self._behind or dialog is None or dialog is not self.screen:
+            return
+        self._kept[:0] = self._returning
+        self._returning, self._dialog, self._feeding = [], None, dialog
+        await self._feed()
+
+    async def on_key_taken(self, _: KeyTaken) -> None:
+        await self._feed()
+
+    async def _feed(self) -> None:
+        """Hand the dialog the next key kept (the one before it handled)."""
+        dialog = self._feeding
+        if dialog is None or self._kept is None:  # given up meanwhile
+            return
+        if not self._kept or dialog is not self.screen:  # all handed over, or it closed some other way
+            keys, self._kept, self._feeding = self._kept, None, None
+            self._stop_keeping()
+            await self._type_keys(keys)
+            return
+        key = self._kept.pop(0)
+        closing = key.key in dialog.CLOSING_KEYS
+        if closing:
+            self._feeding, self._dialog_closing = None, True
+        self._keep_for_now()
+        await super().on_event(events.Key(key.key, key.character))
+        if not closing:
+            (self.focused or self.screen).post_message(KeyTaken())
+
+    async def _answered(self, then: Callable[[Any], None], answer: object) -> None:
+        then(answer)  # may ask for another dialog, which the keys kept are for
+        if self._dialog_closing:
+            keys, self._kept, self._dialog_closing = self._kept or [], None, False
+            self._stop_keeping()
+            await self._type_keys(keys)
+
+    async def _give_up(self) -> None:
+        """The dialog did not open, or close, in time: the keys kept go on as typed."""
+        keys = [*self._returning, *(self._kept or [])]
+        self._kept, self._returning, self._behind = None, [], 0
+        self._dialog, self._feeding, self._dialog_closing, self._keeping = None, None, False, None
+        await self._type_keys(keys)
+
+    async def _type_keys(self, keys: list[events.Key]) -> None:
+        """``keys`` as if typed now, in order; those after one that asks for a dialog are kept."""
+        for i, key in enumerate(keys):
+            if self._kept is not None:  # a key asked for a dialog: the rest are for it
+                self._kept[:0] = keys[i:]
+                return
+            await super().on_event(events.Key(key.key, key.character))
+
+    def _keep_for_now(self) -> None:
+        self._stop_keeping()
+        self._keeping = self.set_timer(KEEP_AT_MOST, self._give_up)
+
+    def _stop_keeping(self) -> None:
+        if self._keeping is not None:
+            self._keeping.stop()
+            self._keeping = None
 
     def on_deliver(self, request: Deliver) -> None:
         if self.is_web:  # the user's browser downloads it

@@ -3,6 +3,8 @@
 A screen never imports another screen: it posts one of these requests, which bubbles up to
 the app, and the app (``bpe_tui.app``) opens the screen asked for (or, on ``Failed``, closes;
 on ``Deliver``, writes or downloads a file).
+A screen asks through ``ask``, never posting ``Ask`` or ``Confirm`` itself: the keys typed
+after the one that asked then reach the dialog, however fast they come.
 ``over_another`` tells a screen whether it was opened over another of ours, so its ``q`` goes
 back rather than quits.
 """
@@ -10,7 +12,7 @@ back rather than quits.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from textual.message import Message
 from textual.screen import Screen
@@ -98,6 +100,22 @@ class Failed(Message):
     def __init__(self, error: BpeError) -> None:
         super().__init__()
         self.error = error
+
+
+@runtime_checkable
+class KeepsKeys(Protocol):
+    """An app that keeps the keys typed while a dialog opens, and hands them to the dialog."""
+
+    def keep_keys(self) -> None: ...
+
+
+def ask(screen: Screen[Any], request: Ask | Confirm) -> None:
+    """Post ``request`` for the app, which keeps the keys typed from now on for the dialog
+    it opens: typed faster than the dialog opens (a paste, a fast typist), they would reach
+    ``screen``, or the dialog before its input has the focus."""
+    if isinstance(screen.app, KeepsKeys):
+        screen.app.keep_keys()
+    screen.post_message(request)
 
 
 def over_another(screen: Screen[Any]) -> bool:

@@ -23,7 +23,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Label, ProgressBar
 
 from bpe_tui.common.child_process import ChildProcess
-from bpe_tui.common.navigation import Ask, Deliver, OpenCompare, OpenEncode
+from bpe_tui.common.navigation import Ask, Deliver, OpenCompare, OpenEncode, ask
 from bpe_tui.common.screen_help import ScreenHelp
 from bpe_tui.train.check_mark import checked_help, status_note
 from bpe_tui.train.process import serve
@@ -489,7 +489,7 @@ class TrainScreen(TrainerScreen[TrainSnapshot]):
         if self._ready("goto"):
             self._pause()
             question = f"Go to merge (0 to {self.merges_planned:,}):"
-            self.post_message(Ask(question, chosen, placeholder="k", integer=True))
+            ask(self, Ask(question, chosen, placeholder="k", integer=True))
 
     def action_encode(self) -> None:
         self._open_on_tokenizer(self._push_encode)
@@ -515,7 +515,7 @@ class TrainScreen(TrainerScreen[TrainSnapshot]):
             return
         followed = ", ".join(word.word for word in self.snapshot.followed)
         question = "Follow the word (a followed word: stop following it):" + (f" now {followed}" if followed else "")
-        self.post_message(Ask(question, chosen, placeholder="孙悟空, tokenization, your name…"))
+        ask(self, Ask(question, chosen, placeholder="孙悟空, tokenization, your name…"))
 
     def action_raw_bytes(self) -> None:
         self.app.raw_bytes = not getattr(self.app, "raw_bytes", False)  # type: ignore[attr-defined]
@@ -540,7 +540,7 @@ class TrainScreen(TrainerScreen[TrainSnapshot]):
             return
         self._pause()
         question = "Export the merges so far to (.csv or .json):"
-        self.post_message(Ask(question, chosen, f"merges-{self.snapshot.merges_done}.csv"))
+        ask(self, Ask(question, chosen, f"merges-{self.snapshot.merges_done}.csv"))
 
     # -- status ----------------------------------------------------------------------------
 

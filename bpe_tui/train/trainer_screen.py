@@ -26,7 +26,7 @@ from textual.worker import get_current_worker
 
 from bpe_tui.common.child_process import ChildProcess, Report, ensure_running, listen
 from bpe_tui.common.downloads import download
-from bpe_tui.common.navigation import Ask, Confirm, Deliver, Failed, over_another
+from bpe_tui.common.navigation import Ask, Confirm, Deliver, Failed, ask, over_another
 from engine import BpeError
 from engine.train.settings import Inputs, TrainOptions
 
@@ -249,7 +249,7 @@ class TrainerScreen(Screen[None], Generic[S]):
         elif self.out is not None:
             self._save_to(self.out)
         elif self.snapshot is not None:
-            self.post_message(Ask(f"Save {self._options.saves} to directory:", self._save_to, self._directory))
+            ask(self, Ask(f"Save {self._options.saves} to directory:", self._save_to, self._directory))
 
     def _save_to(self, directory: str | None) -> None:
         """Save into ``directory``, first asking before replacing files this screen did not write."""
@@ -266,7 +266,7 @@ class TrainerScreen(Screen[None], Generic[S]):
                 else:
                     self.notify(f"not saved: {directory} keeps its files")
 
-            self.post_message(Confirm(question, answered, "Replace", "Keep"))
+            ask(self, Confirm(question, answered, "Replace", "Keep"))
         else:
             self._save(directory)
 
@@ -295,7 +295,7 @@ class TrainerScreen(Screen[None], Generic[S]):
                 self.post_message(Deliver(answer, svg, "picture of the screen"))
 
         name = f"bpe-tui-{self.PICTURE.lower().replace(' ', '-')}-{done}.svg"
-        self.post_message(Ask("Save a picture of the screen (SVG) to:", chosen, name))
+        ask(self, Ask("Save a picture of the screen (SVG) to:", chosen, name))
 
     def action_quit(self) -> None:
         if self.snapshot is None:  # still loading: nothing to save, and the load is stopped

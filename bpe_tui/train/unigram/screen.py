@@ -20,7 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Label, ProgressBar
 
 from bpe_tui.common.child_process import ChildProcess
-from bpe_tui.common.navigation import Ask, OpenEncode
+from bpe_tui.common.navigation import Ask, OpenEncode, ask
 from bpe_tui.common.screen_help import ScreenHelp
 from bpe_tui.train.trainer_screen import TrainerScreen
 from bpe_tui.train.unigram.process import serve
@@ -239,7 +239,7 @@ class UnigramTrainScreen(TrainerScreen[UnigramSnapshot]):
             self._pause()
             assert self.snapshot is not None  # ready
             ahead = "" if self.snapshot.finished else ", or more: it stops at the end"
-            self.post_message(Ask(f"Go to round (0 to {self.snapshot.rounds_done:,}{ahead}):", chosen, placeholder="k", integer=True))
+            ask(self, Ask(f"Go to round (0 to {self.snapshot.rounds_done:,}{ahead}):", chosen, placeholder="k", integer=True))
 
     def action_word(self) -> None:
         """Ask for the word whose segmentations are shown."""
@@ -257,7 +257,7 @@ class UnigramTrainScreen(TrainerScreen[UnigramSnapshot]):
             return
         now = self.snapshot.word.word if self.snapshot.word else ""
         question = "Show the segmentations of the word (a ▁ is put before it, as after a space):"
-        self.post_message(Ask(question, chosen, now.lstrip("▁"), placeholder="tokenization, 孙悟空, your name…"))
+        ask(self, Ask(question, chosen, now.lstrip("▁"), placeholder="tokenization, 孙悟空, your name…"))
 
     def action_encode(self) -> None:
         """Pause, ask the trainer for the model as it is now, and open the encode view on it."""
