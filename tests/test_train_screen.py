@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from textual import events
+from textual.keys import _character_to_key
 from textual.widgets import Input, Label
 
 from bpe_tui.common.prompt import ConfirmScreen, PromptScreen
@@ -74,6 +76,54 @@ async def test_go_to_k_and_back():
         await pilot.press("g", *"0", "enter")
         await at_merge(pilot, screen, 0)
         assert screen.snapshot.last is None
+
+
+CHARACTERS = {"enter": "\r", "escape": "\x1b", "ctrl+u": "\x15"}
+
+
+def type_at_once(app, *keys: str) -> None:
+    """Send ``keys`` as a paste or a fast typist does: all queued before the app handles the
+    first, where ``pilot.press`` lets the app settle after each."""
+    for key in keys:
+        if len(key) == 1:  # a character: named as a terminal names it ("/" is slash), as pilot.press does
+            key, character = (key if key.isalnum() else _character_to_key(key)), key
+        else:
+            character = CHARACTERS[key]
+        event = events.Key(key, character)
+        event.set_sender(app)
+        app._driver.send_message(event)
+
+
+async def test_keys_typed_at_once_go_into_the_prompt_they_open():
+    """The digits and Enter typed right after ``g`` reach the prompt ``g`` opens, in order;
+    so does an Escape, which cancels it."""
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        type_at_once(app, "g", "5", "0", "enter")
+        await at_merge(pilot, screen, 50)
+        assert app.screen is screen
+        type_at_once(app, "g", "7", "escape", "n")
+        await at_merge(pilot, screen, 51)
+        assert app.screen is screen
+
+
+async def test_keys_typed_at_once_answer_the_save_prompt_and_its_confirm(tmp_path):
+    """The directory and Enter typed right after ``s`` reach the prompt; a key typed after
+    that Enter reaches the dialog the answer opens, not the prompt closing."""
+    (tmp_path / "tokenizer.json").write_text("someone else's", encoding="utf-8")
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        type_at_once(app, "s", "ctrl+u", *str(tmp_path), "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        type_at_once(app, "escape")
+        await wait_until(pilot, lambda: app.screen is screen)
+        assert (tmp_path / "tokenizer.json").read_text(encoding="utf-8") == "someone else's"
+        type_at_once(app, "s", "ctrl+u", *str(tmp_path), "enter", "y")
+        await wait_until(pilot, lambda: (tmp_path / "merges.txt").exists())
+        assert Tokenizer.load(tmp_path).merges == []
+        assert app.screen is screen
 
 
 async def test_go_to_a_merge_out_of_range_says_where_it_went():
