@@ -153,7 +153,8 @@ async def test_fast_forward_to_the_end():
         assert "last merge pushed" in str(screen.query_one(HeapStats).render())
 
 
-async def test_save_asks_where_and_writes_files(tmp_path):
+async def test_save_asks_where_and_writes_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a short name to type
     app, screen = train_app()
     target = tmp_path / "saved"
     async with app.run_test(size=(80, 24)) as pilot:
@@ -161,7 +162,7 @@ async def test_save_asks_where_and_writes_files(tmp_path):
         await pilot.press("n", "n")
         await at_merge(pilot, screen, 2)
         await pilot.press("s")
-        await pilot.press("ctrl+u", *str(target), "enter")
+        await pilot.press("ctrl+u", *"saved", "enter")
         await wait_until(pilot, lambda: (target / "merges.txt").exists())
     merges = (target / "merges.txt").read_text(encoding="utf-8").splitlines()
     assert [m for m in merges if not m.startswith("#")] == ["h e", "Ġ t"]
@@ -179,21 +180,21 @@ async def test_save_names_the_directory_whole(tmp_path, monkeypatch):
         await wait_until(pilot, lambda: any(n.message == saved for n in app._notifications))
 
 
-async def test_after_a_failed_save_s_asks_again(tmp_path):
+async def test_after_a_failed_save_s_asks_again(tmp_path, monkeypatch):
     """A directory that cannot be made is said in the CLI's one line; the next ``s`` asks
     for a directory again, starting from that one, rather than trying it again unasked."""
+    monkeypatch.chdir(tmp_path)  # short names to type
     (tmp_path / "a-file").write_text("", encoding="utf-8")
-    nope = tmp_path / "a-file" / "out"
     app, screen = train_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await at_merge(pilot, screen, 0)
-        await pilot.press("s", "ctrl+u", *str(nope), "enter")
-        failure = f"not saved: {nope}: cannot write it (Not a directory)"
+        await pilot.press("s", "ctrl+u", *"a-file/out", "enter")
+        failure = "not saved: a-file/out: cannot write it (Not a directory)"
         await wait_until(pilot, lambda: any(n.message == failure for n in app._notifications))
         await pilot.press("s")
         await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen))
-        assert app.screen.query_one(Input).value == str(nope)
-        await pilot.press("ctrl+u", *str(tmp_path / "out"), "enter")
+        assert app.screen.query_one(Input).value == "a-file/out"
+        await pilot.press("ctrl+u", *"out", "enter")
         await wait_until(pilot, lambda: (tmp_path / "out" / "merges.txt").exists())
 
 
@@ -236,17 +237,18 @@ async def test_save_asks_before_replacing_files_it_did_not_write(tmp_path):
     assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "not ours to touch"
 
 
-async def test_save_asks_for_a_directory_then_before_replacing(tmp_path):
+async def test_save_asks_for_a_directory_then_before_replacing(tmp_path, monkeypatch):
     """The directory typed at the prompt is checked too, naming every file it would replace."""
     for name in ("tokenizer.json", "vocab.json", "merges.txt"):
         (tmp_path / name).write_text("old", encoding="utf-8")
+    monkeypatch.chdir(tmp_path.parent)  # a short name to type
     app, screen = train_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await at_merge(pilot, screen, 0)
-        await pilot.press("s", "ctrl+u", *str(tmp_path), "enter")
+        await pilot.press("s", "ctrl+u", *tmp_path.name, "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         question = str(app.screen.query_one(Label).render())
-        assert question == f"{tmp_path} already holds tokenizer.json, vocab.json, merges.txt. Replace them?"
+        assert question == f"{tmp_path.name} already holds tokenizer.json, vocab.json, merges.txt. Replace them?"
         await pilot.click("#yes")
         await wait_until(pilot, lambda: (tmp_path / "merges.txt").read_text(encoding="utf-8") != "old")
     assert Tokenizer.load(tmp_path).merges == []
