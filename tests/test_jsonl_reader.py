@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from engine import CorpusError, PreTokenizer, Tokenizer
 from engine.corpus import shards as shards_module
+from engine.corpus._tally import count_lines
 from engine.corpus.shards import CountSettings, Shard, count_shard
 from engine.corpus.sources import JSONL, expand_inputs
 from engine.encode import dataset as dataset_module
@@ -254,3 +255,12 @@ def test_a_dataset_under_a_pattern_not_compiled_reads_each_line_in_python(gpt2, 
     tail = eot.to_bytes(2, "little")
     assert (tmp_path / "ids.bin").read_bytes() == b"".join(tok.encode_packed(t, "uint16") + tail for t in texts)
     assert (summary.documents, summary.bad_records) == (3, 1)
+
+
+@given(st.binary(max_size=2000), st.integers(0, 2000), st.integers(0, 2000))
+@example(b"\n" * 1000, 0, 1000)  # more newlines than one byte of the C loop holds
+def test_count_lines_agrees_with_bytes_count(data: bytes, start: int, stop: int) -> None:
+    """``count_lines`` (how a stream's reader numbers JSONL lines for messages) counts what
+    ``bytes.count`` does, in bytes and in slices of a view."""
+    assert count_lines(data) == data.count(b"\n")
+    assert count_lines(memoryview(data)[start:stop]) == data[start:stop].count(b"\n")

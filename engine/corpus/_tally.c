@@ -1263,11 +1263,32 @@ static PyTypeObject TallyType = {
     .tp_as_sequence = &Tally_sequence,
 };
 
+/* count_lines(data) -> the newlines in a buffer, counted 255 bytes at a time into a byte (a
+ * loop the compiler vectorizes: several GB/s, where bytes.count(b"\n") makes about 1.5). The
+ * GIL is released: a stream's reader counts each block's lines while counters run. */
+static PyObject *count_lines(PyObject *Py_UNUSED(module), PyObject *arg) {
+    Py_buffer data;
+    if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0) return NULL;
+    const uint8_t *s = data.buf;
+    size_t n = (size_t)data.len, lines = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t i = 0; i < n;) {
+        size_t stop = n - i < 255 ? n : i + 255;
+        uint8_t some = 0;
+        for (; i < stop; i++) some += s[i] == '\n';
+        lines += some;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&data);
+    return PyLong_FromSize_t(lines);
+}
+
 static PyMethodDef module_methods[] = {
     {"merge_tables", merge_tables, METH_O,
      "merge_tables(tables)\n--\n\nThe sum of tables sorted by bytes, each (words, ends, counts), as one sorted table."},
     {"concat_tables", concat_tables, METH_O,
      "concat_tables(tables)\n--\n\nTables, each (words, ends, counts), one after another as one."},
+    {"count_lines", count_lines, METH_O, "count_lines(data)\n--\n\nThe newlines in a buffer."},
     {NULL, NULL, 0, NULL},
 };
 

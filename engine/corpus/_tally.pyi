@@ -68,6 +68,10 @@ def concat_tables(tables: Sequence[tuple[Buffer, Buffer, Buffer]], /) -> tuple[b
     """Tables, each ``(words, ends, counts)``, one after another as one; ValueError for one
     whose ends do not end at the end of its words."""
 
+def count_lines(data: Buffer, /) -> int:
+    """The newlines (``b"\\n"``) in a buffer, as ``bytes(data).count(b"\\n")`` without the
+    copy, several times as fast; the GIL is released while counting."""
+
 class TableMerge:
     """``merge_tables(tables)``, taken a part at a time; the tables' buffers are held until it
     is let go."""

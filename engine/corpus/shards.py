@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, BinaryIO
 
+from engine.corpus._tally import count_lines
 from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.shared_blocks import SharedBlocks
 from engine.corpus.sources import JSONL, PARQUET, TEXT, Source, open_binary, optional
@@ -385,7 +386,7 @@ def _numbered(blocks: Iterator[bytes]) -> Iterator[Block]:
     for data in blocks:
         yield Block(data, offset, lines)
         offset += len(data)
-        lines += data.count(b"\n")
+        lines += count_lines(data)
 
 
 def _block_texts(block: Block, shard: Shard, settings: CountSettings, count: Callable[[bytes | memoryview], bool] | None) -> Iterator[str]:
@@ -438,11 +439,11 @@ def _slot_blocks(
             held = []
             yield Block(data, offset, lines)
             offset += len(data)
-            lines += data.count(b"\n") if numbered else 0
+            lines += count_lines(data) if numbered else 0
         elif cut:
             yield Block(view[:cut], offset, lines, slot)
             offset += cut
-            lines += bytes(view[:cut]).count(b"\n") if numbered else 0
+            lines += count_lines(view[:cut]) if numbered else 0
         else:
             shared.give(slot)
         if ended:
@@ -962,7 +963,7 @@ def _line_number(path: str, offset: int) -> int:
     with open_binary(path) as f:
         left = offset
         while left > 0 and (data := f.read(min(left, 1 << 20))):
-            newlines += data.count(b"\n")
+            newlines += count_lines(data)
             left -= len(data)
     return newlines + 1
 
