@@ -27,7 +27,8 @@ class SettingsError(BpeError, ValueError):
 
 
 class TokenIdError(BpeError, ValueError):
-    """Token ids to decode that are not the vocabulary's: not integers, or no entry."""
+    """Token ids to decode, or one id whose token is looked up, that are not the
+    vocabulary's: bools, not integers, or no entry."""
 
 
 class OutputError(BpeError, OSError):

@@ -228,6 +228,42 @@ def test_decode_reads_iterators_and_arrays_once(each_kind):
     assert tok.decode([]) == "" and tok.decode_bytes([]) == b""
 
 
+BAD_ID = [
+    (999999, "token id 999999 is not in the vocabulary (0-{top})"),
+    (-1, "token id -1 is not in the vocabulary (0-{top})"),
+    (2**70, f"token id {2**70} is not in the vocabulary (0-{{top}})"),
+    (True, "token id True is a bool, not a token id"),
+    ("a", "token id 'a' is not an integer"),
+    (1.5, "token id 1.5 is not an integer"),
+    (None, "token id None is not an integer"),
+]
+"""Ids every kind of tokenizer's ``token`` refuses, and the line it says: decode's, without an index."""
+
+
+@pytest.mark.parametrize(("i", "expected"), BAD_ID)
+def test_token_names_a_bad_id(each_kind, i, expected):
+    """Looking up one id's token refuses a bad id as ``decode`` does, whatever the kind."""
+    with pytest.raises(TokenIdError, match=f"^{re.escape(expected.format(top=last_id(each_kind)))}$"):
+        each_kind.token(i)
+
+
+def test_token_of_each_id(each_kind):
+    """``token`` gives a BPE token's bytes, another kind's vocabulary entry; NumPy's ints
+    and other int subclasses are ids, a NumPy bool is not."""
+    tok = each_kind
+    ids = tok.encode("hello world")
+    tokens = [tok.token(i) for i in ids]
+    if isinstance(tok, Tokenizer):
+        assert tokens == [tok.vocab[i] for i in ids] and b"".join(tokens) == b"hello world"
+    else:
+        assert "".join(tokens).replace("▁", "") == "helloworld"
+    assert [tok.token(type("Id", (int,), {})(i)) for i in ids] == tokens
+    np = pytest.importorskip("numpy")
+    assert [tok.token(i) for i in np.array(ids)] == tokens
+    with pytest.raises(TokenIdError, match="^token id True is a bool, not a token id$"):
+        tok.token(np.bool_(True))
+
+
 def test_decode_half_a_character_gives_replacement(tok):
     euro = "€".encode()
     assert tok.decode([tok.encoder[euro[:1]]]) == "\ufffd"

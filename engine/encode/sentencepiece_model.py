@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from engine.encode.flat import FlatBatches
-from engine.encode.token_ids import TokenTexts
+from engine.encode.token_ids import TokenTexts, as_id
 from engine.errors import ModelFileError, SettingsError, unreadable
 from engine.formats.tokenizer_files import TOKENIZER_JSON
 
@@ -228,10 +228,8 @@ class SentencePieceModel(FlatBatches):
         return cls(_processor(path, data), info, path)
 
     def token(self, i: int) -> str:
-        """The piece of id ``i``; ValueError when there is none."""
-        if isinstance(i, int) and 0 <= i < len(self.vocab):
-            return self.vocab[i]
-        raise ValueError(f"token id {i!r} is not in the vocabulary (0-{len(self.vocab) - 1})")
+        """The piece of id ``i``; ``TokenIdError`` names an id that is none."""
+        return self.vocab[as_id(i, len(self.vocab) - 1)]
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``: ``sentencepiece``'s ``encode(text)``."""

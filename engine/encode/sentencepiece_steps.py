@@ -53,7 +53,7 @@ class SentencePieceSteps:
         self._longest = max((len(p) for p in self._pieces), default=1)
 
     def token(self, i: int) -> str:
-        """The piece of id ``i``; ValueError when there is none."""
+        """The piece of id ``i``; ``TokenIdError`` names an id that is none."""
         return self.model.token(i)
 
     def words(self, text: str) -> list[str]:

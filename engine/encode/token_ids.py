@@ -1,7 +1,9 @@
 """Token ids given to ``decode``: read once (``listed``) and joined in one pass in C
 (``_encoder_core.Vocab``), which fails on any id that is not a Python int (a bool is not)
 with an entry; only then are they made Python ints, or the ``TokenIdError`` names the first
-bad one and its index (``as_ids``). ``TokenTexts`` joins the texts of whole tokens so."""
+bad one and its index (``as_ids``). ``TokenTexts`` joins the texts of whole tokens so.
+One id looked up (every tokenizer's and trainer's ``token``) is checked by ``as_id``, in
+the same words without the index."""
 
 from __future__ import annotations
 
@@ -59,18 +61,26 @@ def listed(ids: Iterable[int]) -> list[int]:
 
 
 def as_ids(ids: Sequence[object], top: int, known: Container[int] | None = None) -> list[int]:
-    """``ids`` as Python ints (NumPy's made ints), or the ``TokenIdError`` naming the first
-    that is a bool (a mask passed as ids, say), not an integer or not an id of the
-    vocabulary, and its index."""
-    out = []
-    for k, i in enumerate(ids):
-        if type(i).__name__ in ("bool", "bool_"):  # Python's, and NumPy's (whose is not an int)
-            raise TokenIdError(f"token id {i} at index {k} is a bool, not a token id")
-        try:
-            n = operator.index(i)  # type: ignore[arg-type]
-        except TypeError:
-            raise TokenIdError(f"token id {one_line(reprlib.repr(i))} at index {k} is not an integer") from None
-        if not 0 <= n <= top or (known is not None and n not in known):
-            raise TokenIdError(f"token id {n} at index {k} is not in the vocabulary (0-{top})")
-        out.append(n)
-    return out
+    """``ids`` as Python ints (NumPy's made ints), or the ``TokenIdError`` of ``as_id``
+    naming the first bad one and its index."""
+    return [as_id(i, top, known, k) for k, i in enumerate(ids)]
+
+
+def as_id(i: object, top: int, known: Container[int] | None = None, index: int | None = None) -> int:
+    """``i`` as a Python int (NumPy's made one) that is an id of the vocabulary ``0``-``top``
+    (and in ``known``, where its ids have gaps), or the ``TokenIdError`` saying that it is a
+    bool (a mask passed as ids, say), not an integer or not an id of the vocabulary, with
+    its ``index`` among the ids given."""
+    if type(i).__name__ in ("bool", "bool_"):  # Python's, and NumPy's (whose is not an int)
+        raise TokenIdError(f"token id {i}{_at(index)} is a bool, not a token id")
+    try:
+        n = operator.index(i)  # type: ignore[arg-type]
+    except TypeError:
+        raise TokenIdError(f"token id {one_line(reprlib.repr(i))}{_at(index)} is not an integer") from None
+    if not 0 <= n <= top or (known is not None and n not in known):
+        raise TokenIdError(f"token id {n}{_at(index)} is not in the vocabulary (0-{top})")
+    return n
+
+
+def _at(index: int | None) -> str:
+    return "" if index is None else f" at index {index}"

@@ -39,7 +39,7 @@ from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.stages import AddedToken, PatternSpec, Stage, describe, simplest
 from engine.encode._encoder_core import Encoder, MergeRanks, PackedIds, SharedCache, Vocab, join_ends, unit_ends
 from engine.encode.flat import UINT32, FlatIds, flat_ids
-from engine.encode.token_ids import as_ids, listed
+from engine.encode.token_ids import as_id, as_ids, listed
 from engine.errors import ModelFileError, SettingsError
 from engine.formats import rank_files
 from engine.formats import tokenizer_files as formats
@@ -1021,6 +1021,10 @@ class Tokenizer:
                 ids = self._bpe(pretoken.encode("utf-8"), steps)
                 traces.append(PreTokenTrace(pretoken, False, steps, ids))
         return traces
+
+    def token(self, i: int) -> bytes:
+        """The bytes of token ``i`` (``vocab[i]``); ``TokenIdError`` names an id that is none."""
+        return self.vocab[as_id(i, self.max_id, self.vocab)]
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of ``ids`` joined; ``TokenIdError`` names the first bad id and where it is."""

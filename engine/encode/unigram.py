@@ -25,7 +25,6 @@ import dataclasses
 import hashlib
 import heapq
 import json
-import operator
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ import regex
 
 from engine.corpus.stages import AddedToken, AddedTokens
 from engine.encode.flat import FlatBatches
-from engine.encode.token_ids import TokenTexts
+from engine.encode.token_ids import TokenTexts, as_id
 from engine.errors import ModelFileError
 from engine.formats import unigram_files as files
 from engine.formats.atomic import atomic_write, make_dir
@@ -152,13 +151,8 @@ class UnigramTokenizer(FlatBatches):
         """``decoder`` and the texts of the pieces by it, once ``decode`` has run."""
 
     def token(self, i: int) -> str:
-        """The piece of id ``i``; ValueError when there is none."""
-        try:
-            if 0 <= operator.index(i) < len(self.vocab):
-                return self.vocab[i][0]
-        except TypeError:
-            pass
-        raise ValueError(f"token id {i!r} is not in the vocabulary (0-{len(self.vocab) - 1})")
+        """The piece of id ``i``; ``TokenIdError`` names an id that is none."""
+        return self.vocab[as_id(i, len(self.vocab) - 1)][0]
 
     def digest(self) -> str:
         """BLAKE2b of what encoding depends on."""

@@ -25,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import operator
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ import regex
 from engine.corpus.stages import AddedToken, AddedTokens
 from engine.corpus.words import _NOT_WHITE_SPACE, bert_words, lowercase
 from engine.encode.flat import FlatBatches
-from engine.encode.token_ids import TokenTexts
+from engine.encode.token_ids import TokenTexts, as_id
 from engine.errors import ModelFileError
 from engine.formats import wordpiece_files as files
 from engine.formats.atomic import atomic_write, make_dir
@@ -204,13 +203,8 @@ class WordPieceTokenizer(FlatBatches):
         """``decoder`` and the texts of the tokens by it, once ``decode`` has run."""
 
     def token(self, i: int) -> str:
-        """The token of id ``i``; ValueError when there is none."""
-        try:
-            if 0 <= operator.index(i) < len(self.vocab):
-                return self.vocab[i]
-        except TypeError:
-            pass
-        raise ValueError(f"token id {i!r} is not in the vocabulary (0-{len(self.vocab) - 1})")
+        """The token of id ``i``; ``TokenIdError`` names an id that is none."""
+        return self.vocab[as_id(i, len(self.vocab) - 1)]
 
     def digest(self) -> str:
         """BLAKE2b of what encoding depends on: the same model gives the same digest whichever
