@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import PreTokenizer, SettingsError, Trainer, train_bpe, train_reference
+from engine import PreTokenizer, SettingsError, TokenIdError, Trainer, WordPieceTrainer, train_bpe, train_reference
 from engine.corpus.counting import count_file
+from engine.train.classic import ClassicTrainer
 from tests.conftest import assert_changes_account_for, fixture_file
 
 SPECIAL = "<|endoftext|>"
@@ -54,6 +57,26 @@ def test_stops_early_when_pairs_run_out():
     trainer.run()
     assert trainer.stopped_early
     assert trainer.merges_done == 2 < trainer.merges_planned  # "ab", then " " + "ab"
+
+
+@pytest.mark.parametrize("kind", [Trainer, ClassicTrainer, WordPieceTrainer])
+def test_token_names_an_id_past_the_vocabulary_so_far(kind):
+    """Every steppable trainer's ``token`` looks up the vocabulary as it is now: an id past
+    it (a merge gone back over, say), a negative one, a bool or a non-integer is a
+    ``TokenIdError`` in decode's words."""
+    trainer = kind.from_text("low lower lowest newest widest", 300 if kind is Trainer else 30)
+    trainer.run()
+    trainer.goto(1)
+    top = len(trainer.vocab) - 1
+    assert trainer.token(top) == trainer.vocab[top]
+    for i, why in [
+        (top + 1, f"is not in the vocabulary (0-{top})"),
+        (-1, f"is not in the vocabulary (0-{top})"),
+        (True, "is a bool, not a token id"),
+        ("a", "is not an integer"),
+    ]:
+        with pytest.raises(TokenIdError, match=f"^token id {i!r} {re.escape(why)}$"):
+            trainer.token(i)
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from engine.corpus.counting import Progress
 from engine.corpus.words import count_file_words, count_words, merge_symbols
+from engine.encode.token_ids import as_id
 from engine.errors import ModelFileError, SettingsError, unreadable
 from engine.formats.atomic import atomic_write, make_dir
 from engine.train.events import MergeStep, Pair, Token
@@ -172,7 +173,9 @@ class ClassicTrainer:
         return self.stopped_early or self.merges_done >= self.merges_planned
 
     def token(self, token_id: int) -> str:
-        return self.vocab[token_id]
+        """The token of ``token_id`` in the vocabulary as it is now; ``TokenIdError`` names an
+        id that is none."""
+        return self.vocab[as_id(token_id, len(self.vocab) - 1)]
 
     @property
     def pair_counter(self) -> dict[Pair, int]:

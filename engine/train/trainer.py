@@ -46,6 +46,7 @@ from engine.corpus.counts_file import save_counts as save_counts_file
 from engine.corpus.pretokenize import PreTokenizer, pattern_name
 from engine.corpus.shards import CountSettings, keep_mmap_threshold
 from engine.corpus.word_table import TableParts, WordTable
+from engine.encode.token_ids import as_id
 from engine.errors import CorpusError, SettingsError, counted
 from engine.train._trainer_core import Core
 from engine.train.events import MergeStep, Pair, Token
@@ -439,7 +440,9 @@ class Trainer:
         return self.stopped_early or self.merges_done >= self.merges_planned
 
     def token_bytes(self, token_id: int) -> bytes:
-        return self._core.token(token_id)
+        """The bytes of token ``token_id`` in the vocabulary as it is now; ``TokenIdError``
+        names an id that is none (a merge's gone back over, say)."""
+        return self._core.token(as_id(token_id, self._first_merge_id + len(self.merge_pairs) - 1))
 
     token = token_bytes
     """The name every steppable trainer gives it (``ClassicTrainer.token`` is a string)."""

@@ -35,6 +35,7 @@ from itertools import accumulate
 from engine.corpus.counting import Progress
 from engine.corpus.words import count_file_words, count_words
 from engine.corpus.words import lowercase as lowercase_text
+from engine.encode.token_ids import as_id
 from engine.train.events import Pair, Token
 from engine.train.trainer import RUN_SLICE, TIE_LIMIT, Word
 from engine.train.wordpiece._wordpiece_core import Core, first_words
@@ -141,7 +142,9 @@ class WordPieceTrainer:
         return self.stopped_early or len(self.vocab) >= self.vocab_size
 
     def token(self, token_id: int) -> str:
-        return self.vocab[token_id]
+        """The token of ``token_id`` in the vocabulary as it is now; ``TokenIdError`` names an
+        id that is none."""
+        return self.vocab[as_id(token_id, len(self.vocab) - 1)]
 
     def symbol_count(self, token_id: int) -> int:
         """``count(token)`` in the corpus as segmented now."""
