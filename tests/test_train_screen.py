@@ -181,15 +181,16 @@ async def test_save_names_the_directory_whole(tmp_path, monkeypatch):
 
 
 async def test_after_a_failed_save_s_asks_again(tmp_path, monkeypatch):
-    """A directory that cannot be made is said in the CLI's one line; the next ``s`` asks
-    for a directory again, starting from that one, rather than trying it again unasked."""
+    """A directory that cannot be made is said in the CLI's one line, named whole as a save
+    names it; the next ``s`` asks for a directory again, starting from that one as typed,
+    rather than trying it again unasked."""
     monkeypatch.chdir(tmp_path)  # short names to type
     (tmp_path / "a-file").write_text("", encoding="utf-8")
     app, screen = train_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await at_merge(pilot, screen, 0)
         await pilot.press("s", "ctrl+u", *"a-file/out", "enter")
-        failure = "not saved: a-file/out: cannot write it (Not a directory)"
+        failure = f"not saved: {tmp_path / 'a-file' / 'out'}: cannot write it (Not a directory)"
         await wait_until(pilot, lambda: any(n.message == failure for n in app._notifications))
         await pilot.press("s")
         await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen))

@@ -21,6 +21,7 @@ from bpe_tui.common.prompt import PromptScreen
 from bpe_tui.encode.unigram_screen import UnigramEncodeScreen
 from bpe_tui.help.command import run_explain
 from bpe_tui.help.screen import HelpScreen
+from bpe_tui.train.saving import save_report
 from bpe_tui.train.unigram.screen import TRAINER_PROCESS, UnigramTrainScreen
 from bpe_tui.train.unigram.snapshot import RoundView
 from bpe_tui.train.unigram.widgets.likelihood_rounds import RoundTable
@@ -207,6 +208,20 @@ async def test_to_the_end_then_save_and_encode(tmp_path):
         await pilot.press("q")  # the trainer's process quits, then the app
         await wait_until(pilot, lambda: app.return_code == 0)
     assert not [p for p in multiprocessing.active_children() if p.name == TRAINER_PROCESS]
+
+
+def test_a_save_names_the_directory_whole_saved_or_not(tmp_path, monkeypatch):
+    """The screen's process reports a save as the training screen's does: a directory typed
+    relative is named whole, whether it was saved or not; ``not saved`` keeps it as typed,
+    for the prompt to start from."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    trainer = UnigramTrainer.from_text("low lower lowest newest widest " * 20, 40)
+    options = TrainOptions(40, ("<unk>",), algorithm="unigram")
+    why = f"{tmp_path / 'a-file' / 'out'}: cannot write it (Not a directory)"
+    assert save_report(options, trainer, "a-file/out", "round 0") == ("not saved", "a-file/out", why)
+    kind, notice, _ = save_report(options, trainer, "out", "round 0")
+    assert (kind, notice) == ("notice", f"saved round 0 to {tmp_path / 'out'}: tokenizer.json")
 
 
 async def test_a_corpus_too_small_for_the_size_asked_ends_short_and_says_so(tmp_path):
