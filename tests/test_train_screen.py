@@ -199,6 +199,20 @@ async def test_after_a_failed_save_s_asks_again(tmp_path, monkeypatch):
         await wait_until(pilot, lambda: (tmp_path / "out" / "merges.txt").exists())
 
 
+async def test_a_save_into_a_symbolic_link_loop_is_not_saved(tmp_path, monkeypatch):
+    """A directory that is a symbolic link to itself is not saved, in the same one line,
+    rather than ending the app."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "loop").symlink_to("loop")
+    app, screen = train_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at_merge(pilot, screen, 0)
+        await pilot.press("s", "ctrl+u", *"loop", "enter")
+        failure = f"not saved: {tmp_path / 'loop'}: cannot write it (File exists)"
+        await wait_until(pilot, lambda: any(n.message == failure for n in app._notifications))
+        assert app.screen is screen and app.return_code is None
+
+
 async def test_save_to_out_without_asking(tmp_path):
     app, screen = train_app(out=str(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:

@@ -27,6 +27,7 @@ from textual.worker import get_current_worker
 from bpe_tui.common.child_process import ChildProcess, Report, ensure_running, listen
 from bpe_tui.common.downloads import download
 from bpe_tui.common.navigation import Ask, Confirm, Deliver, Failed, ask, over_another
+from bpe_tui.train.saving import whole
 from engine import BpeError
 from engine.train.settings import Inputs, TrainOptions
 
@@ -256,7 +257,7 @@ class TrainerScreen(Screen[None], Generic[S]):
         if directory is None:
             return
         present = [name for name in self._options.file_names if (Path(directory) / name).exists()]
-        if present and Path(directory).resolve() not in self._written:
+        if present and whole(directory) not in self._written:
             them = "it" if len(present) == 1 else "them"
             question = f"{directory} already holds {', '.join(present)}. Replace {them}?"
 
@@ -273,7 +274,7 @@ class TrainerScreen(Screen[None], Generic[S]):
     def _save(self, directory: str) -> None:
         if self._send("save", directory):
             self.out = self._directory = directory
-            self._written.add(Path(directory).resolve())
+            self._written.add(whole(directory))
 
     def _not_saved(self, directory: str, why: str) -> None:
         """A save failed: the next ``s`` asks for a directory again, starting from this one."""
