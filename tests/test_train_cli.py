@@ -80,3 +80,24 @@ def test_a_log_gets_a_progress_line_now_and_then(tmp_path):
     assert any("MB/s" in line and "/11.8 MB" in line for line in lines)
     quiet = subprocess.run([*command, "--out", str(tmp_path / "tok2")], cwd=ROOT, env=CLI_ENV, capture_output=True, text=True)
     assert quiet.returncode == 0 and quiet.stderr == ""  # shorter than the default 30 s: nothing
+
+
+def test_bars_on_a_terminal_are_drawn_without_a_thread(monkeypatch):
+    """A thread beside the main one makes counting start its workers from a fork server,
+    much slower than forking: the bars are drawn at updates, not by a thread of rich's."""
+    import io
+    import threading
+
+    from rich.console import Console
+
+    from bpe_tui.common import progress_bars as bars
+
+    monkeypatch.setattr(bars, "DRAW_SECONDS", 0)
+    out = io.StringIO()
+    progress = bars.progress_bars(Console(file=out, force_terminal=True, width=100))
+    task = progress.add_task("pre-tokenizing", total=100, unit="bytes")
+    before = threading.active_count()
+    with progress:
+        progress.update(task, completed=42)
+        assert threading.active_count() == before
+    assert "42%" in out.getvalue()

@@ -42,23 +42,31 @@ class TokenRateColumn(ProgressColumn):
 MAX_BAR = 40
 LOG_SECONDS = float(os.environ.get("BPE_TUI_PROGRESS_SECONDS", 30))
 """Where stderr is no terminal, how often the tasks under way are written as lines."""
+DRAW_SECONDS = 0.1
+"""On a terminal, how often the bars are drawn again, at an update."""
 
 
 class LoggedProgress(Progress):
-    """Bars on a terminal; elsewhere (a log file, a pipe), the tasks under way written as one
-    line each at an update once ``LOG_SECONDS`` have passed since the last lines, so that a
-    long run's log says how far it is and how long it has left. A run shorter than that
-    writes nothing. No thread of its own: counting forks its workers only from a process
-    that runs none."""
+    """Bars on a terminal, drawn at an update once ``DRAW_SECONDS`` have passed since they
+    last were; elsewhere (a log file, a pipe), the tasks under way written as one line each
+    at an update once ``LOG_SECONDS`` have passed since the last lines, so that a long run's
+    log says how far it is and how long it has left. A run shorter than that writes
+    nothing. No thread of its own, where rich would draw from one: counting forks its
+    workers only from a process that runs none, and from one that does it starts them from
+    a fork server instead, which took 46 MB of English 0.49 s to count with two workers
+    rather than 0.34."""
 
     def __init__(self, *columns: ProgressColumn, console: Console) -> None:
         self.logged = not console.is_terminal
-        super().__init__(*columns, console=console, expand=False, transient=True, disable=self.logged)
-        self._logged_at = time.monotonic()
+        super().__init__(*columns, console=console, expand=False, transient=True, disable=self.logged, auto_refresh=False)
+        self._logged_at = self._drawn_at = time.monotonic()
 
     def update(self, task_id: TaskID, **fields: Any) -> None:
         super().update(task_id, **fields)
         now = time.monotonic()
+        if not self.logged and now - self._drawn_at >= DRAW_SECONDS:
+            self._drawn_at = now
+            self.refresh()
         if self.logged and now - self._logged_at >= LOG_SECONDS:
             self._logged_at = now
             tasks = [task for task in self.tasks if task.started and not task.finished]
