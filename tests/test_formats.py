@@ -65,7 +65,14 @@ def test_a_directory_that_cannot_be_made_is_one_output_error(tok, tmp_path):
     """Saving makes the directory and its parents; where it cannot be made, an ``OutputError``
     in the CLI's one line (an ``OSError`` too), for every kind of model, nothing written."""
     (tmp_path / "a-file").write_text("")
-    cases = [(tmp_path / "a-file", "File exists"), (tmp_path / "a-file" / "out", "Not a directory")]
+    (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "broken").symlink_to("nowhere")
+    cases = [
+        (tmp_path / "a-file", "a file, not a directory"),
+        (tmp_path / "a-file" / "out", "Not a directory"),
+        (tmp_path / "loop", "a symbolic link loop"),
+        (tmp_path / "broken", "a broken symbolic link, to nowhere"),
+    ]
     if Path("/proc/self").is_dir():  # Linux: no directory can be made in /proc
         cases.append((Path("/proc/nope/out"), "No such file or directory"))
     saves = [
@@ -80,7 +87,7 @@ def test_a_directory_that_cannot_be_made_is_one_output_error(tok, tmp_path):
             with pytest.raises(OutputError, match=f"^{re.escape(f'{directory}: cannot write it ({why})')}$") as caught:
                 save(directory)
             assert isinstance(caught.value, BpeError) and isinstance(caught.value, OSError)
-    assert [p.name for p in tmp_path.iterdir()] == ["a-file"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "broken", "loop"]
     assert [p.name for p in tok.save_dir(tmp_path / "new" / "deeper")] == ["tokenizer.json", "vocab.json", "merges.txt"]
 
 

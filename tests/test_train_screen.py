@@ -208,7 +208,7 @@ async def test_a_save_into_a_symbolic_link_loop_is_not_saved(tmp_path, monkeypat
     async with app.run_test(size=(80, 24)) as pilot:
         await at_merge(pilot, screen, 0)
         await pilot.press("s", "ctrl+u", *"loop", "enter")
-        failure = f"not saved: {tmp_path / 'loop'}: cannot write it (File exists)"
+        failure = f"not saved: {tmp_path / 'loop'}: cannot write it (a symbolic link loop)"
         await wait_until(pilot, lambda: any(n.message == failure for n in app._notifications))
         assert app.screen is screen and app.return_code is None
 

@@ -9,6 +9,7 @@ is gone.
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
 import tempfile
@@ -63,13 +64,28 @@ def cannot_write(path: Pathish, error: OSError) -> OutputError:
 
 def make_dir(path: Pathish) -> Path:
     """Directory ``path``, made with its parents if need be; ``OutputError`` in one line
-    (``cannot_write``) if it cannot be."""
+    (``cannot_write``) if it cannot be, saying what is in its way where something is."""
     path = Path(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as e:
+        raise OutputError(f"{path}: cannot write it ({_in_the_way(path, e)})") from None
     except OSError as e:
         raise cannot_write(path, e) from None
     return path
+
+
+def _in_the_way(path: Path, error: OSError) -> str:
+    """What stands where directory ``path`` was to be made (``mkdir`` says only "File exists")."""
+    try:
+        path.stat()
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return "a symbolic link loop"
+        if isinstance(e, FileNotFoundError) and path.is_symlink():
+            return f"a broken symbolic link, to {os.readlink(path)}"
+        return error.strerror or str(error)
+    return "a file, not a directory"
 
 
 @contextmanager
