@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -30,13 +31,22 @@ BUDGET = TALLY_OVERHEAD + (96 << 10)
 """``max_memory`` that leaves one counter a 96 KB tally: it spills many times."""
 
 
+@pytest.fixture
+def scratch(tmp_path_factory, monkeypatch) -> Path:
+    """The temporary folder the counts make their runs in, this test's own: a count running
+    beside it (another test's, another program's) leaves nothing there."""
+    folder = tmp_path_factory.mktemp("scratch")
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
 @pytest.mark.parametrize("workers", [1, 2])
-def test_spilled_counts_are_the_counts_in_memory(tmp_path, workers):
+def test_spilled_counts_are_the_counts_in_memory(tmp_path, scratch, workers):
     plain, summary = count_table(INPUTS, SETTINGS, workers=1, shard_bytes=64 << 10)
     spilled, spilled_summary = count_table(INPUTS, SETTINGS, workers=workers, max_memory=workers * BUDGET, shard_bytes=64 << 10)
     assert list(spilled.items()) == sorted(plain.items())
     assert spilled_summary.digest == summary.digest and spilled_summary.bytes_read == summary.bytes_read
-    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("bpe-tui-counts-*/*.run"))  # the temporary runs are gone
+    assert not list(scratch.glob("bpe-tui-counts-*/*.run"))  # the temporary runs are gone
     kept, _ = count_table(INPUTS, SETTINGS, workers=workers, max_memory=workers * BUDGET, shard_bytes=64 << 10, keep=tmp_path)
     assert list(kept.items()) == list(spilled.items()) and len(list(tmp_path.glob("*.run"))) > 2 * workers  # it did spill
     merges = []
@@ -48,7 +58,7 @@ def test_spilled_counts_are_the_counts_in_memory(tmp_path, workers):
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_spilled_counts_read_in_parts_are_the_counts_in_memory(monkeypatch, workers):
+def test_spilled_counts_read_in_parts_are_the_counts_in_memory(monkeypatch, scratch, workers):
     """The runs joined a part at a time as they are read, their pages let go: the table in
     memory, in order; a trainer laid out from the parts trains its merges; the runs go
     once the parts are read."""
@@ -59,7 +69,7 @@ def test_spilled_counts_read_in_parts_are_the_counts_in_memory(monkeypatch, work
     read = list(parts)
     assert len(read) > 10 and max(len(part.words) for part in read) <= 1500
     assert [item for part in read for item in part.items()] == sorted(plain.items())
-    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("bpe-tui-counts-*"))
+    assert not list(scratch.glob("bpe-tui-counts-*"))
     bounded = Trainer.from_files(INPUTS, 600, ["<|endoftext|>"], workers=workers, max_memory=workers * BUDGET)
     bounded.run()
     trainer = Trainer(plain, 600, ["<|endoftext|>"])
