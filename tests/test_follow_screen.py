@@ -140,18 +140,19 @@ async def test_step_keys_wait_while_the_corpus_loads(monkeypatch):
         assert "waiting" not in status(screen)
 
 
-async def test_trace_and_picture_from_the_keys(tmp_path):
+async def test_trace_and_picture_from_the_keys(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # short names to type
     app, screen = zh_app()
     trace, picture = tmp_path / "merges.json", tmp_path / "screen.svg"
     async with app.run_test(size=(80, 24)) as pilot:
         await at_merge(pilot, screen, 0)
         await pilot.press("g", "5", "enter")
         await at_merge(pilot, screen, 5)
-        await pilot.press("t", "ctrl+u", *str(trace), "enter")
+        await pilot.press("t", "ctrl+u", *"merges.json", "enter")
         await wait_until(pilot, lambda: trace.exists())
-        await pilot.press("p", "ctrl+u", *str(picture), "enter")
+        await pilot.press("p", "ctrl+u", *"screen.svg", "enter")
         await wait_until(pilot, lambda: picture.exists())
-        await pilot.press("t", "ctrl+u", *str(tmp_path / "merges.txt"), "enter")  # refused, in one line
+        await pilot.press("t", "ctrl+u", *"merges.txt", "enter")  # refused, in one line
         await pilot.pause()
         assert any("a trace is written as .csv or .json" in n.message for n in app._notifications)
     written = json.loads(trace.read_text(encoding="utf-8"))
@@ -217,12 +218,13 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no Chromium (Debian: apt-get install chromium) to open the picture with")
-async def test_the_picture_opens_in_chromium(tmp_path):
+async def test_the_picture_opens_in_chromium(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a short name to type
     app, screen = zh_app(follow=[SUN])
     picture = tmp_path / "screen.svg"
     async with app.run_test(size=(80, 24)) as pilot:
         await at_merge(pilot, screen, 0)
-        await pilot.press("p", "ctrl+u", *str(picture), "enter")
+        await pilot.press("p", "ctrl+u", *"screen.svg", "enter")
         await wait_until(pilot, lambda: picture.exists())
     png = tmp_path / "screen.png"
     subprocess.run(

@@ -160,15 +160,16 @@ async def test_to_the_end_then_save(lecture, tmp_path):
     assert json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))["model"]["type"] == "WordPiece"
 
 
-async def test_trace_of_the_merges_so_far(lecture, tmp_path):
+async def test_trace_of_the_merges_so_far(lecture, tmp_path, monkeypatch):
     """``t`` exports the merges so far, with WordPiece's rule as the tie-break."""
+    monkeypatch.chdir(tmp_path)  # a short name to type
     trace = tmp_path / "merges.json"
     app, screen = wordpiece_app(lecture)
     async with app.run_test(size=(80, 24)) as pilot:
         await at_merge(pilot, screen, 0)
         await pilot.press("g", "3", "enter")
         await at_merge(pilot, screen, 3)
-        await pilot.press("t", "ctrl+u", *str(trace), "enter")
+        await pilot.press("t", "ctrl+u", *"merges.json", "enter")
         await wait_until(pilot, lambda: trace.exists())
         await at_merge(pilot, screen, 3)  # the trainer redid its merges and is back where it was
     written = json.loads(trace.read_text(encoding="utf-8"))
