@@ -16,8 +16,9 @@ import pytest
 from engine.formats.byte_unicode import token_string_to_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
-pytest_plugins = ["tests.compare_models"]
-"""Fixtures offered to every test: ``models`` (Hugging Face model files) for the compare tests."""
+pytest_plugins = ["tests.compare_models", "tests.snapshots_xdist"]
+"""Fixtures offered to every test: ``models`` (Hugging Face model files) for the compare tests;
+and the snapshot report of a run in pytest-xdist's workers."""
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 """Test data committed with the tests (see its README.md): a clone alone runs every test."""
 
