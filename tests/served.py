@@ -79,15 +79,20 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+PORT_TRIES = 3
+"""Ports tried for one server: a port free when picked may be taken by another process (a
+test running beside this one) before the server binds it."""
+
+
 def wait_for_port(port: int, process: subprocess.Popen, limit: float = 30.0) -> None:
+    """Until ``process`` itself listens on ``port``: a connection alone could reach another
+    process that took the port first."""
     end = time.monotonic() + limit
     while time.monotonic() < end:
         assert process.poll() is None, "the server exited"
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        if _listens(process.pid, port):
             return
-        except OSError:
-            time.sleep(0.1)
+        time.sleep(0.1)
     raise AssertionError(f"nothing listens on port {port} after {limit:.0f} s")
 
 
@@ -110,20 +115,25 @@ async def serving(
     *served: str, log: Path, cwd: Path = ROOT, home: Path | None = None, cold: bool = False
 ) -> AsyncIterator[tuple[str, int]]:
     """``bpe-tui serve SERVED --port P`` on loopback, in ``cwd`` with ``HOME`` at ``home``
-    (``cold``: as where fork is missing or unsafe); its URL and its process group, which
+    (``cold``: as where fork is missing or unsafe), P a free port (another one if a process
+    took it before the server could listen there); its URL and its process group, which
     every app process it starts is in. On leaving, the server is stopped as Ctrl+C stops it,
     and it must take every app process it started with it. Async, so that a tab still open
     in this event loop can answer while the server stops."""
-    port = free_port()
-    with open(log, "w", encoding="utf-8") as out:
-        process = subprocess.Popen(
-            [sys.executable, *(["-c", COLD] if cold else ["-m", "bpe_tui.cli"]), "serve", *served, "--port", str(port)],
-            cwd=cwd,
-            env=CLI_ENV if home is None else {**CLI_ENV, "HOME": str(home)},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: what it leaves behind is findable
-        )
+    for tries_left in reversed(range(PORT_TRIES)):
+        port = free_port()
+        with open(log, "w", encoding="utf-8") as out:
+            process = subprocess.Popen(
+                [sys.executable, *(["-c", COLD] if cold else ["-m", "bpe_tui.cli"]), "serve", *served, "--port", str(port)],
+                cwd=cwd,
+                env=CLI_ENV if home is None else {**CLI_ENV, "HOME": str(home)},
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group: what it leaves behind is findable
+            )
+        if tries_left and _port_taken(port, process, log):
+            continue
+        break
     try:
         wait_for_port(port, process)
         yield f"http://127.0.0.1:{port}/", process.pid
@@ -136,6 +146,27 @@ async def serving(
             process.wait()
     assert exited, "the server did not stop on Ctrl+C"
     assert not left, "the server left app processes running"
+
+
+def _listens(pid: int, port: int) -> bool:
+    import psutil
+
+    try:
+        server = psutil.Process(pid)
+        found = (server.net_connections if hasattr(server, "net_connections") else server.connections)("tcp")  # the first: psutil 6
+    except psutil.NoSuchProcess:
+        return False
+    return any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port for c in found)
+
+
+def _port_taken(port: int, process: subprocess.Popen, log: Path) -> bool:
+    """Whether the server exited as ``port`` was in use: then another port is tried. Any
+    other way it fails, ``wait_for_port`` says."""
+    try:
+        wait_for_port(port, process)
+    except AssertionError:
+        return process.poll() is not None and "address already in use" in log.read_text(encoding="utf-8").lower()
+    return False
 
 
 async def until(condition: Callable[[], bool], limit: float) -> bool:

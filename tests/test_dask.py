@@ -205,9 +205,9 @@ def test_train_dask_local_writes_the_tokenizer_of_one_process(corpus, tmp_path):
 @needs_dask
 def test_a_cluster_that_cannot_be_reached_is_one_line(corpus):
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # closed once the block ends: nothing listens there
-    done = run_cli("train", str(corpus / "a.txt"), "--headless", "--dask", f"tcp://127.0.0.1:{port}")
+        s.bind(("127.0.0.1", 0))  # bound, never listening: nothing answers there, and no other process takes the port meanwhile
+        port = s.getsockname()[1]
+        done = run_cli("train", str(corpus / "a.txt"), "--headless", "--dask", f"tcp://127.0.0.1:{port}")
     refused(done, f"--dask tcp://127.0.0.1:{port}: cannot reach the Dask scheduler")
 
 
