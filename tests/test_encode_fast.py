@@ -409,6 +409,41 @@ def test_packed_ids_become_the_same_ints(tok):
         tok._table.filled(out)
 
 
+def test_kept_pieces_fill_a_long_texts_list(tok):
+    """``Encoder.encode_into`` keeps the ids of a text's pieces one after another in the
+    encoder (after none when first); ``Encoder.fill_list`` puts spans of them in a list from
+    ``unfilled``, from two threads at once: the list ``encode`` gives, of the same ints."""
+    text = SAMPLE * 3
+    cut = tok.pretokenizer.safe_cut(text[: len(text) // 2])
+    expected = tok.encode(text)
+    ours, theirs = tok._new_encoder(), tok._new_encoder()
+    assert ours is not None and theirs is not None
+    assert theirs.encode_into(text, 0, 5, True) > 0  # gone at the next first piece
+    head = theirs.encode_into(text, 0, cut, True)
+    tail = ours.encode_into(text, cut, len(text), True)
+    assert head + tail == len(expected)
+    out = tok._table.unfilled(len(expected))
+    filler = threading.Thread(target=theirs.fill_list, args=(out, [(0, 0, head)]))
+    filler.start()
+    ours.fill_list(out, [(head, 0, tail)])
+    filler.join()
+    assert out == []
+    tok._table.filled(out)
+    assert out == expected
+    assert all(a is b for a, b in zip(out, expected, strict=True))
+    first = ours.encode_into(text, 0, cut, True)
+    assert ours.encode_into(text, cut, len(text), False) == tail  # kept after the first
+    out = tok._table.unfilled(len(expected))
+    for bad in ([(0, 0, len(expected) + 1)], [(1, 0, len(expected))], [(0, first + tail, 1)], [(-1, 0, 1)], [(0, 0)]):
+        with pytest.raises((IndexError, TypeError)):
+            ours.fill_list(out, bad)
+    ours.fill_list(out, [(first, first, tail), (0, 0, first)])
+    tok._table.filled(out)
+    assert out == expected
+    with pytest.raises(UnicodeEncodeError):
+        ours.encode_into("ab\udc00", 0, 3, True)
+
+
 @pytest.mark.parametrize("copies", [1, 300])
 def test_the_ints_of_ids_outlive_every_list(tok, copies):
     """Lists hold the ints of ids uncounted: the ints are made once for the process, their

@@ -699,6 +699,25 @@ static void populate(void *p, size_t size) {
 #endif
 }
 
+/* glibc's malloc gives a block past its mmap threshold a mapping of its own, unmapped when
+ * freed; it raises the threshold to the size of the first such block freed, and keeps freed
+ * heap memory up to twice that. So a long text's list of ids was memory new to the process
+ * in the first call that made one and again in the second (the first's mapping gone, the
+ * second's heap new), reused only from the third: the second encode of en-mix-6m in two
+ * threads faulted in 3,000 pages, 4 of its 13 ms. Both are raised to glibc's most, 32 MB
+ * and twice that, before the first such list is made, which then comes from the heap and
+ * is kept for the next. Nothing where glibc is not. */
+#define LARGE_LIST ((size_t)4 << 20)
+static void keep_freed_lists(void) {
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
+    static int done; /* the GIL guards it */
+    if (done) return;
+    done = 1;
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
+}
+
 /* A list of n items not yet put, which must all be put before anything else sees it: not
  * zeroed, as PyList_New's are (a memset of 13 MB for the ids of a 6 MB English text, 7% of
  * encoding it warm), a long one's pages faulted in at once (populate: the 3,200 faults of
@@ -708,12 +727,13 @@ static void populate(void *p, size_t size) {
 static PyObject *unset_list(size_t n) {
     PyObject *list = PyList_New(0);
     if (!list || !n) return list;
+    if (n >= LARGE_LIST / sizeof(PyObject *)) keep_freed_lists();
     PyObject **items = n <= (size_t)PY_SSIZE_T_MAX / sizeof(PyObject *) ? PyMem_Malloc(n * sizeof(PyObject *)) : NULL;
     if (!items) {
         Py_DECREF(list);
         return PyErr_NoMemory();
     }
-    advise_huge_mapping(items, n * sizeof(PyObject *));
+    if (!advise_huge_mapping(items, n * sizeof(PyObject *))) advise_huge(items, n * sizeof(PyObject *));
     populate(items, n * sizeof(PyObject *));
     ((PyListObject *)list)->ob_item = items;
     ((PyListObject *)list)->allocated = (Py_ssize_t)n;
@@ -816,6 +836,7 @@ static PyObject *Vocab_unfilled(Vocab *Py_UNUSED(v), PyObject *arg) {
     }
     PyObject *out = PyList_New(0);
     if (!out || !n) return out;
+    if ((size_t)n >= LARGE_LIST / sizeof(PyObject *)) keep_freed_lists();
     PyObject **items = (size_t)n <= (size_t)PY_SSIZE_T_MAX / sizeof(PyObject *) ? PyMem_Malloc((size_t)n * sizeof(PyObject *)) : NULL;
     if (!items) {
         Py_DECREF(out);
@@ -1934,6 +1955,91 @@ static PyObject *Encoder_encode_packed(Encoder *e, PyObject *args) {
     return encode_as(e, text, width, start, end);
 }
 
+/* encode_into(text: str, start: int, end: int, first: bool) -> int: the ids of
+ * text[start:end] kept in the Encoder after those it holds (after none when first), and how
+ * many: a long text's pieces, each thread's in its own Encoder until fill_list puts them in
+ * the text's list. Made bytes a piece at a time instead, with the GIL, they were a copy in
+ * memory new to the process in a second call too (a worker thread's heap: 500-600 pages
+ * faulted in for en-mix-6m in two threads). Kept ids of over 32 MB go at fill_list. */
+static PyObject *Encoder_encode_into(Encoder *e, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t start, end;
+    int first;
+    if (!PyArg_ParseTuple(args, "Unnp", &text, &start, &end, &first)) return NULL;
+    StrView v;
+    if (view_of(text, &v)) return NULL;
+    /* room at the first piece for the whole text's ids, as encode_as reserves it: a thread
+     * may take any share of the pieces, and its buffer grown in a later call is new memory */
+    size_t room = (size_t)v.len * (size_t)v.kind + HOT_IDS;
+    end = end < 0 ? 0 : end < v.len ? end : v.len;
+    start = start < 0 ? 0 : start < end ? start : end;
+    v.data = (const uint8_t *)v.data + start * v.kind;
+    v.len = end - start;
+    int err = 0;
+    size_t before;
+    lock_encoder(e);
+    Py_BEGIN_ALLOW_THREADS
+    if (first) {
+        e->out_len = 0;
+        err = reserve((void **)&e->out, &e->out_cap, room < KEPT_BYTES / sizeof(uint32_t) ? room : KEPT_BYTES / sizeof(uint32_t), sizeof(uint32_t), 0);
+    }
+    before = e->out_len;
+    if (!err) err = encode_str(e, &v);
+    Py_END_ALLOW_THREADS
+    size_t n = e->out_len - before;
+    if (err) {
+        e->out_len = before;
+        encode_error(text, err, 1);
+    }
+    shrink((void **)&e->utf8, &e->utf8_cap, 1);
+    shrink((void **)&e->work, &e->work_cap, sizeof(uint32_t));
+    PyThread_release_lock(e->lock);
+    return err ? NULL : PyLong_FromSize_t(n);
+}
+
+/* fill_list(out: list[int], spans: list[tuple[int, int, int]]) -> None: for each span (at,
+ * offset, count), the count ids encode_into kept from offset on put in the room of out from
+ * at on, a list from Vocab.unfilled(), without the GIL: each thread puts its own pieces in
+ * the long text's list, and the Encoder's buffer, kept between calls, is the only copy. */
+static PyObject *Encoder_fill_list(Encoder *e, PyObject *args) {
+    PyObject *out, *list;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &out, &PyList_Type, &list)) return NULL;
+    Py_ssize_t nspans = PyList_GET_SIZE(list), room = ((PyListObject *)out)->allocated;
+    Py_ssize_t *spans = PyMem_New(Py_ssize_t, 3 * (size_t)nspans + 1);
+    if (!spans) return PyErr_NoMemory();
+    for (Py_ssize_t k = 0; k < nspans; k++) {
+        PyObject *span = PyList_GET_ITEM(list, k);
+        if (!PyTuple_Check(span) || !PyArg_ParseTuple(span, "nnn", &spans[3 * k], &spans[3 * k + 1], &spans[3 * k + 2])) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a span is a tuple (at, offset, count)");
+            PyMem_Free(spans);
+            return NULL;
+        }
+    }
+    lock_encoder(e);
+    int fits = !PyList_GET_SIZE(out);
+    Py_ssize_t lo = room, hi = 0; /* the room the spans fill: one thread's pieces lie together */
+    for (Py_ssize_t k = 0; fits && k < nspans; k++) {
+        Py_ssize_t at = spans[3 * k], offset = spans[3 * k + 1], count = spans[3 * k + 2];
+        fits = at >= 0 && at <= room && count >= 0 && count <= room - at && offset >= 0 && (size_t)offset <= e->out_len &&
+               (size_t)count <= e->out_len - (size_t)offset;
+        lo = at < lo ? at : lo;
+        hi = at + count > hi ? at + count : hi;
+    }
+    if (fits) {
+        PyObject **items = ((PyListObject *)out)->ob_item;
+        Py_BEGIN_ALLOW_THREADS
+        if (hi > lo) populate(items + lo, (size_t)(hi - lo) * sizeof(PyObject *)); /* each thread its own part's pages */
+        for (Py_ssize_t k = 0; k < nspans; k++)
+            list_fill(e->vocab->id_objects, items + spans[3 * k], (const uint8_t *)(e->out + spans[3 * k + 1]), (size_t)spans[3 * k + 2], 0, 0);
+        Py_END_ALLOW_THREADS
+    } else {
+        PyErr_SetString(PyExc_IndexError, "the ids are not all kept, or do not fit in the list there");
+    }
+    release_encoder(e);
+    PyMem_Free(spans);
+    return fits ? Py_NewRef(Py_None) : NULL;
+}
+
 /* encode_many(texts: Sequence[str], width: int = 0) -> list[list[int]] | list[bytes] */
 static PyObject *Encoder_encode_many(Encoder *e, PyObject *args) {
     PyObject *texts;
@@ -2117,6 +2223,10 @@ static PyMethodDef Encoder_methods[] = {
     {"encode", (PyCFunction)Encoder_encode, METH_O, "The token ids of a text, special tokens included."},
     {"encode_packed", (PyCFunction)Encoder_encode_packed, METH_VARARGS,
      "encode()'s ids as the bytes of a little-endian array of 2- or 4-byte unsigned ints."},
+    {"encode_into", (PyCFunction)Encoder_encode_into, METH_VARARGS,
+     "Keep the ids of text[start:end] after those kept (after none when first); how many."},
+    {"fill_list", (PyCFunction)Encoder_fill_list, METH_VARARGS,
+     "Put spans (at, offset, count) of the kept ids in a list from Vocab.unfilled(), without the GIL."},
     {"encode_many", (PyCFunction)Encoder_encode_many, METH_VARARGS,
      "encode() of each text (width 0), or encode_packed() (width 2 or 4), the GIL released once for all."},
     {"encode_ends", (PyCFunction)Encoder_encode_ends, METH_O,

@@ -594,7 +594,7 @@ class Tokenizer:
             if self._encoder is not None:
                 return self._encoder.encode_many(texts)
         if (long := self._one_long_text(texts, threads)) is not None:
-            return [self._joined_ids(self._long_text(long, threads), threads)]
+            return [self._long_ids(long, threads)]
         return list(self.encode_stream(texts, workers))
 
     def encode_batch_flat(self, texts: Iterable[str], workers: int | None = None) -> FlatIds:
@@ -813,38 +813,93 @@ class Tokenizer:
         return None
 
     def _long_text(self, text: str, threads: int) -> list[bytes]:
-        """The packed ids of a long text's pieces, encoded by ``threads`` threads: the helpers
-        take pieces from its start, this thread from its end, until none is left. Each thread
-        so meets, call after call, much the same part of a text encoded again, whose
+        """The packed ids of a long text's pieces, encoded by ``threads`` threads
+        (``_from_both_ends``)."""
+        pieces = list(self._pieces(text, threads))
+        parts = [b""] * len(pieces)
+
+        def encode(encoder: Encoder, k: int, first: bool) -> None:
+            parts[k] = encoder.encode_packed(text, 4, *pieces[k])
+
+        self._from_both_ends(len(pieces), threads, encode)
+        return parts
+
+    def _long_ids(self, text: str, threads: int) -> list[int]:
+        """A long text's list of ids, encoded by ``threads`` threads (``_from_both_ends``):
+        each keeps its pieces' ids in its encoder (``Encoder.encode_into``), then puts them in
+        the list itself (``Encoder.fill_list``), without the GIL. Made bytes a piece at a
+        time instead, they were copied with the GIL held, into memory new to the process."""
+        pieces = list(self._pieces(text, threads))
+        counts = [0] * len(pieces)
+        kept: dict[Encoder, list[tuple[int, int]]] = {}  # each encoder's pieces: (k, where its ids start)
+
+        def encode(encoder: Encoder, k: int, first: bool) -> None:
+            mine = kept.setdefault(encoder, [])
+            if first:
+                mine.clear()
+            offset = mine[-1][1] + counts[mine[-1][0]] if mine else 0
+            counts[k] = encoder.encode_into(text, *pieces[k], first)
+            mine.append((k, offset))
+
+        def fill() -> None:
+            starts = list(accumulate(counts, initial=0))
+            out = self._table.unfilled(starts[-1])
+            made.append(out)
+            jobs = [(encoder, [(starts[k], offset, counts[k]) for k, offset in mine]) for encoder, mine in kept.items()]
+            helped = [self._pool(threads).submit(encoder.fill_list, out, spans) for encoder, spans in jobs[1:]]
+            try:
+                jobs[0][0].fill_list(out, jobs[0][1])
+            finally:
+                wait(helped)  # no thread still filling out when it goes
+            for future in helped:
+                future.result()
+
+        made: list[list[int]] = []
+        self._from_both_ends(len(pieces), threads, encode, fill)
+        self._table.filled(made[0])
+        return made[0]
+
+    def _from_both_ends(
+        self, count: int, threads: int, encode: Callable[[Encoder, int, bool], None], then: Callable[[], None] | None = None
+    ) -> None:
+        """``encode(encoder, k, first)`` of each of ``count`` pieces of a long text, in
+        ``threads`` threads: the helpers take pieces from its start, this thread from its
+        end, until none is left (``first``: the encoder's first piece in this call). Each
+        thread so meets, call after call, much the same part of a text encoded again, whose
         pre-tokens its encoder's hot table holds; pieces handed to whichever thread was free
-        went to either from one call to the next."""
+        went to either from one call to the next. ``then()`` runs once all are encoded, while
+        the encoders are still this call's (this thread's first)."""
         if self._encoder is None:
             self._encoder = self._new_encoder()
         own = self._encoder
         assert own is not None  # compiled
         self._cache()  # made here, not by two threads at once
-        pieces = deque(enumerate(self._pieces(text, threads)))
-        parts = [b""] * len(pieces)
+        pieces = deque(range(count))
         idle, taken = self._idle, list[Encoder]()
 
-        def take(encoder: Encoder, pop: Callable[[], tuple[int, tuple[int, int]]]) -> None:
+        def take(encoder: Encoder, pop: Callable[[], int]) -> None:
+            first = True
             while True:
                 try:
-                    k, (start, end) = pop()  # atomic: the other end's thread takes others
+                    k = pop()  # atomic: the other end's thread takes others
                 except IndexError:
                     return
-                parts[k] = encoder.encode_packed(text, 4, start, end)
+                encode(encoder, k, first)
+                first = False
 
         helped = [self._pool(threads).submit(lambda: take(self._borrowed(idle, taken), pieces.popleft)) for _ in range(threads - 1)]
         try:
-            take(own, pieces.pop)
+            try:
+                take(own, pieces.pop)
+            finally:
+                pieces.clear()  # on an error here, the helpers stop after the piece they hold
+                wait(helped)
+            for future in helped:
+                future.result()
+            if then is not None:
+                then()
         finally:
-            pieces.clear()  # on an error here, the helpers stop after the piece they hold
-            wait(helped)
             idle += taken
-        for future in helped:
-            future.result()
-        return parts
 
     def _units(self, texts: Iterable[str], threads: int) -> Iterator[tuple[Unit, int]]:
         """Texts in units for ``threads`` threads, each with how its results make the
