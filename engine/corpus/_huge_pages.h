@@ -31,17 +31,14 @@ static inline void advise_huge(void *p, size_t size) {
  * block's header starts in to the end of its usable size, so the mapping is not split in
  * two or three, and realloc can still move it whole (mremap) as it grows. Asked before the
  * block is filled, its pages are faulted in 2 MB at a time. */
-static inline int advise_huge_mapping(void *p, size_t size) {
+static inline void advise_huge_mapping(void *p, size_t size) {
 #if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    if (!p || size < ((size_t)2 << 20)) return 0;
+    if (!p || size < ((size_t)2 << 20)) return;
     uintptr_t start = (uintptr_t)p & ~(page - 1), end = (uintptr_t)p + malloc_usable_size(p);
-    if (end % page) return 0; /* not a mapping of its own */
-    madvise((void *)start, end - start, MADV_HUGEPAGE);
-    return 1;
+    if (end % page == 0) madvise((void *)start, end - start, MADV_HUGEPAGE); /* else not a mapping of its own */
 #else
     (void)p, (void)size;
-    return 0;
 #endif
 }
 

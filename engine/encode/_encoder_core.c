@@ -48,11 +48,12 @@
  * page: a hash table is probed before it is written, and a page first read is mapped to the
  * zero page read-only, then faulted again when written, which while another thread of the
  * process runs means a TLB flush on every core (an interrupt to each, slow under a
- * hypervisor). NULL when out of memory. */
-static void *zeroed(size_t n) {
+ * hypervisor). huge: in 2 MB pages where Linux lends them (see hot_alloc). NULL when out of
+ * memory. */
+static void *zeroed(size_t n, int huge) {
     void *p = PyMem_RawMalloc(n);
     if (p) {
-        advise_huge(p, n);
+        if (huge) advise_huge(p, n);
         memset(p, 0, n);
     }
     return p;
@@ -721,9 +722,10 @@ static void keep_freed_lists(void) {
 /* A list of n items not yet put, which must all be put before anything else sees it: not
  * zeroed, as PyList_New's are (a memset of 13 MB for the ids of a 6 MB English text, 7% of
  * encoding it warm), a long one's pages faulted in at once (populate: the 3,200 faults of
- * those 13 MB, new memory while the last call's list is held), 2 MB at a time where its
- * block is a mapping of its own (12 MB in 0.9-1.7 ms, in 4 KB pages 2.0-6.5, a process's
- * first). */
+ * those 13 MB, new memory while the last call's list is held). Not in 2 MB pages: where a
+ * virtual machine's host takes back the guest's free memory, such pages new to the process
+ * are often memory the host must find again, and a first encode of en-mix-6m took 99-245 ms
+ * in 8 of 14 fresh processes, not 37-39 (docs/speed.md, huge pages). */
 static PyObject *unset_list(size_t n) {
     PyObject *list = PyList_New(0);
     if (!list || !n) return list;
@@ -733,7 +735,6 @@ static PyObject *unset_list(size_t n) {
         Py_DECREF(list);
         return PyErr_NoMemory();
     }
-    if (!advise_huge_mapping(items, n * sizeof(PyObject *))) advise_huge(items, n * sizeof(PyObject *));
     populate(items, n * sizeof(PyObject *));
     ((PyListObject *)list)->ob_item = items;
     ((PyListObject *)list)->allocated = (Py_ssize_t)n;
@@ -1007,14 +1008,11 @@ static int cache_init(Cache *c, Py_ssize_t capacity) {
     c->mask = (uint32_t)(size - 1);
     c->arena_cap = 8 + c->capacity * ARENA_PER_ENTRY + MAX_ENTRY;
     c->claim_bytes = c->arena_cap / 4 < CLAIM_BYTES ? c->arena_cap / 4 : CLAIM_BYTES; /* a small cache fills too */
-    c->slots = zeroed(size * sizeof(uint32_t));
+    c->slots = zeroed(size * sizeof(uint32_t), 0);
     c->arena = PyMem_RawMalloc(c->arena_cap);
     store_relaxed_size(&c->count, 0);
     store_relaxed_size(&c->arena_used, 8);
-    if (c->slots && c->arena) {
-        advise_huge(c->arena, c->arena_cap);
-        return 0;
-    }
+    if (c->slots && c->arena) return 0;
     PyMem_RawFree((void *)c->slots);
     PyMem_RawFree(c->arena);
     c->slots = NULL;
@@ -1264,10 +1262,15 @@ static inline size_t hot_set(uint64_t h, int bits) {
 }
 
 /* A hot table of 2^bits pairs of slots, zeroed, a pair a 64-byte line (aligned by hand: C11's
- * aligned_alloc is missing on some platforms); 0, or -1 (no memory). */
+ * aligned_alloc is missing on some platforms); 0, or -1 (no memory). In 2 MB pages where
+ * Linux lends them: read at scattered places on every pre-token, its 8 MB would miss the TLB
+ * on most reads in 4 KB pages (a warm encode about 1 ms slower of 17). It is the encoder's
+ * only memory in them: the list of ids and the caches' arenas in 2 MB pages made a first
+ * encode several times slower in a quarter of fresh processes on a virtual machine whose
+ * host takes back free memory (see unset_list). */
 static int hot_alloc(Encoder *e, int bits) {
     size_t bytes = ((size_t)2 << bits) * sizeof(HotSlot) + 64;
-    void *block = zeroed(bytes);
+    void *block = zeroed(bytes, 1);
     if (!block) return -1;
     e->hot_block = block;
     e->hot = (HotSlot *)((uintptr_t)block + 63 - ((uintptr_t)block + 63) % 64);
