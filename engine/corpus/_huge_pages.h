@@ -1,8 +1,9 @@
 /* Ask that the whole 2 MB pages of the ``size`` bytes at ``p`` be backed by huge pages where
  * the system lends them on request (Linux's transparent huge pages). Large arrays read at
  * scattered places miss the TLB on nearly every read in 4 KB pages, and are faulted in
- * 4 KB at a time when first touched: the encoder's caches and hot table, the trainer's
- * layout. Only a hint: nothing changes where it is refused. */
+ * 4 KB at a time when first touched: the trainer's layout. Only a hint: nothing changes
+ * where it is refused. (The encoder asks for none: see unset_list in
+ * engine/encode/_encoder_core.c.) */
 #ifndef ENGINE_HUGE_PAGES_H
 #define ENGINE_HUGE_PAGES_H
 

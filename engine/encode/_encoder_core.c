@@ -28,11 +28,16 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "_atomics.h"
 #include "_bits.h"
 #include "_bytes_hash.h"
-#include "_huge_pages.h"
 #include "_jsonl.h"
 #include "_pair_hash.h"
 #include "_pretokenize_core.h"
@@ -48,14 +53,10 @@
  * page: a hash table is probed before it is written, and a page first read is mapped to the
  * zero page read-only, then faulted again when written, which while another thread of the
  * process runs means a TLB flush on every core (an interrupt to each, slow under a
- * hypervisor). huge: in 2 MB pages where Linux lends them (see hot_alloc). NULL when out of
- * memory. */
-static void *zeroed(size_t n, int huge) {
+ * hypervisor). NULL when out of memory. In 4 KB pages: see unset_list. */
+static void *zeroed(size_t n) {
     void *p = PyMem_RawMalloc(n);
-    if (p) {
-        if (huge) advise_huge(p, n);
-        memset(p, 0, n);
-    }
+    if (p) memset(p, 0, n);
     return p;
 }
 
@@ -722,10 +723,13 @@ static void keep_freed_lists(void) {
 /* A list of n items not yet put, which must all be put before anything else sees it: not
  * zeroed, as PyList_New's are (a memset of 13 MB for the ids of a 6 MB English text, 7% of
  * encoding it warm), a long one's pages faulted in at once (populate: the 3,200 faults of
- * those 13 MB, new memory while the last call's list is held). Not in 2 MB pages: where a
- * virtual machine's host takes back the guest's free memory, such pages new to the process
- * are often memory the host must find again, and a first encode of en-mix-6m took 99-245 ms
- * in 8 of 14 fresh processes, not 37-39 (docs/speed.md, huge pages). */
+ * those 13 MB, new memory while the last call's list is held). Nothing the encoder makes is
+ * asked to be in 2 MB pages: where a virtual machine's host takes back the guest's free
+ * memory, such pages new to the process are often memory the host must find again, and a
+ * first encode of en-mix-6m took 99-245 ms in 8 of 14 fresh processes, not 37-39, its list
+ * in them; its hot tables in them, two threads' first encode 74-148 ms in 8 of 20, not 26-32
+ * (docs/speed.md, huge pages). In 4 KB pages it is 2-4 ms slower, and a warm encode about
+ * 1 ms of 18 (the TLB's misses in the 8 MB hot table). */
 static PyObject *unset_list(size_t n) {
     PyObject *list = PyList_New(0);
     if (!list || !n) return list;
@@ -1008,7 +1012,7 @@ static int cache_init(Cache *c, Py_ssize_t capacity) {
     c->mask = (uint32_t)(size - 1);
     c->arena_cap = 8 + c->capacity * ARENA_PER_ENTRY + MAX_ENTRY;
     c->claim_bytes = c->arena_cap / 4 < CLAIM_BYTES ? c->arena_cap / 4 : CLAIM_BYTES; /* a small cache fills too */
-    c->slots = zeroed(size * sizeof(uint32_t), 0);
+    c->slots = zeroed(size * sizeof(uint32_t));
     c->arena = PyMem_RawMalloc(c->arena_cap);
     store_relaxed_size(&c->count, 0);
     store_relaxed_size(&c->arena_used, 8);
@@ -1262,15 +1266,10 @@ static inline size_t hot_set(uint64_t h, int bits) {
 }
 
 /* A hot table of 2^bits pairs of slots, zeroed, a pair a 64-byte line (aligned by hand: C11's
- * aligned_alloc is missing on some platforms); 0, or -1 (no memory). In 2 MB pages where
- * Linux lends them: read at scattered places on every pre-token, its 8 MB would miss the TLB
- * on most reads in 4 KB pages (a warm encode about 1 ms slower of 17). It is the encoder's
- * only memory in them: the list of ids and the caches' arenas in 2 MB pages made a first
- * encode several times slower in a quarter of fresh processes on a virtual machine whose
- * host takes back free memory (see unset_list). */
+ * aligned_alloc is missing on some platforms); 0, or -1 (no memory). */
 static int hot_alloc(Encoder *e, int bits) {
     size_t bytes = ((size_t)2 << bits) * sizeof(HotSlot) + 64;
-    void *block = zeroed(bytes, 1);
+    void *block = zeroed(bytes);
     if (!block) return -1;
     e->hot_block = block;
     e->hot = (HotSlot *)((uintptr_t)block + 63 - ((uintptr_t)block + 63) % 64);
