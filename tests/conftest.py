@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from engine.formats.byte_unicode import token_string_to_bytes
 
@@ -21,6 +22,11 @@ pytest_plugins = ["tests.compare_models", "tests.snapshots_xdist"]
 and the snapshot report of a run in pytest-xdist's workers."""
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 """Test data committed with the tests (see its README.md): a clone alone runs every test."""
+
+settings.register_profile("untimed", deadline=None)
+settings.load_profile("untimed")
+"""No property test has a deadline: Hypothesis's default (200 ms an example) is a timing
+assert, and on a shared machine running a test per core an example may take longer."""
 
 
 def zstd_module() -> ModuleType | None:

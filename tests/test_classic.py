@@ -165,7 +165,7 @@ words = st.lists(st.sampled_from(["a", "b", "c", "w", "<", "/", ">", "</w>"]), m
 corpora = st.dictionaries(words, st.integers(1, 6), min_size=1, max_size=12)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(counts=corpora, extra=st.integers(0, 40), eow=st.sampled_from(["</w>", None]))
 def test_steppable_matches_the_plain_trainer(counts, extra, eow):
     vocab_size = len(alphabet(counts, eow)) + extra
@@ -180,7 +180,7 @@ def test_steppable_matches_the_plain_trainer(counts, extra, eow):
     assert segmentation(trainer) == {w: model.segment(w) for w in counts}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(counts=corpora, eow=st.sampled_from(["</w>", None]))
 def test_each_step_tells_what_a_recount_sees(counts, eow):
     """Every ``MergeStep`` beside a recount of the words in first-seen order: the same pair,
@@ -260,7 +260,7 @@ texts = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(text=texts, block=st.integers(1, 16), split=st.sampled_from(["whitespace", "punct"]))
 def test_reading_in_blocks_counts_as_the_whole_text(tmp_path_factory, text, block, split):
     """Blocks are cut where no word can span the cut: the counts, and their first-seen

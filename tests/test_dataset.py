@@ -115,7 +115,7 @@ PIECES = st.sampled_from(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     docs=st.lists(st.lists(PIECES | st.text(max_size=6), max_size=40).map("".join), min_size=1, max_size=4),
     batch=st.integers(1, 64),

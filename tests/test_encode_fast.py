@@ -65,7 +65,7 @@ def small_caches(tok):  # noqa: ANN001, ANN201
     return [fresh(tok, True, 3), fresh(tok, False, 5)]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(text=texts)
 def test_compiled_encode_is_the_python_merge_loop(tok, small_caches, text):
     expected = reference_encode(tok, text)
@@ -88,7 +88,7 @@ ascii_runs = st.text(st.characters(max_codepoint=0x7F), min_size=0, max_size=40)
 wide = st.characters(min_codepoint=0x80, exclude_categories=("Cs",))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.lists(st.tuples(ascii_runs, wide), max_size=8), ascii_runs)
 def test_ascii_runs_between_wide_characters_read_whole(tok, parts, tail):
     """A str of 2- or 4-byte code units is turned into UTF-8 sixteen ASCII units at a time
@@ -110,7 +110,7 @@ def chunks_around(filler: str, around: list[str], shift: int) -> str:
     return text + filler * (CHUNK_CHARS // len(filler) + 1)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.lists(texts, min_size=2, max_size=2), st.integers(0, 40), st.sampled_from([SAMPLE, "西遊記 第一回 靈根孕育源流出", "ab\n\n"]))
 def test_a_long_text_is_encoded_a_chunk_at_a_time_as_a_whole(tok, around, shift, filler):
     """A text longer than two chunks is made UTF-8 and encoded a chunk at a time, cut where
@@ -145,7 +145,7 @@ def test_no_chunk_is_cut_inside_a_special_token(shift):
     assert tok.encode(text).count(tok.special_ids["in the end it was"]) == 2
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     st.lists(st.text("<|ab", min_size=1, max_size=4), min_size=1, max_size=3, unique=True),
     st.lists(st.one_of(st.text("<|ab x", max_size=40), st.integers(0, 2)), max_size=16),
@@ -173,7 +173,7 @@ def test_lone_surrogate_is_refused_like_str_encode(tok):
     assert tok.encode("abc") == reference_encode(tok, "abc")  # and the encoder works on
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.lists(texts, max_size=12), st.integers(1, 3))
 def test_encode_batch_is_encode_of_each(tok, batch, workers):
     assert tok.encode_batch(batch, workers=workers) == [tok.encode(text) for text in batch]
@@ -186,7 +186,7 @@ def unflattened(flat: FlatIds) -> list[list[int]]:
     return [flat.ids[a:b].tolist() for a, b in zip(flat.offsets[:-1], flat.offsets[1:], strict=True)]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.lists(texts, max_size=12), st.integers(1, 3), st.booleans())
 def test_a_flat_batch_is_encode_of_each_in_one_buffer(tok, batch, workers, listed):
     """``encode_batch_flat`` of a list, or of any iterable (in units), in any threads."""
@@ -194,7 +194,7 @@ def test_a_flat_batch_is_encode_of_each_in_one_buffer(tok, batch, workers, liste
     assert unflattened(flat) == [tok.encode(text) for text in batch]
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(texts, max_size=8), st.sampled_from([(4, 8), (64, 32)]))
 def test_a_flat_batch_of_long_texts_cut_into_pieces_keeps_each_text_whole(monkeypatch, tok, batch, sizes):
     """A long text's pieces, encoded apart by the threads, end one text between them."""
@@ -273,7 +273,7 @@ def packed(ids: list[int], typecode: str) -> bytes:
     return values.tobytes()
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.lists(texts, max_size=8), st.integers(1, 3))
 def test_packed_ids_are_encode_as_little_endian_bytes(tok, batch, workers):
     """``encode_packed`` (files of ids) packs in C, in the worker threads: the same ids."""
@@ -283,7 +283,7 @@ def test_packed_ids_are_encode_as_little_endian_bytes(tok, batch, workers):
         assert list(tok.encode_packed_stream(batch, dtype, workers)) == expected
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(texts, st.integers(0, 200), st.integers(0, 200))
 def test_a_span_of_a_text_is_encoded_as_its_slice(tok, text, start, end):
     """The piece of a long text a thread takes is encoded where it lies: ``encode_packed``
@@ -329,7 +329,7 @@ def test_one_tokenizer_shared_by_threads(tok):
     assert all(results[k] == expected for k in range(4))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.lists(texts, max_size=12), st.integers(2, 3))
 def test_threads_sharing_a_full_cache_give_encode_of_each(small_caches, batch, workers):
     """A stream's threads share one cache; a few pre-tokens fill it, the rest go to each
@@ -571,7 +571,7 @@ def test_turning_direct_off_empties_the_cache():
 _nul_entries = sorted({b"!" * k + b"\0" * z for k in range(1, 10) for z in range(0, 10) if k + z <= 18}, key=len)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.lists(st.sampled_from(["!", "\0", "!\0", "!!!!!!!!", "\0\0\0\0\0\0\0\0", " "]), max_size=40).map("".join))
 def test_entries_told_apart_by_their_last_bytes_and_length(text):
     """Direct: a pre-token that is an entry is that entry, found by its short key and length
@@ -583,7 +583,7 @@ def test_entries_told_apart_by_their_last_bytes_and_length(text):
     assert tok.encode(text) == reference_encode(tok, text)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(texts, max_size=10), st.integers(2, 3), st.sampled_from([(4, 8), (16, 8), (64, 32)]))
 def test_long_texts_are_cut_and_short_ones_grouped(monkeypatch, tok, batch, workers, sizes):
     """With units and pieces of a few characters, texts are grouped into units and long ones
@@ -599,7 +599,7 @@ def test_long_texts_are_cut_and_short_ones_grouped(monkeypatch, tok, batch, work
     assert list(tok.encode_packed_stream(long, "uint32", workers)) == [packed(ids, "I") for ids in expected]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(texts, st.integers(2, 3), st.sampled_from([(4, 8), (16, 8), (64, 32)]))
 def test_one_long_text_is_taken_from_both_ends(monkeypatch, tok, text, workers, sizes):
     """A batch of one long text: the helpers take its pieces from the start, this thread
@@ -628,7 +628,7 @@ def test_a_bad_piece_of_one_long_text_is_raised_and_the_next_call_works(monkeypa
     assert tok.encode_batch([good], workers=2) == [tok.encode(good)]
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(st.sampled_from(["", "a", "word " * 3, "x" * 40, "y" * 200]), max_size=30),
     st.integers(1, 3),
@@ -710,7 +710,7 @@ def test_a_bad_text_in_any_unit_is_raised_and_the_threads_go_on(monkeypatch, tok
     assert tok.encode_batch(good, workers=2) == [tok.encode(text) for text in good]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.lists(st.tuples(texts, st.booleans()), max_size=6), max_size=5), st.integers(1, 3), st.sampled_from([None, 7]))
 def test_packed_batches_join_each_batch_with_end_of_text_ids(monkeypatch, tok, batches, workers, eot):
     """A dataset's batches: each batch's ids joined, ``eot`` after the texts that end a

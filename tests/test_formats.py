@@ -98,7 +98,7 @@ def test_files_are_what_save_dir_writes(tok, tmp_path):
     assert sorted(tok.files()) == ["merges.txt", "tokenizer.json", "vocab.json"]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(text=texts)
 def test_hf_loads_our_file_and_agrees(tok, tmp_path_factory, text):
     tokenizers = pytest.importorskip("tokenizers")
@@ -110,7 +110,7 @@ def test_hf_loads_our_file_and_agrees(tok, tmp_path_factory, text):
     assert hf.decode(ids, skip_special_tokens=False) == tok.decode(ids) == text
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(text=texts)
 def test_tiktoken_export(tok, tmp_path_factory, text):
     tiktoken = pytest.importorskip("tiktoken")

@@ -39,7 +39,7 @@ SCALE = NIGHTLY if os.environ.get("BPE_TUI_FUZZ") == "nightly" else 1
 
 def fuzz(examples: int) -> Callable[..., object]:
     """Hypothesis settings of ``examples`` cases (times ``SCALE``)."""
-    return settings(max_examples=examples * SCALE, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    return settings(max_examples=examples * SCALE, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 FUZZ = fuzz(60)

@@ -199,7 +199,7 @@ open_model_text = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=open_model_text)
 def test_generated_text_equals_hf(model, text):
     _, tok, hf = model
@@ -283,7 +283,7 @@ def test_each_option_equals_hf(small, tmp_path, option):
     pre_tokenizer, normalizer, added_tokens = OPTIONS[option]
     tok, hf = both(tmp_path, hf_file(small, pre_tokenizer, normalizer, added_tokens))
 
-    @settings(max_examples=120, deadline=None)
+    @settings(max_examples=120)
     @given(text=option_text)
     def same(text: str) -> None:
         assert tok.encode(text) == hf_ids(hf, [text])[0], repr(text)

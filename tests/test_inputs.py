@@ -75,7 +75,7 @@ def test_documents_never_merge_into_each_other(tmp_path):
     assert dict(counts) == {b"hello": 1, b"world": 1}
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(order=st.permutations(range(4)), spread=st.sampled_from(["files", "dir", "glob"]))
 def test_the_merges_do_not_depend_on_how_the_files_are_listed(tmp_path, plain_merges, order, spread):
     """The documents spread over files named in any order, or by a directory or a glob."""

@@ -71,7 +71,7 @@ PRETOK = PreTokenizer("gpt2", [SPECIAL])
 ESCAPES = [rb"\ud83d\ude00", rb"\ud800", rb"\udc00", rb"\udc00\ud800", rb"\ud800\u0041", rb"\u00E9\u4F60", rb"\/\b\f\r\t", b"\x01", b"\x7f"]
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=600)
 @given(line=lines)
 @example(line=b'{"text": "a", "text": "b"}')
 @example(line=b'{"text": "a"} {}')
@@ -128,7 +128,7 @@ def _count(path, settings: CountSettings, monkeypatch, fast: bool) -> tuple[Coun
     return +result.counts, result.bad_records
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     shard=st.lists(lines | st.sampled_from([b"", b" ", b"\t\r"]), max_size=12),
     skip=st.booleans(),
@@ -178,7 +178,7 @@ def gpt2() -> Tokenizer:
     return Tokenizer.from_files(fixture_file("gpt2_vocab.json"), fixture_file("gpt2_merges.txt"))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(line=lines)
 @example(line=b'{"text": "a<|endoftext|>b"}')
 @example(line=b'{"text": ""}')
@@ -211,7 +211,7 @@ def _dataset(gpt2: Tokenizer, path, out, monkeypatch, fast: bool, workers: int, 
     return out.read_bytes(), summary.documents, summary.bad_records
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     shard=st.lists(lines | st.sampled_from([b"", b" ", b"\t\r", b'{"text": "plain words"}']), max_size=12),
     skip=st.booleans(),

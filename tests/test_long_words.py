@@ -46,7 +46,7 @@ def long_word_counts(draw: st.DrawFn) -> dict[bytes, int]:
     return {w: draw(st.integers(1, 5)) for w in words}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=LARGE)
+@settings(max_examples=40, suppress_health_check=LARGE)
 @given(counts=long_word_counts(), extra=st.integers(1, 80))
 def test_long_words_give_the_reference_merges(counts, extra):
     trainer = Trainer(counts, 256 + extra)
@@ -56,7 +56,7 @@ def test_long_words_give_the_reference_merges(counts, extra):
     assert trainer.vocab == vocab
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=LARGE)
+@settings(max_examples=6, suppress_health_check=LARGE)
 @given(word=st.sampled_from(ALPHABETS).flatmap(lambda a: long_word(a, (10_000, 30_000))), extra=st.integers(20, 60))
 def test_one_huge_word_gives_the_reference_merges(word, extra):
     trainer = Trainer({word: 1}, 256 + extra)
@@ -64,7 +64,7 @@ def test_one_huge_word_gives_the_reference_merges(word, extra):
     assert trainer.merges == train_reference({word: 1}, 256 + extra)[1]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=LARGE)
+@settings(max_examples=25, suppress_health_check=LARGE)
 @given(counts=long_word_counts(), extra=st.integers(1, 40))
 def test_long_words_step_records_agree_with_counts(counts, extra):
     """Step by step, each merge's changes turn the pair counts before it into those after it,

@@ -25,7 +25,7 @@ def _starts(trainer: Trainer, words: list[bytes], pair: tuple[int, int]) -> set[
     return out
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(text=corpora, merges=st.integers(0, 30))
 def test_cells_are_the_current_segmentation_linked_in_order(text, merges):
     trainer, words = _trainer(text, merges)
@@ -40,7 +40,7 @@ def test_cells_are_the_current_segmentation_linked_in_order(text, merges):
             assert x.position < y.position and x.next == y.position and y.prev == x.position
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(text=corpora, merges=st.integers(0, 30), data=st.data())
 def test_live_positions_are_exactly_where_the_pair_starts(text, merges, data):
     """Stale positions are exactly the recorded ones the pair no longer starts at, and every
@@ -65,7 +65,7 @@ def test_live_positions_are_exactly_where_the_pair_starts(text, merges, data):
         assert trainer.pair_occurrences(pair, k).occurrences == found.occurrences[: max(0, k)]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(text=corpora, merges=st.integers(0, 30))
 def test_a_merge_joins_the_live_positions_left_to_right_and_skips_the_rest(text, merges):
     """Against a plain scan: in each word, the leftmost live position merges, and a live one

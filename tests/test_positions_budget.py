@@ -30,7 +30,7 @@ def core(table: WordTable) -> Core:
     return Core(table.words, table.ends, table.counts, BASE)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(counts=counts_strategy, budget=st.sampled_from([1, 9, 24, 80, 400]), floor=st.sampled_from([0, 0, 6]), n=st.integers(1, 25))
 def test_a_run_within_a_budget_merges_as_one_without(counts, budget, floor, n):
     """Budgets from a byte (every pair but the one merged kept as a count) up: each merge
@@ -55,7 +55,7 @@ def test_a_small_budget_finds_positions_again_and_keeps_the_reference_merges(ref
     assert trainer.positions_found_again > 0
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(counts=counts_strategy, cuts=st.lists(st.integers(0, 40), max_size=4))
 def test_a_corpus_laid_out_in_parts_is_the_corpus_laid_out_whole(counts, cuts):
     items = list(counts.items())

@@ -68,14 +68,14 @@ def plain_count(text: str, pattern: str, specials: list[str]) -> Counter[bytes]:
 
 
 @pytest.mark.parametrize("pattern", list(PATTERNS))
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(text=texts)
 def test_count_equals_plain_regex_count(pattern, text):
     assert PreTokenizer(pattern, SPECIALS).count(text) == plain_count(text, pattern, SPECIALS)
 
 
 @pytest.mark.parametrize("pattern", list(PATTERNS))
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=texts, block=st.integers(1, 64), workers=st.sampled_from([1, 2]))
 def test_streamed_count_equals_whole_count(monkeypatch, tmp_path, pattern, text, block, workers):
     """Blocks cut by safe_cut, counted apart (in parallel, or here into one tally), add up
@@ -89,7 +89,7 @@ def test_streamed_count_equals_whole_count(monkeypatch, tmp_path, pattern, text,
 
 @pytest.mark.parametrize("shared", [False, True], ids=["pickled", "in shared slots"])
 @pytest.mark.parametrize("pattern", [*PATTERNS, r"[a-z]+|\s+"])
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(text=texts, block=st.integers(1, 160))
 def test_a_streams_blocks_counted_apart_add_up_to_the_whole(tmp_path_factory, pattern, shared, text, block):
     """A stream is cut into blocks in bytes (or, under a pattern of its own, read as text
@@ -127,7 +127,7 @@ def counted_in_blocks(path: Path, settings: CountSettings, shared: bool = False)
     return counted
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(
     lines=st.lists(st.binary(max_size=40).map(lambda line: line.replace(b"\n", b"")), max_size=60),
     last_newline=st.booleans(),
@@ -190,7 +190,7 @@ def test_a_text_without_spaces_is_read_in_blocks_of_the_size_asked(tmp_path, pat
 
 
 @pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     text=st.lists(st.sampled_from([p for p in PIECES if not p.isspace() and " " not in p and "\n" not in p]), max_size=400).map("".join),
     block=st.integers(1, 64),
@@ -207,7 +207,7 @@ def test_long_text_without_a_cut_streams_like_the_whole(tmp_path_factory, patter
     assert counted_in_blocks(path, settings, shared=True) == pretok.count(text)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(text=st.text(max_size=60))
 def test_custom_pattern_keeps_the_text_between_matches(text):
     """A pattern that does not match everything still loses no text (HF Split, Isolated)."""
@@ -222,7 +222,7 @@ def test_custom_pattern_keeps_the_text_between_matches(text):
 
 
 @pytest.mark.parametrize("pattern", list(PATTERNS))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(text=texts, more=texts)
 def test_a_safe_cut_changes_no_pretoken(pattern, text, more):
     """Whatever follows, the text before ``safe_cut`` splits as it does inside the whole,
@@ -290,7 +290,7 @@ def table_items(table: tuple[bytes, bytes, bytes]) -> list[tuple[bytes, int]]:
 
 
 @pytest.mark.parametrize("pattern", FAMILIES)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(pieces=st.lists(kinds_text, min_size=1, max_size=4))
 def test_tally_counts_as_regex_findall(pattern, pieces):
     """The C tally counts what regex's findall gives, for every kind of str, text after text,
@@ -308,7 +308,7 @@ def test_tally_counts_as_regex_findall(pattern, pieces):
 
 @pytest.mark.parametrize("specials", [SPECIALS, ["<|end", "ftext|>", "<|endoftext|>"]])
 @pytest.mark.parametrize("pattern", FAMILIES)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(text=texts, junk=st.lists(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xe0\x80\x80", b"\xf4\x90\x80\x80"]), max_size=1))
 def test_a_text_counted_from_its_bytes_counts_as_from_its_str(specials, pattern, text, junk):
     """``add_utf8`` cuts out the special tokens as ``split_special`` does (overlapping ones
@@ -327,7 +327,7 @@ def test_a_text_counted_from_its_bytes_counts_as_from_its_str(specials, pattern,
     assert tally.counts() == want
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.lists(st.text(st.sampled_from("ab\x00\x01é"), max_size=14), min_size=1, max_size=60))
 def test_sorted_table_orders_words_alike_in_their_first_8_bytes(tails):
     """The sorted table sorts by the words' first 8 bytes, zeros past a word's end, then
@@ -340,7 +340,7 @@ def test_sorted_table_orders_words_alike_in_their_first_8_bytes(tails):
     assert table_items(tally.table(True)) == sorted(regex_counts(texts, "gpt2").items())
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(st.text(st.sampled_from("ab \x00é"), max_size=40), max_size=40), st.booleans())
 def test_a_tally_written_sorted_writes_its_sorted_table(tmp_path_factory, texts, long):
     """``write_sorted`` writes the sorted table's ends, counts and words, through its buffer

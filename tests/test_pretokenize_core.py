@@ -89,7 +89,7 @@ long_run = st.tuples(piece, st.integers(2, 60)).map(lambda pair: pair[0] * pair[
 unicode_text = st.lists(st.one_of(piece, piece, long_run), max_size=25).map("".join)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(unicode_text)
 def test_compiled_split_is_the_regex_split(pattern, text):
     family, reference = pattern
@@ -98,7 +98,7 @@ def test_compiled_split_is_the_regex_split(pattern, text):
     assert pretoken_count(text, family) == len(expected)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.lists(st.one_of(piece, st.text(st.characters(categories=["Cs"]), min_size=1, max_size=2)), max_size=10).map("".join))
 def test_lone_surrogates_are_characters_of_no_class(pattern, text):
     """A str may hold lone surrogates (which have no UTF-8): the scanner splits them as the

@@ -65,14 +65,14 @@ def _check(text: str, family: str) -> None:
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(text=ascii_text)
 def test_mostly_ascii_texts_split_as_regex(level, family, text):
     _check(text, family)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(text=unicode_text)
 def test_unicode_texts_split_as_regex(level, family, text):
     _check(text, family)

@@ -106,7 +106,7 @@ def both() -> dict[str, Tokenizer]:
     return {name: Tokenizer.load(rank_file(name)) for name in NAMES}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(text=unicode_text)
 def test_generated_text_equals_tiktoken(both, text):
     for name, tok in both.items():
@@ -224,7 +224,7 @@ def test_recovery_reports_the_first_token_not_made():
         recover_merges([b"a", "b"])  # type: ignore[list-item]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(data=st.data())
 def test_damaged_rank_files_load_or_are_refused_in_one_line(tmp_path_factory, data):
     """Bytes changed, cut out or put in anywhere: the file loads (a damage that leaves a

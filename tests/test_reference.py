@@ -15,7 +15,7 @@ from tests.test_trainer import corpora
 SPECIAL = "<|endoftext|>"
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(text=corpora, extra=st.integers(0, 50), specials=st.sampled_from([[], [SPECIAL]]))
 def test_generator_yields_exactly_the_merges_of_train_reference(text, extra, specials):
     counts = PreTokenizer("gpt2", specials).count(text)

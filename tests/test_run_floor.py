@@ -20,7 +20,7 @@ def cores(counts: dict[bytes, int]) -> tuple[Core, Core]:
     return Core(table.words, table.ends, table.counts, BASE), Core(table.words, table.ends, table.counts, BASE)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(counts=counts_strategy, floors=st.lists(st.integers(0, 60), min_size=1, max_size=4), n=st.integers(1, 30))
 def test_a_run_with_floors_merges_as_one_without(counts, floors, n):
     """Floors raised chunk by chunk, some far above every count (each such guess makes the
@@ -30,7 +30,7 @@ def test_a_run_with_floors_merges_as_one_without(counts, floors, n):
         assert floored.run(n, floor) == plain.run(n)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(counts=counts_strategy, floor=st.integers(1, 60), n=st.integers(0, 30))
 def test_after_a_floored_run_every_reader_sees_every_pair(counts, floor, n):
     floored, plain = cores(counts)

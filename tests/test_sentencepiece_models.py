@@ -72,7 +72,7 @@ def processors(models: dict[str, Path]) -> dict[str, object]:
     return {name: spm.SentencePieceProcessor(model_file=str(path)) for name, path in models.items()}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXTS)
 @pytest.mark.parametrize("name", list(MODELS))
 def test_ids_and_text_are_sentencepieces(models, processors, name, text):
@@ -92,7 +92,7 @@ def test_ids_and_text_are_sentencepieces(models, processors, name, text):
         at = span.end
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXTS)
 @pytest.mark.parametrize("name", list(MODELS))
 def test_the_steps_the_views_walk_give_sentencepieces_ids(models, processors, name, text):

@@ -23,7 +23,7 @@ from engine.corpus.sources import JSONL, TEXT, expand_inputs
 from tests.test_fuzz import corpus_bytes
 from tests.test_pretokenize import SPECIALS, texts
 
-SPLITS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SPLITS = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 OVERLAPPING = ["aa", "aaa", "<s>", " <s>", "a b", "b\nb", "a a a"]
 """Special tokens that overlap each other and hold spaces and newlines: the hardest to cut around."""
 overlapping_texts = st.lists(st.sampled_from([*OVERLAPPING, "a", "b", " ", "\n", "x", "\t", ".", "é", "😀"]), max_size=30).map("".join)
@@ -76,7 +76,7 @@ def test_any_split_of_damaged_bytes_counts_like_the_whole(tmp_path, data, cuts):
 
 
 @given(text=texts, pos=st.integers(0, 400))
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_a_cut_depends_only_on_the_bytes_around_it(tmp_path, text, pos):
     """The same bytes around a position give the same cut, whatever comes far before it."""
     pretok = PreTokenizer("gpt2", SPECIALS)
@@ -192,7 +192,7 @@ def test_elsewhere_the_malloc_tunables_are_left_alone(monkeypatch, confstr):
 LINE_PIECES = [b"a", b"bc", b"\n", b"\n\n", b"\xe4\xb8\x80", b" "]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(data=st.lists(st.sampled_from(LINE_PIECES), max_size=60).map(b"".join), block=st.integers(1, 9))
 def test_lines_of_a_stream_read_in_blocks_of_any_size(data, block):
     """Blocks of whole lines: lines longer than a block are held in pieces and come out whole."""
@@ -205,7 +205,7 @@ JSON_PIECES = ['{"text": "a"}', '{"text": 1}', "[1, 2]", '"s"', "NaN", "1e5", " 
 JSON_PIECES += ["{", "}", ",", ":", '"', "x", "é"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(line=st.lists(st.sampled_from(JSON_PIECES), max_size=6).map("".join))
 def test_a_jsonl_line_is_read_as_json_loads_reads_it(line):
     """The value, or the same error message."""

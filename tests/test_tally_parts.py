@@ -61,7 +61,7 @@ def check_parts(parts: list[WordTable], expected: Counter[bytes]) -> None:
     assert WordTable.concat(parts).counter() == expected
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(counters=st.lists(st.tuples(st.lists(texts, max_size=4), st.lists(texts, max_size=4)), min_size=1, max_size=4))
 def test_joined_parts_hold_each_pre_token_once_with_its_total(tmp_path_factory, counters):
     folder = str(tmp_path_factory.mktemp("parts"))

@@ -52,7 +52,7 @@ def merging(tok: Tokenizer) -> Tokenizer:
     return Tokenizer(tok.vocab, tok.merges, tok.special_tokens)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(texts)
 def test_round_trip_and_direct_shortcut_is_exact(tok, merging, text):
     ids = tok.encode(text)
@@ -65,7 +65,7 @@ def gpt4() -> Tokenizer:
     return train("gpt4", 400)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(texts)
 def test_gpt4_pattern_round_trip(gpt4, text):
     ids = gpt4.encode(text)
@@ -114,7 +114,7 @@ def test_direct_checked_entry_by_entry_where_the_merges_prove_nothing():
     assert tok.verify_direct()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99)), max_size=40), st.randoms(), st.booleans())
 def test_merges_prove_direct_only_when_every_entry_encodes_to_itself(picks, rng, shuffled):
     """Random merge lists over three letters, some with several merges to one entry, some
@@ -269,7 +269,7 @@ def test_decode_half_a_character_gives_replacement(tok):
     assert tok.decode([tok.encoder[euro[:1]]]) == "\ufffd"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.one_of(st.binary(max_size=600), texts.map(str.encode), st.sampled_from([b"a" * 700, SAMPLE.encode()[:2000]])))
 def test_compiled_merge_loop_is_the_python_loop(merging, piece):
     """Plain encoding merges in C, the encode view in Python: the same ids, for pieces on
@@ -277,7 +277,7 @@ def test_compiled_merge_loop_is_the_python_loop(merging, piece):
     assert merging._ranks.ids(piece) == "".join(map(chr, merging._bpe(piece)))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(texts)
 def test_encode_steps_is_the_encode_loop(tok, text):
     traces = tok.encode_steps(text)
@@ -304,7 +304,7 @@ def test_encode_steps_story_of_one_word(tok):
     assert all(len(s.ranks) == len(s.parts) - 1 for s in trace.steps)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(texts, st.lists(st.integers(0, 400), max_size=8))
 def test_encode_iterable_equals_encode_wherever_the_text_is_cut(tok, text, cuts):
     bounds = sorted({min(c, len(text)) for c in cuts})

@@ -154,7 +154,7 @@ def _counts(text: str, specials: list[str]) -> dict[bytes, int]:
     return PreTokenizer("gpt2", specials).count(text)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(text=corpora, extra=st.integers(0, 60), specials=st.sampled_from([[], ["<|endoftext|>"], ["<|endoftext|>", "<|pad|>"]]))
 def test_optimized_equals_reference(text, extra, specials):
     vocab_size = 256 + len(specials) + extra
@@ -166,7 +166,7 @@ def test_optimized_equals_reference(text, extra, specials):
     assert trainer.vocab == ref_vocab
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(text=corpora, extra=st.integers(0, 40))
 def test_step_by_step_equals_run(text, extra):
     counts = _counts(text, [])
@@ -183,7 +183,7 @@ def test_step_by_step_equals_run(text, extra):
     assert [r.index for r in records] == list(range(1, len(records) + 1))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(text=corpora, extra=st.integers(1, 40))
 def test_events_agree_with_counts(text, extra):
     """Each step's changes turn the pair counts before it into the pair counts after it."""
@@ -202,7 +202,7 @@ def test_events_agree_with_counts(text, extra):
             assert before[tie] == record.count
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(text=corpora, k=st.integers(0, 30))
 def test_goto_backwards_equals_fresh_run(text, k):
     counts = _counts(text, [])
@@ -223,7 +223,7 @@ def _desc(token: bytes) -> tuple[int, ...]:
     return tuple(-x for x in token) + (1,)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(text=corpora, merges=st.integers(0, 30), k=st.integers(1, 12))
 def test_top_pairs_is_the_sorted_pair_counter(text, merges, k):
     """Stale heap entries included, top_pairs is the exact order."""

@@ -182,7 +182,7 @@ def hf_unigram(tmp_path_factory):
     return unigram_json(tmp_path_factory.mktemp("hf"))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(TEXTS)
 def test_hugging_faces_unigram_files_open_and_encode_as_it_does(hf_unigram, text):
     tokenizers = pytest.importorskip("tokenizers")
@@ -192,7 +192,7 @@ def test_hugging_faces_unigram_files_open_and_encode_as_it_does(hf_unigram, text
     assert ours.encode(text) == theirs.encode(text, add_special_tokens=False).ids
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(TEXTS)
 def test_unigram_rows_span_the_text_piece_by_piece(trained, text):
     """Each piece spans the bytes it stands for, in order: a piece's ``▁`` its space (a run

@@ -66,7 +66,7 @@ def pair(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     return ours, HFTokenizer.from_file(str(directory / "tokenizer.json"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(text=TEXTS)
 def test_ids_and_decoding_equal_hugging_faces(pair: tuple[UnigramTokenizer, HFTokenizer], text: str) -> None:
     ours, theirs = pair
@@ -84,7 +84,7 @@ def test_a_whole_corpus_encodes_as_hugging_face_does(pair: tuple[UnigramTokenize
         assert unflattened(ours.encode_batch_flat(text.split("\n"))) == ours.encode_batch(text.split("\n"))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(text=TEXTS)
 def test_without_the_normalizer_spaces_count_one_by_one(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
     ours = UnigramTokenizer(

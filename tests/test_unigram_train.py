@@ -70,7 +70,7 @@ def randomize(trainer: UnigramTrainer, data: st.DataObject) -> dict[str, float]:
 # -- the stages, one by one, against brute force ------------------------------------------
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(corpora())
 def test_seeds_are_the_references(words: Counter[str]) -> None:
     got = scores_of(UnigramTrainer(words, 1000))
@@ -79,7 +79,7 @@ def test_seeds_are_the_references(words: Counter[str]) -> None:
     assert all(close(got[p], want[p]) for p in want)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(corpora(), st.data())
 def test_likelihood_and_expected_counts_are_the_references(words: Counter[str], data: st.DataObject) -> None:
     trainer = UnigramTrainer(words, 1000)
@@ -91,7 +91,7 @@ def test_likelihood_and_expected_counts_are_the_references(words: Counter[str], 
     assert all(close(e, want[p]) for p, e in zip(scores, expected, strict=True))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(corpora(), st.data())
 def test_viterbi_counts_and_losses_are_the_references(words: Counter[str], data: st.DataObject) -> None:
     trainer = UnigramTrainer(words, 1000)
@@ -104,7 +104,7 @@ def test_viterbi_counts_and_losses_are_the_references(words: Counter[str], data:
         assert close(losses[i], want[piece].loss), piece
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(corpora(), st.data())
 def test_the_m_step_is_the_references(words: Counter[str], data: st.DataObject) -> None:
     trainer = UnigramTrainer(words, 1000)
@@ -118,7 +118,7 @@ def test_the_m_step_is_the_references(words: Counter[str], data: st.DataObject) 
     assert all(close(got[p], want[p]) for p in want)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(corpora(), st.integers(0, 12))
 def test_each_round_keeps_what_the_reference_keeps(words: Counter[str], extra: int) -> None:
     """Round by round from the trainer's own state: the reference's EM and pruning keep the

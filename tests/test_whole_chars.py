@@ -55,25 +55,25 @@ def trained_on_lines() -> Tokenizer:
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(pieces)
 def test_published_encodings(name, piece):
     loops_agree(published(name), piece)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(pieces)
 def test_gpt2(piece):
     loops_agree(gpt2(), piece)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(pieces)
 def test_trained_across_characters(piece):
     loops_agree(trained_on_lines(), piece)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(pieces, st.integers(0, 3), st.integers(0, 3))
 def test_cut_characters(piece, head, tail):
     """Pieces that start or end inside a character (what ``MergeRanks.ids`` may be given)."""

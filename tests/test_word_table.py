@@ -18,7 +18,7 @@ small = st.integers(1, 5)
 huge = st.integers(2**31, 2**40)  # past int32
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(counts=st.dictionaries(st.binary(max_size=8), st.integers(0, 2**63 - 1), max_size=30))
 def test_table_holds_the_counts_in_order(counts):
     table = WordTable.from_counts(counts)
@@ -26,7 +26,7 @@ def test_table_holds_the_counts_in_order(counts):
     assert table.counter() == counts
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     first=st.dictionaries(st.binary(max_size=4), st.integers(0, 2**40), max_size=30),
     second=st.dictionaries(st.binary(max_size=4), st.integers(0, 2**40), max_size=30),
@@ -40,7 +40,7 @@ def test_sorted_tables_merge_into_their_sum_in_order(first, second):
     assert merged.by_word() is merged
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(tables=st.lists(st.dictionaries(st.binary(max_size=4), st.integers(0, 2**40), max_size=20), max_size=12))
 def test_many_sorted_tables_merge_at_once(tables):
     """A k-way merge (as counting's runs on disk are joined) sums them all; empty tables and
@@ -69,7 +69,7 @@ def test_merge_refuses_a_table_that_is_not_sorted_or_whole(words, ends, counts):
         WordTable.merge([WordTable.sorted({b"a": 1}), table])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(counts=st.dictionaries(words, st.one_of(small, huge), min_size=1, max_size=12), extra=st.integers(0, 30))
 def test_counts_past_int32_train_like_the_reference(counts, extra):
     trainer = Trainer(counts, 256 + extra)
@@ -106,7 +106,7 @@ def test_memory_counts_a_byte_a_position_and_only_large_counts_apart(big):
     assert [trainer.word_cells(i).count for i in range(len(counts))] == list(counts.values())
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(
     counts=st.dictionaries(st.binary(max_size=10), st.one_of(small, st.integers(250, 70_000), huge), min_size=1, max_size=14),
     narrow=st.integers(257, 290),
@@ -140,7 +140,7 @@ def test_core_refuses_buffers_that_do_not_describe_words():
         Core(b"ab", array("q", [2]), array("q", [-1]), base)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(counts=st.dictionaries(st.binary(max_size=6), st.one_of(small, huge), min_size=1, max_size=12), merges=st.integers(0, 20))
 def test_core_gives_back_the_words_it_was_built_from(counts, merges):
     """Whatever the merges so far, the core's table is its input, and a core built from it
@@ -155,7 +155,7 @@ def test_core_gives_back_the_words_it_was_built_from(counts, merges):
     assert Core(words, ends, totals, base).run(10**6) == Core(table.words, table.ends, table.counts, base).run(10**6)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     counts=st.dictionaries(words, small, min_size=1, max_size=20),
     room=st.tuples(st.integers(0, 50), st.integers(0, 400)),

@@ -81,7 +81,7 @@ def steps(trainer: WordPieceTrainer) -> list[WordPieceStep]:
 # -- the same merges as the reference ---------------------------------------------------------
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(counts=corpora(), extra=st.integers(0, 40), specials=SPECIALS)
 def test_the_trainer_matches_the_reference(counts, extra, specials):
     size = alphabet_size(counts, specials) + extra
@@ -97,7 +97,7 @@ def test_the_trainer_matches_the_reference(counts, extra, specials):
     assert {w.text: tuple(w.parts) for w in trainer.words(len(counts))} == segmented
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(counts=corpora(st.integers(1, 5).flatmap(lambda c: st.integers(c * 2**50 - 3, c * 2**50 + 3))), extra=st.integers(0, 30))
 def test_scores_are_compared_exactly_beyond_double_precision(counts, extra):
     """Counts near multiples of 2^50 give scores whose doubles are equal or one unit apart:
@@ -166,7 +166,7 @@ def test_the_committed_corpora_match_the_reference(name, size):
 # -- stepping, running, going back ------------------------------------------------------------
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(counts=corpora(), extra=st.integers(0, 30), data=st.data())
 def test_stepping_running_and_going_back_agree(counts, extra, data):
     size = alphabet_size(counts) + extra
@@ -189,7 +189,7 @@ def test_stepping_running_and_going_back_agree(counts, extra, data):
     assert stepped.stopped_early == ran.stopped_early
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(counts=corpora(), extra=st.integers(0, 30), k=st.integers(1, 8))
 def test_top_pairs_are_in_the_rules_order_and_change_nothing(counts, extra, k):
     size = alphabet_size(counts) + extra
@@ -203,7 +203,7 @@ def test_top_pairs_are_in_the_rules_order_and_change_nothing(counts, extra, k):
             break
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(counts=corpora(), extra=st.integers(0, 30), specials=SPECIALS)
 def test_each_steps_events_add_up(counts, extra, specials):
     """Each ``WordPieceStep`` beside the counts before and after it: the rule's winner and

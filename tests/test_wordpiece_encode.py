@@ -75,7 +75,7 @@ def pair(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     return ours, tokenizers.Tokenizer.from_file(str(path))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=texts)
 def test_ids_equal_hf(pair, text):
     ours, hf = pair
@@ -85,7 +85,7 @@ def test_ids_equal_hf(pair, text):
     assert ours.decode(encoding.ids) == hf.decode(encoding.ids, skip_special_tokens=False)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ids=st.lists(st.integers(0, 1499), max_size=30))
 def test_decode_equals_hf(pair, ids):
     ours, hf = pair
@@ -157,7 +157,7 @@ def test_steps_tell_the_matching():
     assert small().encode_steps("a" * 101)[0].unknown_reason == "longer than 100 characters"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(text=texts)
 def test_steps_and_spans_agree_with_encode(text):
     for tok in (small(), small(lowercase=True)):

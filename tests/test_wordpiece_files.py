@@ -73,7 +73,7 @@ def test_our_tokenizer_json_as_specified(ours, saved):
     assert (saved / "vocab.txt").read_text(encoding="utf-8").splitlines() == ours.vocab
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=texts)
 def test_our_files_give_hf_our_ids(ours, saved, text):
     hf = _hf(saved / "tokenizer.json")
