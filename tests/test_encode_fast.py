@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import gc
+import platform
 import random
 import struct
+import subprocess
 import sys
 import threading
 import tracemalloc
 from array import array
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import regex
@@ -724,3 +727,34 @@ def test_packed_batches_join_each_batch_with_end_of_text_ids(monkeypatch, tok, b
         for batch in given_batches
     ]
     assert list(tok.encode_packed_batches(iter(given_batches), "uint16", eot, workers)) == expected
+
+
+REUSED_LIST = """
+import ctypes, sys
+from tests.test_encode_conformance import gpt2
+from tests.test_tokenizer import SAMPLE
+tok = gpt2()
+text = SAMPLE * (2_000_000 // len(SAMPLE))
+threads = int(sys.argv[1])
+def items(ids):  # the address of a list's items (PyListObject: refcount, type, size, items)
+    return ctypes.c_void_p.from_address(id(ids) + 3 * ctypes.sizeof(ctypes.c_void_p)).value
+first = tok.encode(text) if threads == 1 else tok.encode_batch([text], threads)[0]
+where, size = items(first), len(first)
+del first
+second = tok.encode(text) if threads == 1 else tok.encode_batch([text], threads)[0]
+print(size, where == items(second))
+"""
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the encoder tunes glibc's malloc only")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_long_texts_list_takes_the_last_ones_memory(threads):
+    """In a fresh process, the second list of a long text's ids (4 MB of items or more) is
+    put where the first one's were, freed: glibc gave the first a mapping of its own, which
+    went back to the system, and the second new heap, until the encoder raised its
+    thresholds before the first."""
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", REUSED_LIST, str(threads)], capture_output=True, text=True, cwd=root, check=True)
+    size, reused = out.stdout.split()
+    assert int(size) * 8 >= 4 << 20
+    assert reused == "True"
