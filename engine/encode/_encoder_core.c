@@ -727,7 +727,7 @@ static void keep_freed_lists(void) {
  * asked to be in 2 MB pages: where a virtual machine's host takes back the guest's free
  * memory, such pages new to the process are often memory the host must find again, and a
  * first encode of en-mix-6m took 99-245 ms in 8 of 14 fresh processes, not 37-39, its list
- * in them; its hot tables in them, two threads' first encode 74-148 ms in 8 of 20, not 26-32
+ * in them; its hot tables in them, two threads' first encode 74-148 ms in 6 of 20, not 26-32
  * (docs/speed.md, huge pages). In 4 KB pages it is 2-4 ms slower, and a warm encode about
  * 1 ms of 18 (the TLB's misses in the 8 MB hot table). */
 static PyObject *unset_list(size_t n) {
@@ -2024,6 +2024,7 @@ static PyObject *Encoder_fill_list(Encoder *e, PyObject *args) {
         Py_ssize_t at = spans[3 * k], offset = spans[3 * k + 1], count = spans[3 * k + 2];
         fits = at >= 0 && at <= room && count >= 0 && count <= room - at && offset >= 0 && (size_t)offset <= e->out_len &&
                (size_t)count <= e->out_len - (size_t)offset;
+        if (!fits) break;
         lo = at < lo ? at : lo;
         hi = at + count > hi ? at + count : hi;
     }

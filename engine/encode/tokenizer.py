@@ -835,8 +835,6 @@ class Tokenizer:
 
         def encode(encoder: Encoder, k: int, first: bool) -> None:
             mine = kept.setdefault(encoder, [])
-            if first:
-                mine.clear()
             offset = mine[-1][1] + counts[mine[-1][0]] if mine else 0
             counts[k] = encoder.encode_into(text, *pieces[k], first)
             mine.append((k, offset))
@@ -845,7 +843,8 @@ class Tokenizer:
             starts = list(accumulate(counts, initial=0))
             out = self._table.unfilled(starts[-1])
             made.append(out)
-            jobs = [(encoder, [(starts[k], offset, counts[k]) for k, offset in mine]) for encoder, mine in kept.items()]
+            ours_first = sorted(kept.items(), key=lambda item: item[0] is not self._encoder)  # this thread fills its own
+            jobs = [(encoder, [(starts[k], offset, counts[k]) for k, offset in mine]) for encoder, mine in ours_first]
             helped = [self._pool(threads).submit(encoder.fill_list, out, spans) for encoder, spans in jobs[1:]]
             try:
                 jobs[0][0].fill_list(out, jobs[0][1])
@@ -867,8 +866,8 @@ class Tokenizer:
         end, until none is left (``first``: the encoder's first piece in this call). Each
         thread so meets, call after call, much the same part of a text encoded again, whose
         pre-tokens its encoder's hot table holds; pieces handed to whichever thread was free
-        went to either from one call to the next. ``then()`` runs once all are encoded, while
-        the encoders are still this call's (this thread's first)."""
+        went to either from one call to the next. ``then()`` runs once all are encoded,
+        before the helpers' encoders are given back."""
         if self._encoder is None:
             self._encoder = self._new_encoder()
         own = self._encoder
