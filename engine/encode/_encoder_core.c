@@ -49,6 +49,21 @@
 #define LONG 16            /* more tokens merge through a heap (merge_heap) */
 #define WORK_PER_BYTE 10   /* merge_heap's heap (6), ids, ranks, next and prev (1 each) */
 
+/* Fault in the pages of a large buffer about to be written whole with one call, rather than
+ * one trap a page (Linux 5.14 and later; elsewhere, or refused, nothing). */
+static void populate(void *p, size_t size) {
+#if defined(__linux__)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1), end = ((uintptr_t)p + size) & ~(page - 1);
+    if (size >= ((size_t)4 << 20) && end > start) madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+#else
+    (void)p, (void)size;
+#endif
+}
+
 /* n zeroed bytes from PyMem_RawMalloc, written now rather than left to the kernel's zero
  * page: a hash table is probed before it is written, and a page first read is mapped to the
  * zero page read-only, then faulted again when written, which while another thread of the
@@ -56,7 +71,10 @@
  * hypervisor). NULL when out of memory. In 4 KB pages: see unset_list. */
 static void *zeroed(size_t n) {
     void *p = PyMem_RawMalloc(n);
-    if (p) memset(p, 0, n);
+    if (p) {
+        populate(p, n);
+        memset(p, 0, n);
+    }
     return p;
 }
 
@@ -686,21 +704,6 @@ static PyObject *Vocab_decode(Vocab *v, PyObject *ids) {
     return out;
 }
 
-/* Fault in the pages of a large buffer about to be written whole with one call, rather than
- * one trap a page (Linux 5.14 and later; elsewhere, or refused, nothing). */
-static void populate(void *p, size_t size) {
-#if defined(__linux__)
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1), end = ((uintptr_t)p + size) & ~(page - 1);
-    if (size >= ((size_t)4 << 20) && end > start) madvise((void *)start, end - start, MADV_POPULATE_WRITE);
-#else
-    (void)p, (void)size;
-#endif
-}
-
 /* glibc's malloc gives a block past its mmap threshold a mapping of its own, unmapped when
  * freed; it raises the threshold to the size of the first such block freed, and keeps freed
  * heap memory up to twice that. So a long text's list of ids was memory new to the process
@@ -708,7 +711,9 @@ static void populate(void *p, size_t size) {
  * second's heap new), reused only from the third: the second encode of en-mix-6m in two
  * threads faulted in 3,000 pages, 4 of its 13 ms. Both are raised to glibc's most, 32 MB
  * and twice that, before the first such list is made, which then comes from the heap and
- * is kept for the next. Nothing where glibc is not. */
+ * is kept for the next; and before the first batch whose ids' room is a megabyte or more
+ * (the threads' units, freed once joined: the second call of en-mix-6m's documents in two
+ * threads faulted in 600 pages, not 225). Nothing where glibc is not. */
 #define LARGE_LIST ((size_t)4 << 20)
 static void keep_freed_lists(void) {
 #if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
@@ -1886,6 +1891,7 @@ static PyObject *encode_many_as(Encoder *e, PyObject *texts, int width, int join
     if (joined == 2 && !e->out) { /* handed over last time: room for the batch's ids at once */
         size_t room = HOT_IDS; /* the bytes of the texts' characters as the str holds them: about as many ids as the UTF-8 at most */
         for (Py_ssize_t k = 0; k < count; k++) room += (size_t)views[k].len * (size_t)views[k].kind + (size_t)marks[k];
+        if (room >= KEPT_LEAST) keep_freed_lists(); /* the next batch's room is this one's memory */
         if (kept_ids && room >= kept_count) e->out = kept(kept_count, &e->out_cap);
         else if (reserve((void **)&e->out, &e->out_cap, room, sizeof(uint32_t), 0)) {
             release_encoder(e);
@@ -2201,7 +2207,7 @@ static PyObject *join_ends(PyObject *Py_UNUSED(module), PyObject *arg) {
         size_t room = 0;
         uint32_t *joined = kept(total, &room), *fit;
         if (room > total && (fit = PyMem_RawRealloc(joined, 4 * total))) joined = fit; /* the room past them given back */
-        if (!joined && total) joined = PyMem_RawMalloc(4 * total);
+        if (!joined && total && (joined = PyMem_RawMalloc(4 * total))) populate(joined, 4 * total);
         if (total && !joined) {
             PyErr_NoMemory();
             goto done;
