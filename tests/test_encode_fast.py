@@ -618,6 +618,40 @@ def test_one_long_text_is_taken_from_both_ends(monkeypatch, tok, text, workers, 
     assert len(tok._idle) >= (workers - 1 if len(long) > 2 * sizes[0] else 0)
 
 
+@pytest.mark.parametrize("flat", [False, True])
+def test_a_lists_units_are_taken_from_both_ends(monkeypatch, tok, flat):
+    """A list's units in two threads: the helper takes them from the start, this thread
+    from the end (so each meets the same units in the next call), a long text's pieces
+    among them; the ids are ``encode``'s, in order."""
+    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 64)
+    monkeypatch.setattr("engine.encode.tokenizer.MAX_UNIT_CHARS", 64)
+    monkeypatch.setattr("engine.encode.tokenizer.PIECE_CHARS", 128)
+    monkeypatch.setattr("engine.encode.tokenizer.CUT_WINDOW", 64)
+    batch = [f"text {i} " * 3 for i in range(60)]
+    batch[10] = SAMPLE * 6  # a long text, in pieces
+
+    def key(unit: T.Unit) -> tuple[object, ...]:
+        return (id(unit[0]), unit[1], unit[2]) if isinstance(unit, tuple) else (unit[0], len(unit))
+
+    order = {key(unit): k for k, (unit, _) in enumerate(tok._units(batch, 2))}
+    takers: list[tuple[int, bool]] = []
+    ended = T._ended_unit
+
+    def spy(encoder: Encoder, unit: tuple[T.Unit, int]) -> object:
+        takers.append((order[key(unit[0])], threading.current_thread() is threading.main_thread()))
+        return ended(encoder, unit)
+
+    monkeypatch.setattr(T, "_ended_unit", spy)
+    for _ in range(2):
+        takers.clear()
+        got = unflattened(tok.encode_batch_flat(batch, 2)) if flat else tok.encode_batch(batch, 2)
+        assert got == [tok.encode(text) for text in batch]
+    mine = sorted(k for k, main in takers if main)
+    helpers = sorted(k for k, main in takers if not main)
+    assert sorted(mine + helpers) == list(range(len(takers)))
+    assert not mine or not helpers or max(helpers) < min(mine)  # a prefix and a suffix
+
+
 @pytest.mark.parametrize("at", [0, 0.5, 1])
 def test_a_bad_piece_of_one_long_text_is_raised_and_the_next_call_works(monkeypatch, tok, at):
     """A lone surrogate in any piece of one long text, whichever end's thread meets it."""
@@ -689,8 +723,8 @@ def test_a_batch_in_large_units_encodes_as_encode_does(tok):
 
 @pytest.mark.parametrize("at", [0, 1, 2, 17, 40])
 def test_a_bad_text_in_any_unit_is_raised_and_the_threads_go_on(monkeypatch, tok, at):
-    """Whichever thread meets it (a helper, or this one encoding a unit no helper had
-    started), a lone surrogate is the UnicodeEncodeError str.encode gives, nothing waits
+    """Whichever thread meets it (a helper, taking units from the start, or this one, from
+    the end), a lone surrogate is the UnicodeEncodeError str.encode gives, nothing waits
     forever, and the next call gives encode's ids."""
     monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 64)
     monkeypatch.setattr("engine.encode.tokenizer.MAX_UNIT_CHARS", 64)

@@ -282,6 +282,12 @@ class Tokenizer:
         shared = self._cache() if shared is None else shared
         return Encoder(self._ranks, self._table, self.pretokenizer.family_id, self._direct, self.cache_size, specials, shared)
 
+    def _own_encoder(self) -> Encoder | None:
+        """The encoder of calls in this thread, made on first use (``_new_encoder``)."""
+        if self._encoder is None:
+            self._encoder = self._new_encoder()
+        return self._encoder
+
     def _cache(self) -> SharedCache:
         """The tokenizer's pre-token cache, made on first use."""
         if self._shared is None:
@@ -569,10 +575,8 @@ class Tokenizer:
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``."""
-        if self._encoder is None:
-            self._encoder = self._new_encoder()
-        if self._encoder is not None:
-            return self._encoder.encode(text)
+        if (encoder := self._own_encoder()) is not None:
+            return encoder.encode(text)
         if self._piece_encoder is None:
             self._piece_encoder = self._new_piece_encoder()
         if self._piece_encoder is not None:
@@ -590,36 +594,40 @@ class Tokenizer:
     def encode_batch(self, texts: Iterable[str], workers: int | None = None) -> list[list[int]]:
         """``[encode(text) for text in texts]``, in ``workers`` threads (see ``encode_stream``).
         A list or tuple in one thread is encoded in one call, the GIL released once: cutting
-        it into units cost a tenth of encoding en-mix-6m's 15,555 documents."""
+        it into units cost a tenth of encoding en-mix-6m's 15,555 documents; in more, its
+        units are taken from both ends (``_units_from_both_ends``)."""
         threads = self.threads(workers)
         if threads == 1 and self._compiled and isinstance(texts, list | tuple):
-            if self._encoder is None:
-                self._encoder = self._new_encoder()
-            if self._encoder is not None:
-                return self._encoder.encode_many(texts)
+            if (encoder := self._own_encoder()) is not None:
+                return encoder.encode_many(texts)
         if (long := self._one_long_text(texts, threads)) is not None:
             return [self._long_ids(long, threads)]
+        if threads > 1 and self._compiled and isinstance(texts, list | tuple):
+            units = self._units_from_both_ends(texts, threads, lists=True)
+            return [ids for out, kind in units if kind != _PART for ids in (out if kind == _WHOLE else [out])]
         return list(self.encode_stream(texts, workers))
 
     def encode_batch_flat(self, texts: Iterable[str], workers: int | None = None) -> FlatIds:
         """The ids of ``encode_batch`` in one buffer, with the offsets of each text's
         (``FlatIds``): no int put in a list, half the memory of lists (an id takes 4 bytes,
         not a pointer of 8), for a batch bound for NumPy or a file. Encoded as
-        ``encode_stream`` encodes, in ``workers`` threads (a list or tuple in one thread in
-        one call), and the ids handed over from the encoder, not copied. The memory of the
+        ``encode_batch`` encodes, in ``workers`` threads (a list or tuple in one thread in
+        one call, in more from both ends), and the ids handed over from the encoder, not
+        copied. The memory of the
         last large result freed (a quarter of a million ids up to 16 million) is kept for the
         next large one: memory new to the process is faulted in a page at a time."""
         threads = self.threads(workers)
         if not self._compiled:
             return flat_ids(self.encode_batch(texts, workers))
         if threads == 1 and isinstance(texts, list | tuple):
-            if self._encoder is None:
-                self._encoder = self._new_encoder()
-            assert self._encoder is not None  # compiled
-            parts: list[tuple[Buffer, bytes]] = [self._encoder.encode_ends(texts)]
+            encoder = self._own_encoder()
+            assert encoder is not None  # compiled
+            parts: list[tuple[Buffer, bytes]] = [encoder.encode_ends(texts)]
         elif (long := self._one_long_text(texts, threads)) is not None:
             pieces = self._long_text(long, threads)
             parts = [(piece, b"") for piece in pieces[:-1]] + [_flat_part(pieces[-1], _LAST)]
+        elif isinstance(texts, list | tuple):
+            parts = [_flat_part(out, kind) for out, kind in self._units_from_both_ends(texts, threads, lists=False)]
         else:
             units = (((unit, kind), kind) for unit, kind in self._units(texts, threads))
             parts = [_flat_part(out, kind) for out, kind in self._in_threads(units, threads, _ended_unit)]
@@ -635,10 +643,8 @@ class Tokenizer:
         """``encode``'s ids as files of ids hold them: the bytes of a little-endian array of
         ``dtype`` (``"uint16"`` or ``"uint32"``); OverflowError if an id does not fit."""
         width = ID_WIDTHS[dtype]
-        if self._encoder is None:
-            self._encoder = self._new_encoder()
-        if self._encoder is not None:
-            return self._encoder.encode_packed(text, width)
+        if (encoder := self._own_encoder()) is not None:
+            return encoder.encode_packed(text, width)
         ids = array(_TYPECODES[width], self.encode(text))
         if sys.byteorder == "big":
             ids.byteswap()
@@ -732,10 +738,8 @@ class Tokenizer:
 
     def _packed_batch(self, texts: list[str], ends: list[bool], width: int, eot: int | None) -> bytes:
         """One batch of ``encode_packed_batches``, in this thread."""
-        if self._encoder is None:
-            self._encoder = self._new_encoder()
-        if self._encoder is not None:
-            return self._encoder.encode_packed_many(texts, width, -1 if eot is None else eot, ends)
+        if (encoder := self._own_encoder()) is not None:
+            return encoder.encode_packed_many(texts, width, -1 if eot is None else eot, ends)
         dtype = next(name for name, size in ID_WIDTHS.items() if size == width)
         tail = b"" if eot is None else eot.to_bytes(width, "little")
         return b"".join(self.encode_packed(text, dtype) + (tail if end else b"") for text, end in zip(texts, ends, strict=True))
@@ -866,6 +870,64 @@ class Tokenizer:
         self._table.filled(made[0])
         return made[0]
 
+    def _units_from_both_ends(self, texts: list[str] | tuple[str, ...], threads: int, lists: bool) -> list[tuple[Any, int]]:
+        """``(_ended_unit(encoder, unit), kind)`` of each of the texts' units (``_units``), in
+        order, encoded by ``threads`` threads from both ends (``_from_both_ends``): each
+        thread meets, call after call, the same units, whose pre-tokens its encoder's hot
+        table holds (handed to whichever thread was free, a unit went to the other thread in
+        the next call about half the time, and took a third longer). With ``lists``, a
+        whole unit's result is its texts' lists (``Vocab.lists``) and a long text's last
+        piece's its list (``_joined_ids``, the pieces' left None), made in this thread: after
+        each unit it encodes, of those done so far (lists made in a helper thread come from
+        memory of its own, new to the process), and of the rest at the end."""
+        units = list(self._units(texts, threads))
+        outs: list[Any] = [None] * len(units)
+        encoded = [False] * len(units)
+        made = [not lists] * len(units)
+        firsts = {}  # a long text's last piece: its first
+        for k, (_, kind) in enumerate(units):
+            if kind == _LAST:
+                first = k
+                while first and units[first - 1][1] == _PART:
+                    first -= 1
+                firsts[k] = first
+        own = self._own_encoder()
+        assert own is not None  # compiled
+        front = 0  # the units before it are made
+
+        def make(k: int, threads: int) -> None:
+            """Unit k's lists, once it and, ending a long text, its pieces are done."""
+            kind = units[k][1]
+            if made[k] or kind == _PART or not all(encoded[firsts.get(k, k) : k + 1]):
+                return
+            if kind == _WHOLE:
+                outs[k] = self._table.lists(*outs[k])
+            else:
+                outs[k] = self._joined_ids(outs[firsts[k] : k + 1], threads)
+                outs[firsts[k] : k] = [None] * (k - firsts[k])
+            made[k] = True
+
+        def encode(encoder: Encoder, k: int, first: bool) -> None:
+            nonlocal front
+            outs[k] = _ended_unit(encoder, units[k])
+            encoded[k] = True
+            if encoder is not own:
+                return
+            for j in [k, *(j for j in firsts if firsts[j] <= k < j)]:
+                make(j, 1)  # the helpers are busy
+            while front < len(units) and encoded[front]:
+                make(front, 1)
+                front += 1
+
+        if len(units) < 2:  # no thread started for one
+            for k in range(len(units)):
+                encode(own, k, True)
+        else:
+            self._from_both_ends(len(units), threads, encode)
+        for k in range(len(units)):
+            make(k, threads)
+        return [(out, kind) for out, (_, kind) in zip(outs, units, strict=True)]
+
     def _from_both_ends(
         self, count: int, threads: int, encode: Callable[[Encoder, int, bool], None], then: Callable[[], None] | None = None
     ) -> None:
@@ -876,9 +938,7 @@ class Tokenizer:
         pre-tokens its encoder's hot table holds; pieces handed to whichever thread was free
         went to either from one call to the next. ``then()`` runs once all are encoded,
         before the helpers' encoders are given back."""
-        if self._encoder is None:
-            self._encoder = self._new_encoder()
-        own = self._encoder
+        own = self._own_encoder()
         assert own is not None  # compiled
         self._cache()  # made here, not by two threads at once
         pieces = deque(range(count))
@@ -997,9 +1057,7 @@ class Tokenizer:
         in all (starting threads would cost more than it saves): this one alone."""
         units = iter(units)
         first = list(islice(units, 2))
-        if self._encoder is None:
-            self._encoder = self._new_encoder()
-        own = self._encoder
+        own = self._own_encoder()
         assert own is not None  # called only when encoding is compiled
         if threads == 1 or len(first) < 2:
             yield from ((run(own, unit), kind) for unit, kind in chain(first, units))
@@ -1178,7 +1236,7 @@ def _joined_unit(width: int, eot: int) -> Callable[[Encoder, tuple[list[str], li
 
 
 def _assembled(
-    results: Iterator[tuple[Any, int]], made: Callable[[list[bytes]], W], whole: Callable[[Any], Iterable[W]] = iter
+    results: Iterable[tuple[Any, int]], made: Callable[[list[bytes]], W], whole: Callable[[Any], Iterable[W]] = iter
 ) -> Iterator[W]:
     """The stream's results from the units': ``whole`` of a ``_WHOLE`` unit's (its results),
     and for a long text ``made`` of its pieces' packed ids."""
