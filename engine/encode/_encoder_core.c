@@ -1192,7 +1192,8 @@ typedef struct {
     PyThread_type_lock lock; /* one encode at a time: the buffers and own caches are this object's */
     SharedCache *shared; /* or NULL; once full, own takes the rest */
     Claim shared_claim;
-    Cache own;          /* emptied when full, so memory stays bounded */
+    Cache own;          /* emptied when full, so memory stays bounded; beside a shared one, made at the first put */
+    Py_ssize_t own_size; /* its entries */
     Claim own_claim;
     HotSlot *hot;       /* 2^hot_bits pairs of slots, each pair a 64-byte line, looked in before the caches */
     void *hot_block;    /* the allocation hot lies in */
@@ -1256,6 +1257,10 @@ static inline const uint32_t *encoder_find(const Encoder *e, const uint8_t *s, s
 
 static void encoder_put(Encoder *e, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids, size_t nids) {
     if (e->shared && !cache_put(&e->shared->cache, &e->shared_claim, s, n, h, ids, nids)) return;
+    /* Beside a shared cache, made only now: most encoders never need it (its 512 KB of
+     * slots, zeroed, cost a helper thread's first call 0.5 ms with the GIL held); with no
+     * memory, nothing is kept. */
+    if (!e->own.slots && cache_init(&e->own, e->own_size)) return;
     if (cache_put(&e->own, &e->own_claim, s, n, h, ids, nids)) {
         cache_clear(&e->own); /* bounded memory on endless streams */
         e->own_claim = (Claim){0, 0, 0};
@@ -1641,7 +1646,8 @@ static int Encoder_init(Encoder *e, PyObject *args, PyObject *Py_UNUSED(kw)) {
     e->pattern = pattern;
     e->direct = direct;
     e->lock = PyThread_allocate_lock();
-    if (hot_alloc(e, HOT_FIRST_BITS) || cache_init(&e->own, cache_size) || !e->lock) {
+    e->own_size = cache_size;
+    if (hot_alloc(e, HOT_FIRST_BITS) || (!sc && cache_init(&e->own, cache_size)) || !e->lock) {
         PyErr_NoMemory();
         return -1;
     }
