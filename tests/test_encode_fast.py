@@ -721,8 +721,9 @@ def test_a_batch_in_large_units_encodes_as_encode_does(tok):
         tok.encode_batch([*texts, 7], 2)
 
 
+@pytest.mark.parametrize("flat", [False, True])
 @pytest.mark.parametrize("at", [0, 1, 2, 17, 40])
-def test_a_bad_text_in_any_unit_is_raised_and_the_threads_go_on(monkeypatch, tok, at):
+def test_a_bad_text_in_any_unit_is_raised_and_the_threads_go_on(monkeypatch, tok, at, flat):
     """Whichever thread meets it (a helper, taking units from the start, or this one, from
     the end), a lone surrogate is the UnicodeEncodeError str.encode gives, nothing waits
     forever, and the next call gives encode's ids."""
@@ -734,7 +735,7 @@ def test_a_bad_text_in_any_unit_is_raised_and_the_threads_go_on(monkeypatch, tok
 
     def call() -> None:
         try:
-            tok.encode_batch(batch, workers=2)
+            tok.encode_batch_flat(batch, workers=2) if flat else tok.encode_batch(batch, workers=2)
         except Exception as e:
             raised.append(e)
 
@@ -744,7 +745,8 @@ def test_a_bad_text_in_any_unit_is_raised_and_the_threads_go_on(monkeypatch, tok
     assert not caller.is_alive(), "encode_batch still waiting after 60 s"
     assert [type(e) for e in raised] == [UnicodeEncodeError]
     good = batch[:at] + batch[at + 1 :]
-    assert tok.encode_batch(good, workers=2) == [tok.encode(text) for text in good]
+    expected = [tok.encode(text) for text in good]
+    assert (unflattened(tok.encode_batch_flat(good, workers=2)) if flat else tok.encode_batch(good, workers=2)) == expected
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
