@@ -607,7 +607,7 @@ def test_long_texts_are_cut_and_short_ones_grouped(monkeypatch, tok, batch, work
 def test_one_long_text_is_taken_from_both_ends(monkeypatch, tok, text, workers, sizes):
     """A batch of one long text: the helpers take its pieces from the start, this thread
     from the end; the list and the flat ids are ``encode``'s, and the helpers' encoders go
-    back to be taken again."""
+    back to be taken again (a text of one piece is encoded in this thread alone)."""
     monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", sizes[0])
     monkeypatch.setattr("engine.encode.tokenizer.PIECE_CHARS", sizes[1])
     monkeypatch.setattr("engine.encode.tokenizer.CUT_WINDOW", sizes[1] // 2)
@@ -615,7 +615,7 @@ def test_one_long_text_is_taken_from_both_ends(monkeypatch, tok, text, workers, 
     expected = tok.encode(long)
     assert tok.encode_batch([long], workers) == [expected]
     assert unflattened(tok.encode_batch_flat((long,), workers)) == [expected]
-    assert len(tok._idle) >= (workers - 1 if len(long) > 2 * sizes[0] else 0)
+    assert len(tok._idle) >= (workers - 1 if len(long) > 2 * sizes[0] and len(list(tok._pieces(long, workers))) > 1 else 0)
 
 
 @pytest.mark.parametrize("flat", [False, True])
@@ -650,6 +650,47 @@ def test_a_lists_units_are_taken_from_both_ends(monkeypatch, tok, flat):
     helpers = sorted(k for k, main in takers if not main)
     assert sorted(mine + helpers) == list(range(len(takers)))
     assert not mine or not helpers or max(helpers) < min(mine)  # a prefix and a suffix
+
+
+def test_the_helpers_start_before_the_last_items_are_found(tok):
+    """The items (a long text's pieces, a list's units) are found in this thread while a
+    helper encodes the first ones: finding the fourth waits for the helper's first item."""
+    helper_began = threading.Event()
+    done: dict[int, bool] = {}
+
+    def items() -> Iterator[int]:
+        yield from range(3)
+        waited = helper_began.wait(timeout=10)
+        yield from range(3, 8) if waited else ()
+
+    def encode(encoder: Encoder, k: int, item: int, first: bool) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            helper_began.set()
+        done[k] = item == k
+
+    tok._from_both_ends(items(), 2, encode)
+    assert helper_began.is_set()
+    assert done == {k: True for k in range(8)}
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 5])
+def test_items_that_fail_to_be_found_stop_the_helpers(tok, count):
+    """An error finding the items is raised once the helpers have stopped; fewer than two
+    items are encoded in this thread alone."""
+    threads: set[bool] = set()
+
+    def items() -> Iterator[int]:
+        yield from range(count)
+        raise LookupError("no more")
+
+    def encode(encoder: Encoder, k: int, item: int, first: bool) -> None:
+        threads.add(threading.current_thread() is threading.main_thread())
+
+    with pytest.raises(LookupError):
+        tok._from_both_ends(items(), 2, encode)
+    assert threads <= {True, False} and (count >= 2 or threads <= {True})
+    text = SAMPLE * 40
+    assert tok.encode_batch([text], 2) == [tok.encode(text)]
 
 
 @pytest.mark.parametrize("at", [0, 0.5, 1])

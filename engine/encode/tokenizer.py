@@ -66,6 +66,7 @@ ID_WIDTHS = {"uint16": 2, "uint32": 4}
 
 U = TypeVar("U")
 K = TypeVar("K")
+T = TypeVar("T")
 R = TypeVar("R")
 W = TypeVar("W")
 
@@ -827,32 +828,30 @@ class Tokenizer:
     def _long_text(self, text: str, threads: int) -> list[bytes]:
         """The packed ids of a long text's pieces, encoded by ``threads`` threads
         (``_from_both_ends``)."""
-        pieces = list(self._pieces(text, threads))
-        parts = [b""] * len(pieces)
+        parts: dict[int, bytes] = {}
 
-        def encode(encoder: Encoder, k: int, first: bool) -> None:
-            parts[k] = encoder.encode_packed(text, 4, *pieces[k])
+        def encode(encoder: Encoder, k: int, piece: tuple[int, int], first: bool) -> None:
+            parts[k] = encoder.encode_packed(text, 4, *piece)
 
-        self._from_both_ends(len(pieces), threads, encode)
-        return parts
+        self._from_both_ends(self._pieces(text, threads), threads, encode)
+        return [parts[k] for k in range(len(parts))]
 
     def _long_ids(self, text: str, threads: int) -> list[int]:
         """A long text's list of ids, encoded by ``threads`` threads (``_from_both_ends``):
         each keeps its pieces' ids in its encoder (``Encoder.encode_into``), then puts them in
         the list itself (``Encoder.fill_list``), without the GIL. Made bytes a piece at a
         time instead, they were copied with the GIL held, into memory new to the process."""
-        pieces = list(self._pieces(text, threads))
-        counts = [0] * len(pieces)
+        counts: dict[int, int] = {}
         kept: dict[Encoder, list[tuple[int, int]]] = {}  # each encoder's pieces: (k, where its ids start)
 
-        def encode(encoder: Encoder, k: int, first: bool) -> None:
+        def encode(encoder: Encoder, k: int, piece: tuple[int, int], first: bool) -> None:
             mine = kept.setdefault(encoder, [])
             offset = mine[-1][1] + counts[mine[-1][0]] if mine else 0
-            counts[k] = encoder.encode_into(text, *pieces[k], first)
+            counts[k] = encoder.encode_into(text, *piece, first)
             mine.append((k, offset))
 
         def fill() -> None:
-            starts = list(accumulate(counts, initial=0))
+            starts = list(accumulate((counts[k] for k in range(len(counts))), initial=0))
             out = self._table.unfilled(starts[-1])
             made.append(out)
             ours_first = sorted(kept.items(), key=lambda item: item[0] is not self._encoder)  # this thread fills its own
@@ -866,7 +865,7 @@ class Tokenizer:
                 future.result()
 
         made: list[list[int]] = []
-        self._from_both_ends(len(pieces), threads, encode, fill)
+        self._from_both_ends(self._pieces(text, threads), threads, encode, fill)
         self._table.filled(made[0])
         return made[0]
 
@@ -880,19 +879,27 @@ class Tokenizer:
         piece's its list (``_joined_ids``, the pieces' left None), made in this thread: after
         each unit it encodes, of those done so far (lists made in a helper thread come from
         memory of its own, new to the process), and of the rest at the end."""
-        units = list(self._units(texts, threads))
-        outs: list[Any] = [None] * len(units)
-        encoded = [False] * len(units)
-        made = [not lists] * len(units)
-        firsts = {}  # a long text's last piece: its first
-        for k, (_, kind) in enumerate(units):
-            if kind == _LAST:
-                first = k
-                while first and units[first - 1][1] == _PART:
-                    first -= 1
-                firsts[k] = first
+        units: list[tuple[Unit, int]] = []
+        outs: list[Any] = []
+        encoded: list[bool] = []
+        made: list[bool] = []
+        firsts: dict[int, int] = {}  # a long text's last piece: its first
+
+        def found() -> Iterator[tuple[Unit, int]]:
+            """The units, each with its place in the lists above, kept as it is found."""
+            first = 0
+            for unit in self._units(texts, threads):
+                k = len(units)
+                if unit[1] == _LAST:
+                    firsts[k] = first
+                first = k + 1 if unit[1] != _PART else first
+                units.append(unit)
+                outs.append(None)
+                encoded.append(False)
+                made.append(not lists)
+                yield unit
+
         own = self._own_encoder()
-        assert own is not None  # compiled
         front = 0  # the units before it are made
 
         def make(k: int, threads: int) -> None:
@@ -907,9 +914,9 @@ class Tokenizer:
                 outs[firsts[k] : k] = [None] * (k - firsts[k])
             made[k] = True
 
-        def encode(encoder: Encoder, k: int, first: bool) -> None:
+        def encode(encoder: Encoder, k: int, unit: tuple[Unit, int], first: bool) -> None:
             nonlocal front
-            outs[k] = _ended_unit(encoder, units[k])
+            outs[k] = _ended_unit(encoder, unit)
             encoded[k] = True
             if encoder is not own:
                 return
@@ -919,47 +926,67 @@ class Tokenizer:
                 make(front, 1)
                 front += 1
 
-        if len(units) < 2:  # no thread started for one
-            for k in range(len(units)):
-                encode(own, k, True)
-        else:
-            self._from_both_ends(len(units), threads, encode)
+        self._from_both_ends(found(), threads, encode)
         for k in range(len(units)):
             make(k, threads)
         return [(out, kind) for out, (_, kind) in zip(outs, units, strict=True)]
 
     def _from_both_ends(
-        self, count: int, threads: int, encode: Callable[[Encoder, int, bool], None], then: Callable[[], None] | None = None
+        self, items: Iterable[T], threads: int, encode: Callable[[Encoder, int, T, bool], None], then: Callable[[], None] | None = None
     ) -> None:
-        """``encode(encoder, k, first)`` of each of ``count`` pieces of a long text, in
-        ``threads`` threads: the helpers take pieces from its start, this thread from its
-        end, until none is left (``first``: the encoder's first piece in this call). Each
-        thread so meets, call after call, much the same part of a text encoded again, whose
-        pre-tokens its encoder's hot table holds; pieces handed to whichever thread was free
-        went to either from one call to the next. ``then()`` runs once all are encoded,
-        before the helpers' encoders are given back."""
+        """``encode(encoder, k, item, first)`` of each item, the k-th of ``items`` (a long
+        text's pieces, or a list's units), in ``threads`` threads: the helpers take items
+        from the start, this thread from the end, until none is left (``first``: the
+        encoder's first item in this call). Each thread so meets, call after call, much the
+        same part of a text encoded again, whose pre-tokens its encoder's hot table holds;
+        items handed to whichever thread was free went to either from one call to the next.
+        The items are found here while the helpers encode the first ones: finding en-mix-6m's
+        pieces or units took 0.2-0.5 ms, which the helpers waited when they were found
+        first. ``then()`` runs once all are encoded, before the helpers' encoders are given
+        back. One item is encoded in this thread alone."""
         own = self._own_encoder()
         assert own is not None  # compiled
         self._cache()  # made here, not by two threads at once
-        pieces = deque(range(count))
+        found = enumerate(items)
+        pending = deque(islice(found, 2))
+        if len(pending) < 2 or threads < 2:  # no thread started for one
+            for k, item in chain(pending, found):
+                encode(own, k, item, k == 0)
+            if then is not None:
+                then()
+            return
         idle, taken = self._idle, list[Encoder]()
+        started, all_found = threading.Event(), threading.Event()
 
-        def take(encoder: Encoder, pop: Callable[[], int]) -> None:
+        def take(encoder: Encoder, pop: Callable[[], tuple[int, T]]) -> None:
             first = True
             while True:
                 try:
-                    k = pop()  # atomic: the other end's thread takes others
+                    k, item = pop()  # atomic: the other end's thread takes others
                 except IndexError:
-                    return
-                encode(encoder, k, first)
+                    if all_found.is_set():
+                        return
+                    all_found.wait()
+                    continue
+                if first:
+                    started.set()
+                encode(encoder, k, item, first)
                 first = False
 
-        helped = [self._pool(threads).submit(lambda: take(self._borrowed(idle, taken), pieces.popleft)) for _ in range(threads - 1)]
+        helped = [self._pool(threads).submit(lambda: take(self._borrowed(idle, taken), pending.popleft)) for _ in range(threads - 1)]
+        for future in helped:
+            future.add_done_callback(lambda _: started.set())  # nor is it waited for if a helper failed first
         try:
             try:
-                take(own, pieces.pop)
+                # The GIL let go until a helper has its first item: this thread, finding the
+                # rest, would hold it until a switch interval (5 ms) had passed.
+                started.wait()
+                pending.extend(found)
+                all_found.set()
+                take(own, pending.pop)
             finally:
-                pieces.clear()  # on an error here, the helpers stop after the piece they hold
+                all_found.set()
+                pending.clear()  # on an error here, the helpers stop after the item they hold
                 wait(helped)
             for future in helped:
                 future.result()
