@@ -50,15 +50,32 @@
 #define WORK_PER_BYTE 10   /* merge_heap's heap (6), ids, ranks, next and prev (1 each) */
 
 /* Fault in the pages of a large buffer about to be written whole with one call, rather than
- * one trap a page (Linux 5.14 and later; elsewhere, or refused, nothing). */
+ * one trap a page (Linux 5.14 and later; elsewhere, or refused, nothing): those from the first
+ * page not in memory to the last (mincore), as a buffer reused from an earlier call's memory
+ * has them all. Asked to fault in pages already there, the kernel took as long as writing them
+ * (0.55 ms for a 13 MB list), where mincore takes 0.01 ms. */
 static void populate(void *p, size_t size) {
 #if defined(__linux__)
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1), end = ((uintptr_t)p + size) & ~(page - 1);
-    if (size >= ((size_t)4 << 20) && end > start) madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+    uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1), end = ((uintptr_t)p + size) & ~(page - 1), first = 0, last = 0;
+    if (size < ((size_t)1 << 20) || end <= start) return;
+    unsigned char in[4096];
+    for (uintptr_t at = start; at < end; at += sizeof in * page) {
+        size_t pages = (end - at) / page < sizeof in ? (size_t)((end - at) / page) : sizeof in;
+        if (mincore((void *)at, pages * page, in)) { /* not known: all of it */
+            first = start, last = end;
+            break;
+        }
+        for (size_t i = 0; i < pages; i++) {
+            if (in[i] & 1) continue;
+            first = first ? first : at + i * page;
+            last = at + (i + 1) * page;
+        }
+    }
+    if (last > first) madvise((void *)first, last - first, MADV_POPULATE_WRITE);
 #else
     (void)p, (void)size;
 #endif
