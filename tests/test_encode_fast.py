@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from engine import Tokenizer, Trainer
 from engine.encode import tokenizer as T
-from engine.encode._encoder_core import CHUNK_CHARS, Encoder, SharedCache, Vocab, join_ends, unit_ends
+from engine.encode._encoder_core import CHUNK_CHARS, Encoder, PackedIds, SharedCache, Vocab, fill_ids, join_ends, unfilled_ids, unit_ends
 from engine.encode.flat import UINT32, FlatIds
 from tests.test_encode_conformance import gpt2
 from tests.test_pretokenize_core import piece
@@ -267,6 +267,61 @@ def test_the_memory_of_large_ids_freed_goes_to_the_next_large_batch(tok):
             del flat
     finally:
         tracemalloc.stop()
+
+
+def test_threads_copy_parts_of_ids_into_one_room_together():
+    """``fill_ids`` copies parts into room from ``unfilled_ids`` where told, and
+    ``join_ends`` takes that room as the parts' ids; parts that do not fit, or are not whole
+    ids, or a room of another size, are refused."""
+    parts = [(packed([1, 2], "I"), struct.pack("n", 2)), (packed([3], "I"), b""), (packed([4, 5, 6], "I"), struct.pack("2n", 1, 3))]
+    out = unfilled_ids(6)
+    fill_ids(out, 3, [parts[2][0]])  # the later run first, as a helper may
+    fill_ids(out, 0, [parts[0][0], parts[1][0]])
+    ids, offsets = join_ends(parts, out)
+    expected_ids, expected_offsets = join_ends(parts)
+    assert ids is out and bytes(ids) == bytes(expected_ids) and offsets == expected_offsets
+    assert memoryview(ids).tolist() == [1, 2, 3, 4, 5, 6]
+    with pytest.raises(IndexError, match="do not fit"):
+        fill_ids(out, 5, [parts[0][0]])
+    with pytest.raises(IndexError, match="do not fit"):
+        fill_ids(out, -1, [parts[1][0]])
+    with pytest.raises(ValueError, match="4 bytes each"):
+        fill_ids(out, 0, [b"\0" * 5])
+    with pytest.raises(ValueError, match="not the parts' ids"):
+        join_ends(parts, unfilled_ids(5))
+    with pytest.raises(ValueError, match="not negative"):
+        unfilled_ids(-1)
+    assert bytes(unfilled_ids(0)) == b""
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_a_batchs_ids_are_copied_into_new_memory_by_the_threads_together(monkeypatch, tok, threads):
+    """Ids of many units bound for memory new to the process are copied there by the
+    threads at once, each a run of the parts of about as many ids; into the memory of the
+    last result freed, by this thread alone. Either way, the ids are ``encode``'s."""
+    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 64)
+    monkeypatch.setattr("engine.encode.tokenizer.MAX_UNIT_CHARS", 64)
+    monkeypatch.setattr("engine.encode.tokenizer.JOINED_APART", 0)
+    batch = [f"text {i} " * (1 + i % 7) for i in range(200)]
+    expected = [tok.encode(text) for text in batch]
+    fillers: list[tuple[bool, int]] = []
+    fill = T.fill_ids
+
+    def spy(out: PackedIds, at: int, parts: list[bytes]) -> None:
+        fillers.append((threading.current_thread() is threading.main_thread(), sum(memoryview(part).nbytes for part in parts) // 4))
+        fill(out, at, parts)
+
+    monkeypatch.setattr(T, "fill_ids", spy)
+    for kept in (False, True):
+        monkeypatch.setattr(T, "kept_room", lambda n, kept=kept: kept)
+        fillers.clear()
+        assert unflattened(tok.encode_batch_flat(batch, threads)) == expected
+        if kept:
+            assert not fillers
+            continue
+        assert len(fillers) == threads and sum(main for main, _ in fillers) == 1
+        total = sum(map(len, expected))
+        assert sum(n for _, n in fillers) == total and max(n for _, n in fillers) < total
 
 
 def packed(ids: list[int], typecode: str) -> bytes:

@@ -1828,6 +1828,18 @@ static PyObject *packed_ids(uint32_t *ids, size_t n) {
     return (PyObject *)p;
 }
 
+/* Room for n ids (n > 0): the kept block when it fits (its room past them given back), else
+ * new memory, its pages faulted in at once when populated; NULL with MemoryError. */
+static uint32_t *ids_room(size_t n, int populated) {
+    size_t room = 0;
+    uint32_t *ids = kept(n, &room), *fit;
+    if (room > n && (fit = PyMem_RawRealloc(ids, 4 * n))) ids = fit;
+    if (ids) return ids;
+    if (!(ids = PyMem_RawMalloc(4 * n))) PyErr_NoMemory();
+    else if (populated) populate(ids, 4 * n);
+    return ids;
+}
+
 /* e->out's ids packed, handed over: a cold encode of en-mix-6m's documents faulted in 1,600
  * pages for a copy and took a tenth longer. The encoder reserves a new buffer for its next text. */
 static PyObject *take_out(Encoder *e) {
@@ -2173,14 +2185,17 @@ done:
     return out;
 }
 
-/* join_ends(parts: Sequence[tuple[Buffer, bytes]]) -> tuple[PackedIds, bytes]: parts of the
- * ids of texts, each as Encoder.encode_ends gives them (packed ids, and where in them each
- * text ends, native sizes; a part may end no text, its ids then going on into the next
- * part's), joined: all the ids, and the offsets of the texts' ids in them, int64, from a
+/* join_ends(parts: Sequence[tuple[Buffer, bytes]], filled=None) -> tuple[PackedIds, bytes]:
+ * parts of the ids of texts, each as Encoder.encode_ends gives them (packed ids, and where in
+ * them each text ends, native sizes; a part may end no text, its ids then going on into the
+ * next part's), joined: all the ids, and the offsets of the texts' ids in them, int64, from a
  * first 0 (text k's ids are those from offsets[k] to offsets[k + 1]). A part that is all
- * is given back as it is, not copied. ValueError for ends out of order. */
-static PyObject *join_ends(PyObject *Py_UNUSED(module), PyObject *arg) {
-    PyObject *parts = PySequence_Fast(arg, "join_ends() takes a sequence of (ids, ends)"), *ids = NULL, *offsets = NULL;
+ * is given back as it is, not copied; filled, the parts' ids that threads copied into room
+ * from unfilled_ids(), is given back as their ids. ValueError for ends out of order. */
+static PyObject *join_ends(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *arg, *filled = NULL, *ids = NULL, *offsets = NULL;
+    if (!PyArg_ParseTuple(args, "O|O!", &arg, &PackedIdsType, &filled)) return NULL;
+    PyObject *parts = PySequence_Fast(arg, "join_ends() takes a sequence of (ids, ends)");
     if (!parts) return NULL;
     Py_ssize_t nparts = PySequence_Fast_GET_SIZE(parts), count = 0, held = 0;
     Py_buffer *views = PyMem_New(Py_buffer, nparts + 1);
@@ -2224,17 +2239,17 @@ static PyObject *join_ends(PyObject *Py_UNUSED(module), PyObject *arg) {
         base += n;
     }
     PyObject *first = nparts ? PyTuple_GET_ITEM(PySequence_Fast_GET_ITEM(parts, 0), 0) : NULL;
-    if (nparts == 1 && Py_IS_TYPE(first, &PackedIdsType)) {
-        ids = Py_NewRef(first);
-    } else {
-        size_t room = 0;
-        uint32_t *joined = kept(total, &room), *fit;
-        if (room > total && (fit = PyMem_RawRealloc(joined, 4 * total))) joined = fit; /* the room past them given back */
-        if (!joined && total && (joined = PyMem_RawMalloc(4 * total))) populate(joined, 4 * total);
-        if (total && !joined) {
-            PyErr_NoMemory();
+    if (filled) {
+        if ((size_t)((PackedIds *)filled)->n != total) {
+            PyErr_SetString(PyExc_ValueError, "the filled ids are not the parts' ids");
             goto done;
         }
+        ids = Py_NewRef(filled);
+    } else if (nparts == 1 && Py_IS_TYPE(first, &PackedIdsType)) {
+        ids = Py_NewRef(first);
+    } else {
+        uint32_t *joined = total ? ids_room(total, 1) : NULL;
+        if (total && !joined) goto done;
         for (Py_ssize_t i = 0, to = 0; i < nparts; to += views[i++].len / 4)
             if (views[i].len) memcpy(joined + to, views[i].buf, (size_t)views[i].len);
         ids = packed_ids(joined, total);
@@ -2249,6 +2264,69 @@ done:
         return NULL;
     }
     return Py_BuildValue("(NN)", ids, offsets);
+}
+
+/* unfilled_ids(n) -> PackedIds: room for n ids not yet put, for a batch's ids that threads
+ * copy in together (fill_ids), each faulting in its own part's pages; join_ends(parts, it)
+ * then takes it as the parts' ids. Until filled, its ids are whatever the memory held. */
+static PyObject *unfilled_ids(PyObject *Py_UNUSED(module), PyObject *arg) {
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a count of ids is not negative");
+        return NULL;
+    }
+    if ((size_t)n > PY_SSIZE_T_MAX / 4) return PyErr_NoMemory();
+    uint32_t *ids = n ? ids_room((size_t)n, 0) : NULL;
+    return n && !ids ? NULL : packed_ids(ids, (size_t)n);
+}
+
+/* kept_room(n) -> bool: whether the memory of the last large PackedIds freed would hold n ids:
+ * join_ends copies into it at memory speed, which two threads copying at once do not pass. */
+static PyObject *kept_room(PyObject *Py_UNUSED(module), PyObject *arg) {
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n < 0 && PyErr_Occurred()) return NULL;
+    return PyBool_FromLong(kept_ids && n >= 0 && kept_count >= (size_t)n && kept_count / 2 <= (size_t)n);
+}
+
+/* fill_ids(out, at, parts): copy the ids of parts (buffers of 4-byte ids, one after the other)
+ * into out from at on, a PackedIds from unfilled_ids(), without the GIL, so threads fill the
+ * parts of one batch together. */
+static PyObject *fill_ids(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *out, *parts, *result = NULL;
+    Py_ssize_t at, held = 0;
+    if (!PyArg_ParseTuple(args, "O!nO!", &PackedIdsType, &out, &at, &PyList_Type, &parts)) return NULL;
+    Py_ssize_t nparts = PyList_GET_SIZE(parts);
+    size_t total = 0;
+    Py_buffer *views = PyMem_New(Py_buffer, nparts + 1);
+    if (!views) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (; held < nparts; held++) {
+        if (PyObject_GetBuffer(PyList_GET_ITEM(parts, held), &views[held], PyBUF_SIMPLE)) goto done;
+        total += (size_t)views[held].len / 4;
+        if (views[held].len % 4) {
+            held++;
+            PyErr_SetString(PyExc_ValueError, "packed ids are 4 bytes each");
+            goto done;
+        }
+    }
+    Py_ssize_t room = ((PackedIds *)out)->n;
+    if (at < 0 || at > room || total > (size_t)(room - at)) {
+        PyErr_SetString(PyExc_IndexError, "the ids do not fit in out there");
+        goto done;
+    }
+    uint8_t *to = (uint8_t *)(((PackedIds *)out)->ids + at);
+    Py_BEGIN_ALLOW_THREADS
+    populate(to, 4 * total); /* each thread its own part's pages */
+    for (Py_ssize_t i = 0; i < nparts; to += views[i++].len)
+        if (views[i].len) memcpy(to, views[i].buf, (size_t)views[i].len);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    for (Py_ssize_t i = 0; i < held; i++) PyBuffer_Release(&views[i]);
+    PyMem_Free(views);
+    return result;
 }
 
 static PyMethodDef Encoder_methods[] = {
@@ -2350,7 +2428,10 @@ static PyObject *unit_ends(PyObject *Py_UNUSED(module), PyObject *args) {
 }
 
 static PyMethodDef module_methods[] = {
-    {"join_ends", join_ends, METH_O, "Parts of texts' ids from Encoder.encode_ends joined: all the ids, and the texts' offsets in them."},
+    {"join_ends", join_ends, METH_VARARGS, "Parts of texts' ids from Encoder.encode_ends joined: all the ids, and the texts' offsets in them."},
+    {"unfilled_ids", unfilled_ids, METH_O, "Room for n ids, for threads to copy a batch's parts into (fill_ids)."},
+    {"kept_room", kept_room, METH_O, "Whether the memory of the last large ids freed would hold n ids."},
+    {"fill_ids", fill_ids, METH_VARARGS, "Copy parts' ids into room from unfilled_ids() from at on, without the GIL."},
     {"unit_ends", unit_ends, METH_VARARGS, "Where the units of a list or tuple of texts for the encoding threads end."},
     {NULL, NULL, 0, NULL},
 };

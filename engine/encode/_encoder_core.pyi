@@ -108,10 +108,24 @@ class PackedIds(Buffer):
 
     def __buffer__(self, flags: int, /) -> memoryview: ...
 
-def join_ends(parts: Sequence[tuple[Buffer, bytes]], /) -> tuple[PackedIds, bytes]:
+def join_ends(parts: Sequence[tuple[Buffer, bytes]], filled: PackedIds | None = None, /) -> tuple[PackedIds, bytes]:
     """Parts of texts' ids as ``Encoder.encode_ends`` gives them (a part may end no text, its
     ids going on into the next part's) joined: all the ids, and the texts' offsets in them
-    (int64, native, from a first 0). One part of an encoder's ids is given back as it is."""
+    (int64, native, from a first 0). One part of an encoder's ids is given back as it is;
+    ``filled``, room from ``unfilled_ids`` that ``fill_ids`` copied the parts' ids into, as
+    their ids."""
+
+def unfilled_ids(n: int, /) -> PackedIds:
+    """Room for ``n`` ids, not yet put, for threads to copy a batch's parts into together
+    (``fill_ids``)."""
+
+def kept_room(n: int, /) -> bool:
+    """Whether the memory of the last large ids freed (kept for the next) would hold ``n``
+    ids."""
+
+def fill_ids(out: PackedIds, at: int, parts: list[Buffer], /) -> None:
+    """Copy the ids of ``parts`` (4 bytes each, one part after the other) into ``out`` from
+    ``at`` on, without the GIL; IndexError if they do not fit."""
 
 def unit_ends(
     texts: list[str] | tuple[str, ...], least: int, most: int, parts: int, text_chars: int, long_chars: int, /

@@ -26,18 +26,30 @@ import struct
 import sys
 import threading
 from array import array
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from functools import partial
-from itertools import accumulate, chain, islice, repeat
+from itertools import accumulate, chain, islice, pairwise, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from engine.corpus.pretokenize import PreTokenizer
 from engine.corpus.stages import AddedToken, PatternSpec, Stage, describe, simplest
-from engine.encode._encoder_core import Encoder, MergeRanks, PackedIds, SharedCache, Vocab, join_ends, unit_ends
+from engine.encode._encoder_core import (
+    Encoder,
+    MergeRanks,
+    PackedIds,
+    SharedCache,
+    Vocab,
+    fill_ids,
+    join_ends,
+    kept_room,
+    unfilled_ids,
+    unit_ends,
+)
 from engine.encode.flat import UINT32, FlatIds, flat_ids
 from engine.encode.token_ids import as_id, as_ids, listed
 from engine.errors import ModelFileError, SettingsError
@@ -68,6 +80,7 @@ U = TypeVar("U")
 K = TypeVar("K")
 T = TypeVar("T")
 R = TypeVar("R")
+Out = TypeVar("Out")
 W = TypeVar("W")
 
 UNIT_CHARS = 1 << 16
@@ -95,6 +108,11 @@ then four and sixteen times as many, then the whole piece. Chinese prose may hav
 4,096 characters (zh-xiyouji: one every 7,000 or so): cutting it into pieces took 0.38-0.44
 ms when the next look was the whole piece, 0.26-0.33 now, of a warm encode in two threads
 of 4.4 ms."""
+
+JOINED_APART = 1 << 18
+"""Ids of a batch from at least this many threads' units copied into one buffer by the
+threads together (``Tokenizer._joined_ends``): fewer are copied in less time than waking a
+helper takes (0.1 ms)."""
 
 _TEXT_CHARS = 64
 """What a text counts for in a unit beyond its characters: its own cost (a list, a call)."""
@@ -632,7 +650,7 @@ class Tokenizer:
         else:
             units = (((unit, kind), kind) for unit, kind in self._units(texts, threads))
             parts = [_flat_part(out, kind) for out, kind in self._in_threads(units, threads, _ended_unit)]
-        ids, offsets = join_ends(parts)
+        ids, offsets = self._joined_ends(parts, threads)
         if sys.byteorder == "little":
             return FlatIds(memoryview(ids), memoryview(offsets).cast("q"))
         native = array(UINT32)
@@ -751,17 +769,39 @@ class Tokenizer:
         table = self._table
         sizes = [len(part) // 4 for part in parts]
         out = table.unfilled(sum(sizes))
-        per = -(-len(parts) // threads)
-        runs = [(sum(sizes[:k]), parts[k : k + per]) for k in range(0, len(parts), per)]
-        helped = [self._pool(threads).submit(table.fill, out, at, run) for at, run in runs[1:]]
+        self._filled_in_runs(table.fill, out, parts, sizes, threads)
+        table.filled(out)
+        return out
+
+    def _joined_ends(self, parts: list[tuple[Buffer, bytes]], threads: int) -> tuple[PackedIds, bytes]:
+        """``join_ends(parts)``, the ids copied into memory new to the process by ``threads``
+        threads (this one and helpers) at once, each a run of the parts, without the GIL:
+        there its pages are faulted in, which one thread took 2.6-3.6 ms for en-mix-6m's
+        documents, of a cold call of 24-26 ms (two: 1.2-1.9). Into the memory of the last
+        result freed, kept (``kept_room``), one thread copies as fast as two (0.6 ms)."""
+        sizes = [memoryview(ids).nbytes // 4 for ids, _ in parts]
+        if threads == 1 or len(parts) < 2 or sum(sizes) < JOINED_APART or kept_room(sum(sizes)):
+            return join_ends(parts)
+        out = unfilled_ids(sum(sizes))
+        self._filled_in_runs(fill_ids, out, [ids for ids, _ in parts], sizes, threads)
+        return join_ends(parts, out)
+
+    def _filled_in_runs(
+        self, fill: Callable[[Out, int, list[Any]], None], out: Out, parts: list[Any], sizes: list[int], threads: int
+    ) -> None:
+        """``fill(out, at, run)`` of ``threads`` runs of the parts, of about as many ids each
+        (``sizes``: each part's), the first in this thread, the rest in helpers, at once."""
+        starts = list(accumulate(sizes, initial=0))
+        cuts = [0, *(bisect_left(starts, starts[-1] * k // threads) for k in range(1, threads)), len(parts)]
+        runs = [(starts[a], parts[a:b]) for a, b in pairwise(cuts) if b > a]
+        helped = [self._pool(threads).submit(fill, out, at, run) for at, run in runs[1:]]
         try:
-            table.fill(out, *runs[0])
+            if runs:
+                fill(out, *runs[0])
         finally:
             wait(helped)  # no thread still filling out when it goes
         for future in helped:
             future.result()
-        table.filled(out)
-        return out
 
     def _pool(self, threads: int) -> ThreadPoolExecutor:
         """The worker threads of calls in ``threads`` threads, kept between calls (starting
