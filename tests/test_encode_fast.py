@@ -9,6 +9,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 import tracemalloc
 from array import array
 from collections.abc import Iterator
@@ -746,6 +747,40 @@ def test_items_that_fail_to_be_found_stop_the_helpers(tok, count):
     assert threads <= {True, False} and (count >= 2 or threads <= {True})
     text = SAMPLE * 40
     assert tok.encode_batch([text], 2) == [tok.encode(text)]
+
+
+def test_a_helper_ending_a_unit_with_none_left_makes_its_lists(monkeypatch, tok):
+    """Lists in two threads: a helper that ends a unit when every unit is taken makes that
+    unit's lists itself, rather than wait while this thread makes them (here this thread
+    holds its one unit long); the lists are ``encode``'s, each made once."""
+    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 64)
+    monkeypatch.setattr("engine.encode.tokenizer.MAX_UNIT_CHARS", 64)
+    batch = [f"text {i} " * 3 for i in range(60)]
+    expected = [tok.encode(text) for text in batch]
+    assert tok.encode_batch(batch, 2) == expected  # the helper's encoder made
+    ended = T._ended_unit
+
+    def slow(encoder: Encoder, unit: tuple[T.Unit, int]) -> object:
+        if threading.current_thread() is threading.main_thread():
+            time.sleep(0.2)  # the helper takes every other unit meanwhile
+        return ended(encoder, unit)
+
+    class Table:
+        def __init__(self, table: Vocab) -> None:
+            self.table, self.makers = table, list[bool]()
+
+        def lists(self, packed: bytes, ends: bytes) -> list[list[int]]:
+            self.makers.append(threading.current_thread() is threading.main_thread())
+            return self.table.lists(packed, ends)
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.table, name)
+
+    table = Table(tok._table)
+    monkeypatch.setattr(T, "_ended_unit", slow)
+    monkeypatch.setattr(tok, "_table", table)
+    assert tok.encode_batch(batch, 2) == expected
+    assert False in table.makers and len(table.makers) == len(list(tok._units(batch, 2)))
 
 
 @pytest.mark.parametrize("at", [0, 0.5, 1])
