@@ -2388,29 +2388,24 @@ static PyObject *unit_ends(PyObject *Py_UNUSED(module), PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "unit_ends() takes parts of 1 or more");
         return NULL;
     }
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(texts), size = 0, taken = 0, unit_chars = least;
-    PyObject **items = PySequence_Fast_ITEMS(texts);
-    if (most > least) {
-        Py_ssize_t total = 0;
-        for (Py_ssize_t k = 0; k < count; k++) {
-            if (!PyUnicode_Check(items[k])) Py_RETURN_NONE;
-            Py_ssize_t n = PyUnicode_GetLength(items[k]); /* made ready first, before 3.12 */
-            if (n < 0) return NULL;
-            total += n;
-        }
-        unit_chars = total / parts < least ? least : total / parts > most ? most : total / parts;
-    }
-    PyObject *ends = PyList_New(0);
-    for (Py_ssize_t k = 0; ends && k < count; k++) {
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(texts), size = 0, taken = 0, unit_chars = least, total = 0;
+    PyObject **items = PySequence_Fast_ITEMS(texts), *ends = NULL;
+    /* Each str read once, its length kept: the second pass read them all again, 0.1-0.2 ms
+     * of en-mix-6m's 15,555 documents out of the processor's caches. */
+    Py_ssize_t *lengths = PyMem_New(Py_ssize_t, count + 1);
+    if (!lengths) return PyErr_NoMemory();
+    for (Py_ssize_t k = 0; k < count; k++) {
         if (!PyUnicode_Check(items[k])) {
-            Py_DECREF(ends);
+            PyMem_Free(lengths);
             Py_RETURN_NONE;
         }
-        Py_ssize_t n = PyUnicode_GetLength(items[k]); /* made ready first, before 3.12 */
-        if (n < 0) {
-            Py_CLEAR(ends);
-            break;
-        }
+        if ((lengths[k] = PyUnicode_GetLength(items[k])) < 0) goto done; /* made ready first, before 3.12 */
+        total += lengths[k];
+    }
+    if (most > least) unit_chars = total / parts < least ? least : total / parts > most ? most : total / parts;
+    ends = PyList_New(0);
+    for (Py_ssize_t k = 0; ends && k < count; k++) {
+        Py_ssize_t n = lengths[k];
         int long_text = n > long_chars;
         if (long_text && taken) { /* the unit so far ends before it */
             if (append_index(ends, k)) Py_CLEAR(ends);
@@ -2424,6 +2419,8 @@ static PyObject *unit_ends(PyObject *Py_UNUSED(module), PyObject *args) {
         }
     }
     if (ends && taken && append_index(ends, count)) Py_CLEAR(ends);
+done:
+    PyMem_Free(lengths);
     return ends;
 }
 
