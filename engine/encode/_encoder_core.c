@@ -1224,6 +1224,7 @@ typedef struct {
     size_t out_len, out_cap;
     int out_in_list;    /* out is a list's memory (encode_list), which never grows */
     size_t out_faulted; /* meanwhile, the ids of out whose pages are faulted in */
+    double ids_a_char;  /* of the last text encode_list made a list of, or 0 */
     uint32_t *set_aside; /* meanwhile, the encoder's own out */
     size_t set_aside_cap;
     Special *specials;  /* longest first */
@@ -1894,16 +1895,24 @@ static void encode_error(PyObject *text, int err, int fits) {
  * next list takes it again, where a block mapped of its own is new memory every call. */
 #define LIST_IDS (((size_t)31 << 20) / sizeof(uint32_t))
 
-/* The list of a str's ids, encoded into the list's own memory: room for an id a UTF-8 byte
- * (which no text's ids outnumber) up to LIST_IDS, 4 bytes each, is the encoder's output while
- * it encodes without the GIL; then each id becomes its int's pointer in place, from the last
- * (a pointer takes the room of two ids, all read by then), and the room past them is given
- * back. Ids that outgrow the room go on in the encoder's own buffer (out_room), and are
- * copied into a list from there, as they all were: a cold encode of en-mix-6m faulted in
- * both, 7,066 pages, where this way it faults in 5,448. */
+/* The list of a str's ids, encoded into the list's own memory: room for ids of 4 bytes is
+ * the encoder's output while it encodes without the GIL; then each id becomes its int's
+ * pointer in place, from the last (a pointer takes the room of two ids, all read by then),
+ * and the room past them is given back. Ids that outgrow the room go on in the encoder's own
+ * buffer (out_room), and are copied into a list from there, as they all were: a cold encode
+ * of en-mix-6m faulted in both, 7,066 pages, where this way it faults in 5,448. The room:
+ * twice the ids the last text's rate a character gives, and a quarter more (its pointers
+ * then fit too), or before any, an id a UTF-8 byte (which no text's ids outnumber); at most
+ * LIST_IDS. Sized by UTF-8 alone, the block was larger than a list, and where an earlier
+ * list lived, it came from memory new to the process where a list's did not (1,600 pages
+ * more in a second encode of en-mix-6m while the first's list and text lived). */
 static PyObject *encode_list(Encoder *e, PyObject *text, const StrView *v) {
     size_t bound = v->ascii ? (size_t)v->len : utf8_room(v->kind, v->len);
-    size_t room = (bound < LIST_IDS ? bound : LIST_IDS) + HOT_IDS;
+    bound = bound < LIST_IDS ? bound : LIST_IDS;
+    /* Room for twice the ids of the last text's rate and a quarter more, its pointers within
+     * it: no larger than the list. */
+    size_t guess = 2 * (size_t)(1.25 * e->ids_a_char * (double)v->len) + 4096;
+    size_t room = (e->ids_a_char > 0 && guess < bound ? guess : bound) + HOT_IDS;
     if (4 * room >= LARGE_LIST) keep_freed_lists(); /* the heap's, to be kept for the next */
     uint8_t *items = PyMem_Malloc(4 * room);
     if (!items) return PyErr_NoMemory();
@@ -1918,6 +1927,7 @@ static PyObject *encode_list(Encoder *e, PyObject *text, const StrView *v) {
     if (!err && in_list && 8 * n <= 4 * room) populate(items + 4 * n, 4 * n); /* the pointers' half not yet written */
     Py_END_ALLOW_THREADS
     if (in_list) e->out = e->set_aside, e->out_cap = e->set_aside_cap, e->out_in_list = 0;
+    if (!err && v->len) e->ids_a_char = (double)n / (double)v->len;
     e->set_aside = NULL, e->set_aside_cap = 0;
     PyObject *list = NULL;
     if (err) encode_error(text, err, 1);
