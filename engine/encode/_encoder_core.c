@@ -1222,16 +1222,17 @@ typedef struct {
     size_t work_cap;
     uint32_t *out;      /* the ids of the text */
     size_t out_len, out_cap;
-    int out_in_list;    /* out is a list's memory (encode_list), which never grows */
-    size_t out_faulted; /* meanwhile, the ids of out whose pages are faulted in */
-    double ids_a_char;  /* of the last text encode_list made a list of, or 0 */
-    uint32_t *set_aside; /* meanwhile, the encoder's own out */
-    size_t set_aside_cap;
+    size_t out_ready;   /* out_room's quick answer: room for up to this many ids is ready */
     Special *specials;  /* longest first */
     Py_ssize_t nspecials;
     char special_starts[256]; /* a byte a special token's UTF-8 starts with */
     uint8_t special_lead[2]; /* the bytes every special token starts with */
     int special_lead_len;    /* how many of them: 0, 1 or 2 */
+    int out_in_list;    /* out is a list's memory (encode_list), which never grows */
+    size_t out_faulted; /* meanwhile, the ids of out whose pages are faulted in */
+    uint32_t *set_aside; /* meanwhile, the encoder's own out */
+    size_t set_aside_cap;
+    double ids_a_char;  /* of the last text encode_list made a list of, or 0 */
 } Encoder;
 
 /* Grow *buf to hold at least need items of size each, keeping its first used (raw
@@ -1361,25 +1362,34 @@ static ptrdiff_t pretoken_ids(Encoder *e, const uint8_t *s, size_t n, uint64_t h
     return (ptrdiff_t)k;
 }
 
-/* Room in e->out for need ids: grown, or, while e->out is a list's memory (encode_list), the
- * ids so far moved to the encoder's own buffer, grown, to go on there. 0 or -1 (no memory). */
+/* Room in e->out for need ids: grown, or, while e->out is a list's memory (encode_list), its
+ * pages faulted in a megabyte ahead of the ids with one call each (a second encode of
+ * en-mix-6m while the first's list lived took 0.8 ms longer a trap a page), and once the
+ * ids outgrow it, those so far moved to the encoder's own buffer, grown, to go on there.
+ * 0 or -1 (no memory). */
 #define FAULTED_AHEAD ((size_t)1 << 18) /* ids: a megabyte */
-static int out_room(Encoder *e, size_t need) {
-    if (e->out_in_list && need > e->out_faulted && e->out_faulted < e->out_cap) {
-        /* Faulted in a megabyte ahead with one call, not a trap a page: a second encode of
-         * en-mix-6m while the first's list lived took 0.8 ms longer the other way. */
+static int out_room_slow(Encoder *e, size_t need) {
+    if (!e->out_in_list) {
+        int err = reserve((void **)&e->out, &e->out_cap, need, sizeof(uint32_t), e->out_len);
+        e->out_ready = e->out_cap;
+        return err;
+    }
+    if (need <= e->out_cap) {
         size_t to = need - e->out_faulted > FAULTED_AHEAD ? need : e->out_faulted + FAULTED_AHEAD;
         to = to < e->out_cap ? to : e->out_cap;
         populate(e->out + e->out_faulted, (to - e->out_faulted) * sizeof(uint32_t));
-        e->out_faulted = to;
+        e->out_faulted = e->out_ready = to;
+        return 0;
     }
-    if (need <= e->out_cap) return 0;
-    if (!e->out_in_list) return reserve((void **)&e->out, &e->out_cap, need, sizeof(uint32_t), e->out_len);
     if (reserve((void **)&e->set_aside, &e->set_aside_cap, need, sizeof(uint32_t), 0)) return -1;
     memcpy(e->set_aside, e->out, e->out_len * sizeof(uint32_t));
-    e->out = e->set_aside, e->out_cap = e->set_aside_cap, e->out_in_list = 0;
+    e->out = e->set_aside, e->out_cap = e->out_ready = e->set_aside_cap, e->out_in_list = 0;
     e->set_aside = NULL, e->set_aside_cap = 0;
     return 0;
+}
+
+static inline int out_room(Encoder *e, size_t need) {
+    return need <= e->out_ready && need <= e->out_cap ? 0 : out_room_slow(e, need);
 }
 
 #define BATCH 128 /* pre-tokens found at once, their slots fetched before the first is looked up */
@@ -1918,7 +1928,7 @@ static PyObject *encode_list(Encoder *e, PyObject *text, const StrView *v) {
     if (!items) return PyErr_NoMemory();
     lock_encoder(e);
     e->set_aside = e->out, e->set_aside_cap = e->out_cap;
-    e->out = (uint32_t *)items, e->out_cap = room, e->out_len = 0, e->out_in_list = 1, e->out_faulted = 0;
+    e->out = (uint32_t *)items, e->out_cap = room, e->out_len = 0, e->out_in_list = 1, e->out_faulted = e->out_ready = 0;
     int err, in_list;
     size_t n;
     Py_BEGIN_ALLOW_THREADS
@@ -1927,6 +1937,7 @@ static PyObject *encode_list(Encoder *e, PyObject *text, const StrView *v) {
     if (!err && in_list && 8 * n <= 4 * room) populate(items + 4 * n, 4 * n); /* the pointers' half not yet written */
     Py_END_ALLOW_THREADS
     if (in_list) e->out = e->set_aside, e->out_cap = e->set_aside_cap, e->out_in_list = 0;
+    e->out_ready = 0; /* out_room asks reserve again */
     if (!err && v->len) e->ids_a_char = (double)n / (double)v->len;
     e->set_aside = NULL, e->set_aside_cap = 0;
     PyObject *list = NULL;
