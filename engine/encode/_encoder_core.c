@@ -1182,11 +1182,14 @@ typedef struct {
  * the pre-token's bytes too, so finding them takes one memory access (the caches above take
  * two: a slot, then its entry). Two-way: a pre-token goes in the first slot of the pair its
  * bytes hash to (one 64-byte line), the pair's first moving to its second, whose pre-token
- * drops out: the one used less recently. It needs no clearing. It starts at 256 KB, so a
- * few short texts keep it small, and once it has taken in as many pre-tokens as it has pairs
- * it becomes 8 MB, its pre-tokens moved over: a pair for each of the 52,325 distinct
- * pre-tokens of en-mix-6m and more (at 2 MB a warm encode of en-mix-6m ran at 255-266 MB/s,
- * at 8 MB 282-292; growing by doubling cost a cold encode a sixth more). */
+ * drops out: the one used less recently (a hit in the second slot makes it the first:
+ * without that, a warm encode of en-mix-6m took 20 ms, not 15). It needs no clearing. It
+ * starts at 256 KB, so a few short texts keep it small, and once it has taken in as many
+ * pre-tokens as it has pairs it becomes 8 MB, its pre-tokens moved over: a pair for each of
+ * the 52,325 distinct pre-tokens of en-mix-6m and more (at 2 MB a warm encode of en-mix-6m
+ * ran at 255-266 MB/s, at 8 MB 282-292; growing by doubling cost a cold encode a sixth
+ * more). Each Encoder has its own: shared by threads, the table's writes on hits would need
+ * each read checked (docs/speed.md, one hot table for all the threads). */
 #define HOT_BYTES SHORT_BYTES /* pre-tokens up to this long (and of up to HOT_IDS ids) take a slot */
 #define HOT_IDS 3
 #define HOT_FIRST_BITS 12 /* 4,096 pairs of slots */
