@@ -10,7 +10,8 @@ CPU is the time of the process and any children (on a busy machine, wall time ov
 shows how much of the cores the run got). Median of ``--rounds`` runs; the worker counts take
 turns round by round (1, 2, 1, 2, ...), so a machine's drift over time touches them all alike.
 The load average is printed before and after, with what two threads of SHA-256 (no GIL, no
-shared data) get over one on the machine at that moment: the most any encoding could.
+shared data) get over one on the machine at that moment, and a warm encode's time on each
+core alone: together, the most any encoding could.
 
     python benchmarks/bench_dataset.py
     python benchmarks/bench_dataset.py --mb 20 --rounds 3 --workers 1 --workers 2
