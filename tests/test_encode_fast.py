@@ -601,6 +601,26 @@ def test_lists_of_ids_are_left_to_reference_counting(tok):
     assert not any(map(gc.is_tracked, tok.encode_batch(SAMPLE.splitlines(), workers=2)))
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("enabled", [True, False])
+def test_making_a_batchs_lists_sets_off_no_collection(tok, workers, enabled):
+    """Each 700 objects made set off a collection of the youngest: the thousands of lists of
+    a batch in one thread set off none while they are made (but for one after), and the
+    collector is left on or off as it was, in threads too."""
+    texts = [f"{line} {n}" for n, line in enumerate(SAMPLE.splitlines() * 40)]
+    expected = [tok.encode(text) for text in texts]
+    (gc.enable if enabled else gc.disable)()
+    try:
+        gc.collect()
+        before = gc.get_stats()[0]["collections"]
+        assert tok.encode_batch(texts, workers=workers) == expected
+        during = gc.get_stats()[0]["collections"] - before
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
+    assert len(texts) > 4 * 700 and (workers > 1 or during <= 1)
+
+
 def test_the_cache_lasts_across_calls_and_threads(monkeypatch, tok):
     """One cache for the tokenizer: what one call merges, the next finds, in any thread; the
     threads' encoders are kept for the next call, and the ids never change. A batch of one
