@@ -59,9 +59,10 @@ static void populate(void *p, size_t size) {
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
+    if (size < ((size_t)1 << 20)) return; /* before sysconf: the lists of a batch's short texts come here by the thousand */
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1), end = ((uintptr_t)p + size) & ~(page - 1), first = 0, last = 0;
-    if (size < ((size_t)1 << 20) || end <= start) return;
+    if (end <= start) return;
     unsigned char in[4096];
     for (uintptr_t at = start; at < end; at += sizeof in * page) {
         size_t pages = (end - at) / page < sizeof in ? (size_t)((end - at) / page) : sizeof in;
