@@ -168,6 +168,7 @@ BAD_IDS = [
     ([1, 999999], "token id 999999 at index 1 is not in the vocabulary (0-{top})"),
     ([1, 2, -1], "token id -1 at index 2 is not in the vocabulary (0-{top})"),
     ([2**70], f"token id {2**70} at index 0 is not in the vocabulary (0-{{top}})"),
+    ([0, 2**30], f"token id {2**30} at index 1 is not in the vocabulary (0-{{top}})"),  # the first int of two digits
     (["a"], "token id 'a' at index 0 is not an integer"),
     ("ab", "token id 'a' at index 0 is not an integer"),
     ([1, 1.5], "token id 1.5 at index 1 is not an integer"),

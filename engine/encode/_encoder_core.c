@@ -35,6 +35,10 @@
 #include <malloc.h>
 #endif
 
+#if PY_VERSION_HEX < 0x030B0000
+#include <longintrepr.h> /* the digits of an int, which Python.h includes from 3.11 on */
+#endif
+
 #include "_atomics.h"
 #include "_bits.h"
 #include "_bytes_hash.h"
@@ -657,6 +661,19 @@ static void Vocab_dealloc(Vocab *v) {
     Py_TYPE(v)->tp_free((PyObject *)v);
 }
 
+/* The value of an int that is exactly an int: read where it lies when it is compact (one
+ * digit of 30 bits: every token id), not through PyLong_AsLong's call and checks, which took
+ * a third of joining a text's ids. */
+static inline long int_value(PyObject *o) {
+#if PY_VERSION_HEX >= 0x030C0000
+    if (PyUnstable_Long_IsCompact((PyLongObject *)o)) return (long)PyUnstable_Long_CompactValue((PyLongObject *)o);
+#else
+    Py_ssize_t size = Py_SIZE(o);
+    if (size == 0 || size == 1) return size ? (long)((PyLongObject *)o)->ob_digit[0] : 0;
+#endif
+    return PyLong_AsLong(o);
+}
+
 /* The entries of ids (a list or tuple; else any iterable, made a list) joined into a new
  * raw buffer *out of *n bytes, in one pass that grows the buffer. -1 with KeyError for an
  * id that is no entry, TypeError for an item that is not exactly an int (a bool, NumPy's
@@ -669,7 +686,7 @@ static int join_ids(const Vocab *v, PyObject *ids, uint8_t **out, size_t *n) {
     size_t cap = 4 * (size_t)count + 64, used = 0;
     uint8_t *buf = PyMem_RawMalloc(cap);
     for (Py_ssize_t k = 0; buf && k < count; k++) {
-        long id = PyLong_CheckExact(items[k]) ? PyLong_AsLong(items[k]) : -2;
+        long id = PyLong_CheckExact(items[k]) ? int_value(items[k]) : -2;
         Span span = id >= 0 && id < (long)v->nids ? v->spans[id] : (Span){0, NO_ENTRY};
         if (span.length == NO_ENTRY) {
             PyErr_Clear();
