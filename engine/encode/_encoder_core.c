@@ -663,7 +663,7 @@ static void Vocab_dealloc(Vocab *v) {
 
 /* The value of an int that is exactly an int: read where it lies when it is compact (one
  * digit of 30 bits: every token id), not through PyLong_AsLong's call and checks, which took
- * a third of joining a text's ids. */
+ * two fifths of joining a text's ids (zh-xiyouji's under GPT-2: 5.8 ms, now 3.5). */
 static inline long int_value(PyObject *o) {
 #if PY_VERSION_HEX >= 0x030C0000
     if (PyUnstable_Long_IsCompact((PyLongObject *)o)) return (long)PyUnstable_Long_CompactValue((PyLongObject *)o);
