@@ -15,8 +15,8 @@ ENGLISH = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" /
 def machine() -> str:
     """The 1-, 5- and 15-minute load averages (other work on the machine skews the times), the
     speed-up of two threads hashing over one, median of 5: near 2x when a second core is
-    free, near 1x when other work holds it; and an encode's time on each core alone
-    (``per_core``)."""
+    free, near 1x when other work holds it; and an encode's time on each core alone and on
+    all at once (``per_core``)."""
     data = bytes(16 << 20)
 
     def hashing(threads: int) -> float:
@@ -34,33 +34,59 @@ def machine() -> str:
 
 
 def per_core(rounds: int = 7) -> str:
-    """A warm encode of en-mix-6m's first megabyte under GPT-2, in this thread pinned to each
-    core in turn, median of ``rounds``; and so the most two threads could get over the
-    faster core alone (1 + its time over the slower's). SHA-256 runs in a core's own
-    caches; the encoder reads tables of megabytes, and a virtual machine's core that shares
-    caches with a neighbour's work runs it slower: on one such machine, for minutes at a
-    time, one core took 4.2 ms and the other 2.9, while two threads of SHA-256 got 1.9x."""
+    """A warm encode of en-mix-6m's first megabyte under GPT-2 on each core alone (this
+    thread pinned to each in turn), then on every core at once (a thread pinned to each,
+    an encoder each, nothing shared but the machine), medians of ``rounds``; and so the most
+    two threads could get over one: what the cores at once encode over what the faster
+    does alone. SHA-256 runs in a core's own caches; the encoder reads tables of megabytes,
+    which a virtual machine's cores share with each other and with a neighbour's work: on
+    one such machine, for minutes at a time, one core took 4.2 ms and the other 2.9, while
+    two threads of SHA-256 got 1.9x; and random reads over 8 MB took 3 ns alone and 9-18 ns
+    on both cores at once, each over 8 MB of its own, where over 4 MB they took 2.6-3.4 ns
+    either way."""
     if not hasattr(os, "sched_setaffinity") or not ENGLISH.exists():
         return "per core: not measured"
     import models  # the GPT-2 files, read here only
 
     text = ENGLISH.read_bytes()[: 1 << 20].decode(errors="ignore")
-    tokenizer = models.bpe_tui("gpt2")
-    allowed = os.sched_getaffinity(0)
-    times = {}
-    try:
-        for core in sorted(allowed):
-            os.sched_setaffinity(0, {core})  # this thread's
-            tokenizer.encode(text)
+    cores = sorted(os.sched_getaffinity(0))
+    tokenizers = {core: models.bpe_tui("gpt2") for core in cores}
+    alone: dict[int, float] = {}
+    together: dict[int, float] = {}
+    barrier = threading.Barrier(len(cores))
 
-            def timed() -> float:
+    def timed(core: int, out: dict[int, float], wait: bool) -> None:
+        allowed = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {core})  # this thread's
+        try:
+            tokenizers[core].encode(text)
+            times = []
+            for _ in range(rounds):
+                if wait:
+                    barrier.wait()  # each round on every core at once
                 started = time.perf_counter()
-                tokenizer.encode(text)
-                return time.perf_counter() - started
+                tokenizers[core].encode(text)
+                times.append(time.perf_counter() - started)
+            out[core] = statistics.median(times)
+        except BaseException:
+            barrier.abort()  # the other cores' threads stop waiting for this one
+            raise
+        finally:
+            os.sched_setaffinity(0, allowed)
 
-            times[core] = statistics.median(timed() for _ in range(rounds))
-    finally:
-        os.sched_setaffinity(0, allowed)
-    cores = ", ".join(f"core {core} {t * 1e3:.2f} ms" for core, t in times.items())
-    fast, slow = min(times.values()), max(times.values())
-    return f"a warm encode of 1 MB alone on {cores} (two threads at most {1 + fast / slow:.2f}x the faster)"
+    for core in cores:
+        timed(core, alone, wait=False)
+    running = [threading.Thread(target=timed, args=(core, together, True)) for core in cores]
+    for t in running:
+        t.start()
+    for t in running:
+        t.join()
+    if len(together) < len(cores):
+        return "per core: not measured"
+    fast = min(alone.values())
+    most = sum(fast / together[core] for core in cores)
+    return (
+        f"a warm encode of 1 MB on {', '.join(f'core {core} {alone[core] * 1e3:.2f} ms' for core in cores)} alone, "
+        f"{' and '.join(f'{together[core] * 1e3:.2f}' for core in cores)} at once "
+        f"(threads at most {most:.2f}x one)"
+    )
