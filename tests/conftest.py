@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -27,6 +28,20 @@ settings.register_profile("untimed", deadline=None)
 settings.load_profile("untimed")
 """No property test has a deadline: Hypothesis's default (200 ms an example) is a timing
 assert, and on a shared machine running a test per core an example may take longer."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def threads_on_small_inputs() -> Iterator[None]:
+    """Threads for any batch or stream, however small: the tests' inputs are small, and the
+    threaded paths must run on them (below ``THREADED_BYTES`` of UTF-8, or
+    ``STREAM_THREADED_UNITS`` units, one thread encodes them). Session-wide, as Hypothesis's
+    tests take no function-scoped fixture; a test of those limits sets them itself."""
+    from engine.encode import tokenizer
+
+    kept = tokenizer.THREADED_BYTES, tokenizer.STREAM_THREADED_UNITS
+    tokenizer.THREADED_BYTES, tokenizer.STREAM_THREADED_UNITS = 0, 2
+    yield
+    tokenizer.THREADED_BYTES, tokenizer.STREAM_THREADED_UNITS = kept
 
 
 def zstd_module() -> ModuleType | None:

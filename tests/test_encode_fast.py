@@ -295,6 +295,52 @@ def test_threads_copy_parts_of_ids_into_one_room_together():
     assert bytes(unfilled_ids(0)) == b""
 
 
+def test_utf8_reaches_counts_each_strs_most_utf8():
+    """An ASCII str counts its length; any other its length at the most bytes its kind takes
+    a character (Latin-1 2, the rest of the BMP 3, beyond it 4); an item not a str counts
+    as enough, so the threaded path says what is wrong with it."""
+    assert T.utf8_reaches(["ab", "c"], 3) and not T.utf8_reaches(["ab", "c"], 4)
+    assert T.utf8_reaches(("é",), 2) and not T.utf8_reaches(("é",), 3)
+    assert T.utf8_reaches(["道"], 3) and not T.utf8_reaches(["道"], 4)
+    assert T.utf8_reaches(["😀"], 4) and not T.utf8_reaches(["😀"], 5)
+    assert T.utf8_reaches([], 0) and not T.utf8_reaches([], 1)
+    assert T.utf8_reaches(["a", 7], 100)
+    with pytest.raises(TypeError):
+        T.utf8_reaches(iter(["a"]), 1)  # type: ignore[arg-type]
+
+
+def test_a_small_batch_or_stream_is_encoded_in_one_thread(monkeypatch, tok):
+    """Below ``THREADED_BYTES`` of UTF-8 a list of texts, and a stream of fewer than
+    ``STREAM_THREADED_UNITS`` units, are encoded in this thread alone: a helper saved less
+    than waking it cost. At or past them, the threads share the work. The ids are the same."""
+    monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 64)
+    monkeypatch.setattr("engine.encode.tokenizer.MAX_UNIT_CHARS", 64)
+    batch = [f"text {i} " * (1 + i % 7) for i in range(40)]
+    size = sum(len(text) for text in batch)
+    expected = [tok.encode(text) for text in batch]
+    units = sum(1 for _ in T.Tokenizer._units(tok, iter(batch), 2))
+    calls = [
+        (lambda: tok.encode_batch(batch, 2), expected),
+        (lambda: unflattened(tok.encode_batch_flat(batch, 2)), expected),
+        (lambda: list(tok.encode_stream(iter(batch), 2)), expected),
+        (lambda: unflattened(tok.encode_batch_flat(iter(batch), 2)), expected),
+    ]
+    for least_bytes, least_units, threaded in ((size + 1, units + 1, False), (size, units, True)):
+        monkeypatch.setattr("engine.encode.tokenizer.THREADED_BYTES", least_bytes)
+        monkeypatch.setattr("engine.encode.tokenizer.STREAM_THREADED_UNITS", least_units)
+        for call, want in calls:
+            helped: list[int] = []
+            pool = T.Tokenizer._pool
+
+            def spy(self: Tokenizer, threads: int, pool=pool, helped=helped) -> object:
+                helped.append(threads)
+                return pool(self, threads)
+
+            monkeypatch.setattr(T.Tokenizer, "_pool", spy)
+            assert call() == want
+            assert bool(helped) == threaded
+
+
 @pytest.mark.parametrize("threads", [2, 3])
 def test_a_batchs_ids_are_copied_into_new_memory_by_the_threads_together(monkeypatch, tok, threads):
     """Ids of many units bound for memory new to the process are copied there by the

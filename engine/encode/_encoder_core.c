@@ -2582,12 +2582,42 @@ done:
     return ends;
 }
 
+/* utf8_reaches(texts: list | tuple, least) -> bool: whether the UTF-8 of the texts could
+ * reach least bytes (each str's length at the most bytes its kind takes a character: an
+ * ASCII one's exactly), the measure of the work they are. Stops once it does, so a large
+ * batch is read only as far as that; True where an item is not a str, the caller's
+ * threaded path then saying what is wrong, as without this. */
+static PyObject *utf8_reaches(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "utf8_reaches() takes texts and least");
+        return NULL;
+    }
+    PyObject *texts = args[0];
+    Py_ssize_t least = PyNumber_AsSsize_t(args[1], PyExc_OverflowError); /* called once a batch: no tuple of arguments made */
+    if (least == -1 && PyErr_Occurred()) return NULL;
+    if (!PyList_Check(texts) && !PyTuple_Check(texts)) {
+        PyErr_SetString(PyExc_TypeError, "utf8_reaches() takes a list or tuple");
+        return NULL;
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(texts);
+    PyObject **items = PySequence_Fast_ITEMS(texts);
+    size_t total = 0;
+    for (Py_ssize_t k = 0; k < count && total < (size_t)(least > 0 ? least : 0); k++) {
+        StrView v;
+        if (!PyUnicode_Check(items[k])) Py_RETURN_TRUE;
+        if (view_of(items[k], &v)) return NULL;
+        total += v.ascii ? (size_t)v.len : utf8_room(v.kind, v.len);
+    }
+    return PyBool_FromLong(least <= 0 || total >= (size_t)least);
+}
+
 static PyMethodDef module_methods[] = {
     {"join_ends", join_ends, METH_VARARGS, "Parts of texts' ids from Encoder.encode_ends joined: all the ids, and the texts' offsets in them."},
     {"unfilled_ids", unfilled_ids, METH_O, "Room for n ids, for threads to copy a batch's parts into (fill_ids)."},
     {"kept_room", kept_room, METH_O, "Whether the memory of the last large ids freed would hold n ids."},
     {"fill_ids", fill_ids, METH_VARARGS, "Copy parts' ids into room from unfilled_ids() from at on, without the GIL."},
     {"unit_ends", unit_ends, METH_VARARGS, "Where the units of a list or tuple of texts for the encoding threads end."},
+    {"utf8_reaches", (PyCFunction)(void (*)(void))utf8_reaches, METH_FASTCALL, "Whether the UTF-8 of a list or tuple of texts could reach least bytes."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -135,3 +135,8 @@ def unit_ends(
     ``text_chars`` a text, reach a ``parts``-th of all their characters, but no fewer than
     ``least`` nor more than ``most``; a text of more than ``long_chars`` alone in a unit. None
     where an item is not a str."""
+
+def utf8_reaches(texts: list[str] | tuple[str, ...], least: int, /) -> bool:
+    """Whether the UTF-8 of ``texts`` could reach ``least`` bytes (each str's length at the
+    most bytes its kind takes a character; an ASCII one's exactly), read only as far as that;
+    True where an item is not a str."""
