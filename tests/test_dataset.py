@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from engine import Tokenizer
 from engine.corpus.sources import expand_inputs
 from engine.encode import dataset
+from engine.encode import tokenizer as T
 from engine.encode.dataset import dataset_ids, encode_dataset, id_dtype
 from engine.errors import CorpusError
 from tests.conftest import CLI_ENV, ROOT, fixture_file, refused, run_cli
@@ -261,6 +262,35 @@ def test_bad_jsonl_line_names_file_and_line(gpt2_dir, tmp_path, workers):
     line = refused(run_cli("encode", "--model", str(gpt2_dir), "--file", str(bad), "--out", str(out), "--workers", workers))
     assert f"{bad}: line 201: not valid JSON" in line
     nothing_written(tmp_path, {"b.jsonl"})
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_text_files_blocks_are_encoded_from_their_utf8(gpt2, tmp_path, monkeypatch, workers):
+    """A plain-text file is encoded a block of bytes at a time, each block's UTF-8 read by the
+    encoder (``Encoder.encode_utf8``, no str made); a block that is not UTF-8 is decoded as
+    the file's errors say: its bad byte named where it lies in the file, or replaced. An
+    empty file is a document of no text."""
+    monkeypatch.setattr(dataset, "BATCH_CHARS", 64)  # many blocks
+    raw = ("hello world, " * 40).encode() + "孙悟空 ".encode() + b"caf\xe9 " + ("more text <|endoftext|> here " * 40).encode()
+    path, empty = tmp_path / "a.txt", tmp_path / "b.txt"
+    path.write_bytes(raw)
+    empty.write_bytes(b"")
+    units: list[bool] = []
+    unit = T._text_unit
+
+    def spy(*args: object) -> tuple[bytes, bool]:
+        out = unit(*args)  # type: ignore[arg-type]
+        units.append(out[1])
+        return out
+
+    monkeypatch.setattr(T, "_text_unit", spy)
+    bad = raw.index(b"\xe9")
+    with pytest.raises(CorpusError, match=f"a.txt: .*not valid UTF-8 at byte offset {bad}"):
+        dataset_ids(gpt2, expand_inputs([path]), workers=workers)
+    units.clear()
+    held = dataset_ids(gpt2, expand_inputs([path, empty]), eot=50256, errors="replace", workers=workers)
+    assert np.frombuffer(held.ids, held.dtype).tolist() == expected_ids(gpt2, [raw.decode("utf-8", "replace"), ""], 50256)
+    assert held.documents == 2 and units.count(True) == 2 and len(units) > 10
 
 
 def test_skip_bad_records_and_replace_invalid_utf8(gpt2_dir, gpt2, tmp_path):

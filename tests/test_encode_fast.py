@@ -295,6 +295,25 @@ def test_threads_copy_parts_of_ids_into_one_room_together():
     assert bytes(unfilled_ids(0)) == b""
 
 
+def test_encode_utf8_is_encode_of_the_bytes_or_none(tok):
+    """``Encoder.encode_utf8``: the ids of valid UTF-8 as ``encode`` gives them for its text,
+    packed, ``eot`` after them; None for bytes that are not UTF-8. Blocks of many lengths end
+    at many places in memory, some a few bytes before a page ends, where they are copied
+    first."""
+    encoder = tok._own_encoder()
+    special = " <|endoftext|>" if "<|endoftext|>" in tok.special_tokens else ""
+    text = f"Hello world, 孙悟空{special} 🙂 don't " * 8
+    for n in range(len(text)):
+        data = text[:n].encode("utf-8")
+        ids = encoder.encode_utf8(data, 4, 7)
+        assert ids is not None
+        assert list(array(UINT32, ids)) == [*tok.encode(text[:n]), 7] or sys.byteorder == "big"
+    assert encoder.encode_utf8(b"caf\xe9", 4, -1) is None and encoder.encode_utf8(b"\xed\xa0\x80", 4, -1) is None
+    assert encoder.encode_utf8(b"", 2, 7) == b"\x07\x00"
+    with pytest.raises(ValueError, match="width"):
+        encoder.encode_utf8(b"a", 3, -1)
+
+
 def test_utf8_reaches_counts_each_strs_most_utf8():
     """An ASCII str counts its length; any other its length at the most bytes its kind takes
     a character (Latin-1 2, the rest of the BMP 3, beyond it 4); an item not a str counts

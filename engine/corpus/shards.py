@@ -289,6 +289,30 @@ def shard_texts(
 
 
 @contextmanager
+def shard_text_blocks(
+    shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None
+) -> Iterator[tuple[Iterator[tuple[bytes, int]], Callable[[bytes, int], list[str]]]]:
+    """A plain-text shard's bytes for a reader that encodes UTF-8 itself: blocks of about
+    ``settings.block_bytes`` that each pre-tokenize as within the whole (``_text_blocks``;
+    the settings' pre-tokenizer must be one the compiled code runs, as for
+    ``PretokenTally.utf8_text``), each with the byte of the file it starts at; and what reads
+    a block as ``shard_texts`` would, given that byte (its texts, decoded with the settings'
+    errors, a ``CorpusError`` naming the byte), for one that is not valid UTF-8."""
+
+    def blocks() -> Iterator[tuple[bytes, int]]:
+        for block in _placed(_text_blocks(stream, settings.pretokenizer, settings.block_bytes), start):
+            assert isinstance(block.data, bytes)
+            yield block.data, block.offset
+        reader.flush()  # the last bytes read, told to progress
+
+    def texts(data: bytes, offset: int) -> list[str]:
+        return list(_block_texts(Block(data, offset), shard, settings, None))
+
+    with _opened(shard, settings, progress, False) as (stream, reader, start):
+        yield blocks(), texts
+
+
+@contextmanager
 def shard_jsonl_blocks(
     shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None
 ) -> Iterator[tuple[Iterator[tuple[bytes, int]], Callable[[bytes, int], str | None], Callable[[], int]]]:

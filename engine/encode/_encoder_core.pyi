@@ -94,6 +94,11 @@ class Encoder:
     def encode_packed_many(self, texts: Sequence[str], width: int, eot: int = -1, ends: Sequence[bool] | None = None, /) -> bytes:
         """The ``encode_packed`` ids of the texts joined, ``eot`` (unless negative) after each
         text whose flag in ``ends`` is true (after each text when ``ends`` is None)."""
+    def encode_utf8(self, data: bytes, width: int, eot: int, /) -> bytes | None:
+        """The ids of ``data``, a plain text's UTF-8 (a block cut where a pre-token always
+        starts), packed as ``width``-byte little-endian ints, ``eot`` (unless negative) after
+        them; None, encoding nothing, if ``data`` is not valid UTF-8."""
+
     def encode_jsonl(self, data: bytes, at: int, field: bytes, width: int, eot: int, /) -> tuple[bytes, int, int, int]:
         """``(ids, stop, lines, documents)``: the packed ids of the documents of the JSONL
         lines of ``data`` from byte ``at`` (each the string of its ``field``, read from the

@@ -27,9 +27,9 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from engine.corpus.shards import CountSettings, plan_shards, shard_jsonl_blocks, source_texts, trim_heap
-from engine.corpus.sources import JSONL, Source, optional
-from engine.encode.tokenizer import ID_WIDTHS, JsonlBlock, Tokenizer
+from engine.corpus.shards import CountSettings, plan_shards, shard_jsonl_blocks, shard_text_blocks, source_texts, trim_heap
+from engine.corpus.sources import JSONL, TEXT, Source, optional
+from engine.encode.tokenizer import ID_WIDTHS, JsonlBlock, TextBlock, Tokenizer
 from engine.formats.atomic import atomic_file, atomic_write, check_writable_file
 
 BATCH_CHARS = 1 << 20
@@ -280,12 +280,54 @@ def _encoded_sources(
     read: list[int],
 ) -> Iterator[Encoded]:
     """The sources encoded in order: JSONL files a block of lines at a time, read in C where
-    the tokenizer encodes in C (``Tokenizer.encode_jsonl_blocks``), the others as texts."""
-    for jsonl, group in groupby(sources, key=lambda source: source.format == JSONL):
-        if jsonl:
+    the tokenizer encodes in C (``Tokenizer.encode_jsonl_blocks``); plain-text files a block
+    of bytes at a time, their UTF-8 encoded in C, under a pre-tokenizer the compiled code runs
+    (``Tokenizer.encode_text_blocks``); the others as texts."""
+    utf8 = settings.pretokenizer.chunked
+
+    def kind(source: Source) -> str:
+        return source.format if source.format == JSONL or (source.format == TEXT and utf8) else ""
+
+    for format, group in groupby(sources, key=kind):
+        if format == JSONL:
             yield from _encoded_jsonl(list(group), settings, tokenizer, eot, dtype, workers, count, skip, read)
+        elif format == TEXT:
+            yield from _encoded_text(list(group), settings, tokenizer, eot, dtype, workers, count, read)
         else:
             yield from _encoded(_batches(list(group), settings, count, skip, read), tokenizer, eot, dtype, workers)
+
+
+def _encoded_text(
+    sources: Sequence[Source],
+    settings: CountSettings,
+    tokenizer: Tokenizer,
+    eot: int | None,
+    dtype: str,
+    workers: int | None,
+    count: Callable[[int], None],
+    read: list[int],
+) -> Iterator[Encoded]:
+    """Plain-text files a block of bytes at a time, each file one document: a block is
+    handed on once the next is read, so the last of a file is known (an empty file is one
+    empty block)."""
+    width = ID_WIDTHS[dtype]
+    asked: deque[int] = deque()  # per block: the bytes read when it was made
+
+    def blocks() -> Iterator[TextBlock]:
+        for source in sources:
+            for shard in plan_shards([source], settings, shard_bytes=max(source.size, 1)):
+                with shard_text_blocks(shard, settings, count) as (found, texts):
+                    held: tuple[bytes, int] = (b"", 0)
+                    for k, block in enumerate(found):
+                        if k:
+                            asked.append(read[0])
+                            yield (*held, False, texts)
+                        held = block
+                    asked.append(read[0])
+                    yield (*held, True, texts)
+
+    for data, last in tokenizer.encode_text_blocks(blocks(), dtype, eot, workers):
+        yield (data, len(data) // width, int(last)), asked.popleft()
 
 
 def _encoded_jsonl(
