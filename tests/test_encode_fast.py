@@ -329,20 +329,23 @@ def test_utf8_reaches_counts_each_strs_most_utf8():
 
 
 def test_a_small_batch_or_stream_is_encoded_in_one_thread(monkeypatch, tok):
-    """Below ``THREADED_BYTES`` of UTF-8 a list of texts, and a stream of fewer than
-    ``STREAM_THREADED_UNITS`` units, are encoded in this thread alone: a helper saved less
-    than waking it cost. At or past them, the threads share the work. The ids are the same."""
+    """Below ``THREADED_BYTES`` of UTF-8 a list of texts (or a dataset's one batch), and a
+    stream of fewer than ``STREAM_THREADED_UNITS`` units, are encoded in this thread alone: a
+    helper saved less than waking it cost. At or past them, the threads share the work. The
+    ids are the same."""
     monkeypatch.setattr("engine.encode.tokenizer.UNIT_CHARS", 64)
     monkeypatch.setattr("engine.encode.tokenizer.MAX_UNIT_CHARS", 64)
     batch = [f"text {i} " * (1 + i % 7) for i in range(40)]
     size = sum(len(text) for text in batch)
     expected = [tok.encode(text) for text in batch]
     units = sum(1 for _ in T.Tokenizer._units(tok, iter(batch), 2))
+    packed_batch = list(tok.encode_packed_batches([(batch, [True] * len(batch))], "uint32", 0, 1))
     calls = [
         (lambda: tok.encode_batch(batch, 2), expected),
         (lambda: unflattened(tok.encode_batch_flat(batch, 2)), expected),
         (lambda: list(tok.encode_stream(iter(batch), 2)), expected),
         (lambda: unflattened(tok.encode_batch_flat(iter(batch), 2)), expected),
+        (lambda: list(tok.encode_packed_batches([(batch, [True] * len(batch))], "uint32", 0, 2)), packed_batch),
     ]
     for least_bytes, least_units, threaded in ((size + 1, units + 1, False), (size, units, True)):
         monkeypatch.setattr("engine.encode.tokenizer.THREADED_BYTES", least_bytes)
