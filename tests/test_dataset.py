@@ -293,6 +293,36 @@ def test_a_text_files_blocks_are_encoded_from_their_utf8(gpt2, tmp_path, monkeyp
     assert held.documents == 2 and units.count(True) == 2 and len(units) > 10
 
 
+@pytest.mark.parametrize("workers", [1, 2, 3])
+@pytest.mark.parametrize("block", [64, 128])  # shorter than a long line, as LINE_BLOCK is than LONG_LINE
+def test_a_long_jsonl_lines_text_is_encoded_in_pieces(gpt2, tmp_path, monkeypatch, workers, block):
+    """A JSONL line longer than ``LONG_LINE`` whose text the encoder reads is cut into pieces
+    where a pre-token always starts, which the threads encode together, and the lines after
+    it in its block go on as a block; the ids are those of each whole text, ``eot`` after it.
+    A long line the encoder leaves to Python (a lone surrogate) goes whole, as before."""
+    monkeypatch.setattr(T, "LONG_LINE", 200)
+    monkeypatch.setattr(T, "PIECE_CHARS", 64)
+    monkeypatch.setattr("engine.corpus.shards.LINE_BLOCK", block)
+    long_text = 'Hello world, "quoted" 孙悟空 <|endoftext|> don\'t\n' * 30
+    docs = ["short one", long_text, "between", "a lone \ud800 " * 30, "last"]
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps({"text": d}) + "\n" for d in docs), encoding="utf-8")
+    pieces: list[bool] = []
+    unit = T._jsonl_unit
+
+    def spy(*args: object) -> tuple[bytes, int]:
+        if isinstance(args[-1], T._LinePiece):
+            pieces.append(args[-1].last)
+        return unit(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(T, "_jsonl_unit", spy)
+    held = dataset_ids(gpt2, expand_inputs([path]), eot=50256, workers=workers, errors="replace")
+    texts = [*docs[:3], docs[3].replace("\ud800", "\ufffd"), docs[4]]  # as the file's errors say
+    assert np.frombuffer(held.ids, held.dtype).tolist() == expected_ids(gpt2, texts, 50256)
+    assert held.documents == len(docs)
+    assert (len(pieces) > 5 and pieces.count(True) == 1) if workers > 1 else not pieces
+
+
 def test_skip_bad_records_and_replace_invalid_utf8(gpt2_dir, gpt2, tmp_path):
     bad = tmp_path / "b.jsonl"
     bad.write_bytes(b'{"text": "one"}\n{"text": 7}\nnot json\n{"text": "two"}\n')

@@ -500,6 +500,13 @@ def _last_line_end(data: bytes) -> int:
     return data.rfind(b"\n") + 1
 
 
+def text_pieces(data: bytes, pretok: PreTokenizer, size: int) -> list[bytes]:
+    """A text's UTF-8 in pieces of about ``size`` bytes, each ending where a pre-token always
+    starts, as a file's blocks are (``_text_blocks``), so each encodes as within the whole;
+    at least one piece."""
+    return list(_text_blocks(io.BytesIO(data), pretok, size)) or [b""]
+
+
 def _text_blocks(f: Any, pretok: PreTokenizer, block_size: int) -> Iterator[bytes]:
     """A plain-text stream in blocks of about ``block_size`` bytes, each ending where a
     pre-token always starts (``_last_cut``), so that each pre-tokenizes on its own as within

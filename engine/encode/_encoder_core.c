@@ -2634,6 +2634,34 @@ done:
     return ends;
 }
 
+/* jsonl_field_utf8(line, field) -> bytes | None: the UTF-8 of the string of field in one JSONL line
+ * (its newline, if any, left off), read as encode_jsonl reads a line; None for a blank line
+ * or one left to Python. A line too long for one thread has its text cut into pieces that the
+ * threads encode together. */
+static PyObject *jsonl_field_utf8(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer line;
+    const char *field;
+    Py_ssize_t field_len;
+    if (!PyArg_ParseTuple(args, "y*y#:jsonl_field_utf8", &line, &field, &field_len)) return NULL;
+    const uint8_t *p = line.buf, *end = p + line.len;
+    if (end > p && end[-1] == '\n') end--;
+    PyObject *out = NULL;
+    uint8_t *text = PyMem_RawMalloc((size_t)(end - p) + 1), *text_end = text;
+    if (!text) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int kind;
+    Py_BEGIN_ALLOW_THREADS
+    kind = jsonl_text(p, end, (const uint8_t *)field, (size_t)field_len, text, &text_end);
+    Py_END_ALLOW_THREADS
+    out = kind == 1 ? PyBytes_FromStringAndSize((const char *)text, text_end - text) : Py_NewRef(Py_None);
+    PyMem_RawFree(text);
+done:
+    PyBuffer_Release(&line);
+    return out;
+}
+
 /* utf8_reaches(texts: list | tuple, least) -> bool: whether the UTF-8 of the texts could
  * reach least bytes (each str's length at the most bytes its kind takes a character: an
  * ASCII one's exactly), the measure of the work they are. Stops once it does, so a large
@@ -2669,6 +2697,7 @@ static PyMethodDef module_methods[] = {
     {"kept_room", kept_room, METH_O, "Whether the memory of the last large ids freed would hold n ids."},
     {"fill_ids", fill_ids, METH_VARARGS, "Copy parts' ids into room from unfilled_ids() from at on, without the GIL."},
     {"unit_ends", unit_ends, METH_VARARGS, "Where the units of a list or tuple of texts for the encoding threads end."},
+    {"jsonl_field_utf8", jsonl_field_utf8, METH_VARARGS, "The UTF-8 of the string of a field in one JSONL line; None for a blank line or one left to Python."},
     {"utf8_reaches", (PyCFunction)(void (*)(void))utf8_reaches, METH_FASTCALL, "Whether the UTF-8 of a list or tuple of texts could reach least bytes."},
     {NULL, NULL, 0, NULL},
 };

@@ -145,3 +145,7 @@ def utf8_reaches(texts: list[str] | tuple[str, ...], least: int, /) -> bool:
     """Whether the UTF-8 of ``texts`` could reach ``least`` bytes (each str's length at the
     most bytes its kind takes a character; an ASCII one's exactly), read only as far as that;
     True where an item is not a str."""
+
+def jsonl_field_utf8(line: Buffer, field: bytes, /) -> bytes | None:
+    """The UTF-8 of the string of ``field`` in one JSONL line (its newline left off), read as
+    ``Encoder.encode_jsonl`` reads a line; None for a blank line or one left to Python."""

@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import accumulate, chain, islice, pairwise, repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from engine.corpus.pretokenize import PreTokenizer
+from engine.corpus.shards import text_pieces
 from engine.corpus.stages import AddedToken, PatternSpec, Stage, describe, simplest
 from engine.encode._encoder_core import (
     Encoder,
@@ -46,6 +47,7 @@ from engine.encode._encoder_core import (
     Vocab,
     fill_ids,
     join_ends,
+    jsonl_field_utf8,
     kept_room,
     unfilled_ids,
     unit_ends,
@@ -121,6 +123,12 @@ below it a helper saves less than waking it and handing it units costs (two thre
 of en-mix-6m's documents, 0.2 ms of work, ran at 0.36x one's speed, on 1,000 at 0.78x, on
 4,000 at 1.29x)."""
 
+LONG_LINE = 4 * PIECE_CHARS
+"""The bytes past which a JSONL line whose text the encoder reads is cut into pieces of
+about ``PIECE_CHARS`` bytes that the threads encode together: en-mix-6m's documents as
+JSONL end with a line of 2.4 MB, which took one thread 4.9 ms at the end of a call of 12.6
+in two."""
+
 STREAM_THREADED_UNITS = 4
 """The least units (``UNIT_CHARS`` each) a stream of texts gives for more than one thread to
 encode it: two threads on two units of English (300 of en-mix-6m's documents) ran at
@@ -140,6 +148,13 @@ the byte where they start in their shard, and what reads one line as Python's ``
 does, given where it starts: its text, or None for a blank line or a record skipped (a
 ``CorpusError`` naming the line for a bad one), from any thread
 (``engine.corpus.shards.shard_jsonl_blocks``)."""
+
+
+class _LinePiece(NamedTuple):
+    """A piece of the text of a long JSONL line (``LONG_LINE``), and whether it is its last."""
+
+    data: bytes
+    last: bool
 
 
 TextBlock = tuple[bytes, int, bool, Callable[[bytes, int], list[str]]]
@@ -770,10 +785,12 @@ class Tokenizer:
         each, and how many documents. The compiled encoder reads a line's text straight from
         its bytes (``Encoder.encode_jsonl``: no str made, decoded or encoded again); the lines
         it leaves, it hands to the block's reader of one line, which reads it as Python's
-        ``json`` does (see ``JsonlBlock``). A block is a unit for ``workers`` threads."""
+        ``json`` does (see ``JsonlBlock``). A block is a unit for ``workers`` threads, but a
+        block of one line longer than ``LONG_LINE``: its text's pieces are (``_line_pieces``)."""
         width = ID_WIDTHS[dtype]
         mark = -1 if eot is None else eot
-        run = partial(_jsonl_unit, field.encode("utf-8"), width, mark)
+        key = field.encode("utf-8")
+        run = partial(_jsonl_unit, key, width, mark)
         if not self._compiled:  # each line read by the block's reader, its text encoded
             tail = b"" if eot is None else eot.to_bytes(width, "little")
             for block, offset, record in blocks:
@@ -783,7 +800,39 @@ class Tokenizer:
                 ids = [self.encode_packed(text, dtype) + tail for text in texts if text is not None]
                 yield b"".join(ids), len(ids)
             return
-        yield from (out for out, _ in self._in_threads(zip(blocks, repeat(0)), self.threads(workers), run))
+        threads = self.threads(workers)
+        units = zip(blocks, repeat(True)) if threads == 1 else self._line_pieces(blocks, key)
+        parts: list[bytes] = []
+        documents = 0
+        for (packed, done), ends in self._in_threads(units, threads, run):
+            parts.append(packed)
+            documents += done
+            if ends:  # the block's last unit
+                yield b"".join(parts), documents
+                parts, documents = [], 0
+
+    def _line_pieces(self, blocks: Iterable[JsonlBlock], field: bytes) -> Iterator[tuple[JsonlBlock | _LinePiece, bool]]:
+        """The JSONL blocks as units, each with whether it ends its block: a block, but for
+        one whose first line is longer than ``LONG_LINE`` and has a text the encoder reads,
+        that text in pieces cut where a pre-token always starts (``text_pieces``), then the
+        block's other lines. A line that long starts its block: it is longer than the blocks
+        a JSONL file is read in (``LINE_BLOCK``), so the block before ends where the line
+        before it does."""
+        for block in blocks:
+            data, offset, record = block
+            newline = data.find(b"\n")
+            end = len(data) if newline < 0 else newline + 1
+            text = jsonl_field_utf8(memoryview(data)[:end], field) if end > LONG_LINE else None
+            if text is None:
+                yield block, True
+                continue
+            pieces = text_pieces(text, self.pretokenizer, PIECE_CHARS)
+            rest = end < len(data)
+            for k, piece in enumerate(pieces):
+                last = k == len(pieces) - 1
+                yield _LinePiece(piece, last), last and not rest
+            if rest:
+                yield (data[end:], offset + end, record), True
 
     def encode_text_blocks(
         self, blocks: Iterable[TextBlock], dtype: str, eot: int | None = None, workers: int | None = None
@@ -1345,9 +1394,14 @@ def _flat_part(out: tuple[PackedIds, bytes] | bytes, kind: int) -> tuple[Buffer,
     return out, struct.pack("N", len(out) // 4) if kind == _LAST else b""
 
 
-def _jsonl_unit(field: bytes, width: int, eot: int, encoder: Encoder, unit: JsonlBlock) -> tuple[bytes, int]:
-    """A block of ``encode_jsonl_blocks``: the lines the encoder reads, and between them
-    those it leaves, read by the block's reader and encoded as texts."""
+def _jsonl_unit(field: bytes, width: int, eot: int, encoder: Encoder, unit: JsonlBlock | _LinePiece) -> tuple[bytes, int]:
+    """A unit of ``encode_jsonl_blocks``, and the documents it ends: a block's lines, those the
+    encoder reads, and between them those it leaves, read by the block's reader and encoded
+    as texts; or a piece of a long line's text, ``eot`` after the last."""
+    if isinstance(unit, _LinePiece):
+        ids = encoder.encode_utf8(unit.data, width, eot if unit.last else -1)
+        assert ids is not None  # the encoder read it from the line as UTF-8
+        return ids, int(unit.last)
     block, offset, record = unit
     parts: list[bytes] = []
     at = documents = 0
