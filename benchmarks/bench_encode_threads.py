@@ -5,14 +5,16 @@
 
 For each family, corpus and shape (``one document``: the whole file as one text;
 ``documents``: the file cut at blank lines, their ids as lists; ``flat documents``: the same,
-their ids in one buffer), each thread count runs in a process of its own
+their ids in one buffer; ``text file``: the file's ids read and encoded from disk, as
+``bpe-tui encode --out`` does, by ``dataset_ids``; ``JSONL file``: the documents as a JSONL
+file, the same way), each thread count runs in a process of its own
 (the tokenizer loaded and initialized by a tiny encode first): the call is timed *cold*, the
 first encode of the text in the process, then *warm*, the same text again (the cold call's
 ids freed, and a garbage collection made, before each timing, as ``bench_peers.py`` does).
 One thread:
 ``encode`` / ``encode_batch(docs, workers=1)`` / ``encode_batch_flat(docs, workers=1)``; more:
 ``encode_batch([text], workers=N)`` / ``encode_batch(docs, workers=N)`` /
-``encode_batch_flat(docs, workers=N)``. A cell is the best of ``--rounds`` processes, MB/s of
+``encode_batch_flat(docs, workers=N)``; the files, ``dataset_ids(..., workers=N)``. A cell is the best of ``--rounds`` processes, MB/s of
 UTF-8 text by wall time with the CPU seconds of the process beside it, and the speed of each
 thread count over one thread's. The ids of every thread count are checked equal to one
 thread's.
@@ -34,6 +36,7 @@ import hashlib
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -48,9 +51,11 @@ from machine import machine  # noqa: E402
 
 from engine import Tokenizer  # noqa: E402
 from engine.corpus.pretokenize import PATTERNS  # noqa: E402
+from engine.corpus.sources import expand_inputs  # noqa: E402
+from engine.encode.dataset import dataset_ids  # noqa: E402
 
 FAMILIES = ["gpt2", "cl100k", "o200k", "llama3", "qwen2"]
-SHAPES = ["one document", "documents", "flat documents"]
+SHAPES = ["one document", "documents", "flat documents", "text file", "JSONL file"]
 
 
 def tokenizer(family: str) -> Tokenizer:
@@ -63,18 +68,30 @@ def tokenizer(family: str) -> Tokenizer:
     return tok
 
 
-def child(family: str, corpus: str, shape: str, threads: int) -> dict[str, Any]:
+def child(family: str, corpus: str, shape: str, threads: int, scratch: Path) -> dict[str, Any]:
     """One process: the cold and the warm call of one thread count, and its ids."""
-    text = (CORPORA / f"{corpus}.txt").read_bytes().decode("utf-8")
-    given: Any = text if shape == "one document" else documents(text)
+    path = CORPORA / f"{corpus}.txt"
+    text = path.read_bytes().decode("utf-8")
     tok = tokenizer(family)
-    calls: dict[str, Callable[[Any], Any]] = {
-        "one document": tok.encode if threads == 1 else (lambda t: tok.encode_batch([t], threads)[0]),
-        "documents": lambda docs: tok.encode_batch(docs, threads),
-        "flat documents": lambda docs: tok.encode_batch_flat(docs, threads),
+    tiny = scratch / "tiny.txt"
+    tiny.write_text("Hi there", encoding="utf-8")
+    if shape == "JSONL file":
+        path, tiny = scratch / f"{corpus}.jsonl", scratch / "tiny.jsonl"
+        path.write_text("".join(json.dumps({"text": doc}) + "\n" for doc in documents(text)), encoding="utf-8")
+        tiny.write_text(json.dumps({"text": "Hi there"}) + "\n", encoding="utf-8")
+
+    def read(file: Path) -> Any:
+        return dataset_ids(tok, expand_inputs([str(file)]), workers=threads)
+
+    calls: dict[str, tuple[Callable[[Any], Any], Any, Any]] = {  # the call, what it is given, and first
+        "one document": (tok.encode if threads == 1 else (lambda t: tok.encode_batch([t], threads)[0]), text, "Hi there"),
+        "documents": (lambda docs: tok.encode_batch(docs, threads), documents(text), ["Hi there"]),
+        "flat documents": (lambda docs: tok.encode_batch_flat(docs, threads), documents(text), ["Hi there"]),
+        "text file": (read, path, tiny),
+        "JSONL file": (read, path, tiny),
     }
-    call = calls[shape]
-    call("Hi there" if shape == "one document" else ["Hi there"])
+    call, given, first = calls[shape]
+    call(first)
     out: dict[str, Any] = {"bytes": len(text.encode("utf-8"))}
     digests = []
     for when in ("cold", "warm"):
@@ -82,7 +99,12 @@ def child(family: str, corpus: str, shape: str, threads: int) -> dict[str, Any]:
         wall, cpu = time.perf_counter(), time.process_time()
         ids = call(given)
         out[when] = (time.perf_counter() - wall, time.process_time() - cpu)
-        data = ids.ids.tobytes() + ids.offsets.tobytes() if shape == "flat documents" else json.dumps(ids).encode()
+        if shape == "flat documents":
+            data = ids.ids.tobytes() + ids.offsets.tobytes()
+        elif shape.endswith("file"):
+            data = ids.ids
+        else:
+            data = json.dumps(ids).encode()
         digests.append(hashlib.blake2b(data).hexdigest())
         del ids
     if digests[0] != digests[1]:
@@ -102,7 +124,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         family, corpus, shape, threads = args.child
-        print(json.dumps(child(family, corpus, shape, int(threads))))
+        with tempfile.TemporaryDirectory() as scratch:
+            print(json.dumps(child(family, corpus, shape, int(threads), Path(scratch))))
         return
     print(f"before: {machine()}")
     print(
