@@ -845,7 +845,7 @@ def read_blocks(
         try:
             text = carry + body.decode("utf-8", errors)
         except UnicodeDecodeError as e:
-            raise CorpusError(f"{not_utf8(name, offset + e.start)} (use --errors replace to train anyway)") from None
+            raise CorpusError(f"{not_utf8(name, offset + e.start)} (use --errors replace to read it anyway)") from None
         offset += len(body)
         if eof:
             held.append(text)
@@ -967,7 +967,7 @@ def _record_text(line: bytes, field: str, settings: CountSettings, bad: list[int
     try:
         record = _json_value(line.decode("utf-8", settings.errors))
     except UnicodeDecodeError:
-        problem = "not valid UTF-8 (use --errors replace to train anyway)"
+        problem = "not valid UTF-8 (use --errors replace to read it anyway)"
     except ValueError as e:
         problem = f"not valid JSON ({getattr(e, 'msg', e)})"
     else:
@@ -983,7 +983,7 @@ def _record_text(line: bytes, field: str, settings: CountSettings, bad: list[int
             return _SURROGATE.sub("\ufffd", text)
         else:
             problem = (
-                f'"{field}" holds a lone surrogate (\\u{ord(lone.group()):04x}), which is not UTF-8 (use --errors replace to train anyway)'
+                f'"{field}" holds a lone surrogate (\\u{ord(lone.group()):04x}), which is not UTF-8 (use --errors replace to read it anyway)'
             )
     if settings.skip_bad_records:
         bad[0] += 1
@@ -1022,7 +1022,7 @@ def _parquet_documents(raw: BinaryIO, shard: Shard, settings: CountSettings, dig
                 try:
                     text = data.decode("utf-8", settings.errors)
                 except UnicodeDecodeError:
-                    problem = "is not valid UTF-8 (use --errors replace to train anyway)"
+                    problem = "is not valid UTF-8 (use --errors replace to read it anyway)"
                 else:
                     digest.update(len(data).to_bytes(8, "little"))
                     digest.update(data)

@@ -124,7 +124,7 @@ def count_file_words(path: str | os.PathLike[str], progress: Progress | None = N
             try:
                 counts.update(_words(body.decode("utf-8", errors)))
             except UnicodeDecodeError as e:
-                raise CorpusError(f"{not_utf8(path, offset + e.start)} (use --errors replace to train anyway)") from None
+                raise CorpusError(f"{not_utf8(path, offset + e.start)} (use --errors replace to read it anyway)") from None
             offset += len(body)
             if progress is not None:
                 progress("read", offset, total)
