@@ -983,7 +983,8 @@ def _record_text(line: bytes, field: str, settings: CountSettings, bad: list[int
             return _SURROGATE.sub("\ufffd", text)
         else:
             problem = (
-                f'"{field}" holds a lone surrogate (\\u{ord(lone.group()):04x}), which is not UTF-8 (use --errors replace to read it anyway)'
+                f'"{field}" holds a lone surrogate (\\u{ord(lone.group()):04x}), which is not UTF-8'
+                " (use --errors replace to read it anyway)"
             )
     if settings.skip_bad_records:
         bad[0] += 1
