@@ -314,6 +314,46 @@ def test_encode_utf8_is_encode_of_the_bytes_or_none(tok):
         encoder.encode_utf8(b"a", 3, -1)
 
 
+UTF8_PIECES = st.sampled_from(
+    [b"a", b" ", "道".encode(), "é".encode(), "😀".encode(), "ア".encode(), "\uffff".encode(), "\ud7ff".encode(), "\ue000".encode()]
+    + [b"\xff", b"\x80", b"\xc0\xaf", b"\xe0\x80\x80", b"\xe0\xa0\x80", b"\xed\xa0\x80", b"\xed\x9f\xbf", b"\xe1\x80", b"\xef\xbf"]
+)
+
+
+@pytest.fixture(scope="module")
+def gpt2_encoder():  # noqa: ANN201
+    return gpt2()._own_encoder()
+
+
+def _broken(chars: str, at: int, byte: int) -> bytes:
+    """``chars`` as UTF-8, one byte of it (``at``, wrapped) replaced by ``byte``."""
+    data = bytearray(chars.encode("utf-8"))
+    data[at % len(data)] = byte
+    return bytes(data)
+
+
+CJK_BROKEN = st.builds(
+    _broken,
+    st.text(st.characters(min_codepoint=0x1000, max_codepoint=0xFFFF, exclude_categories=("Cs",)), min_size=4, max_size=16),
+    st.integers(0, 63),
+    st.integers(0, 255),
+)
+"""Runs of three-byte characters, the validator's fast path, with one byte made anything."""
+
+
+@settings(max_examples=600)
+@given(data=st.lists(UTF8_PIECES, max_size=40).map(b"".join) | st.tuples(st.sampled_from([b"", b"a", b"ab"]), CJK_BROKEN).map(b"".join))
+def test_encode_utf8_refuses_exactly_what_python_cannot_decode(gpt2_encoder, data):
+    """The encoder's UTF-8 check, four three-byte characters at a time where it can, agrees
+    with Python's strict decoder on runs of every kind of character and broken sequence."""
+    try:
+        data.decode("utf-8")
+        valid = True
+    except UnicodeDecodeError:
+        valid = False
+    assert (gpt2_encoder.encode_utf8(data, 4, -1) is not None) == valid
+
+
 def test_utf8_reaches_counts_each_strs_most_utf8():
     """An ASCII str counts its length; any other its length at the most bytes its kind takes
     a character (Latin-1 2, the rest of the BMP 3, beyond it 4); an item not a str counts

@@ -87,6 +87,29 @@ static inline int jsonl_utf8(const uint8_t *p, const uint8_t *end) {
     return n;
 }
 
+/* Past the whole three-byte characters from U+1000 on, outside the surrogates (a lead byte
+ * E1-EC or EE-EF and two continuation bytes: no such one is overlong or a surrogate), that
+ * start at s, four at a time (twelve of sixteen bytes read): most of Chinese and Japanese.
+ * SSE2 only; elsewhere, and past them, a character at a time. */
+static inline const uint8_t *jsonl_cjk_run(const uint8_t *s, const uint8_t *end) {
+#if defined(JSONL_SSE2)
+    const __m128i top = _mm_set1_epi8((char)0xC0), cont = _mm_set1_epi8((char)0x80);
+    const __m128i bias = _mm_set1_epi8((char)0x80), low = _mm_set1_epi8((char)(0xE1 ^ 0x80)), high = _mm_set1_epi8((char)(0xEF ^ 0x80));
+    const __m128i ed = _mm_set1_epi8((char)0xED);
+    while (end - s >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)s), signed_v = _mm_xor_si128(v, bias); /* unsigned compares, as signed */
+        int conts = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, top), cont));
+        int leads = _mm_movemask_epi8(_mm_andnot_si128(_mm_or_si128(_mm_cmplt_epi8(signed_v, low), _mm_cmpgt_epi8(signed_v, high)),
+                                                       _mm_xor_si128(_mm_cmpeq_epi8(v, ed), _mm_set1_epi8(-1))));
+        if ((leads & 0x249) != 0x249 || (conts & 0xDB6) != 0xDB6) break; /* bytes 0, 3, 6, 9 leads; 1-2, 4-5, 7-8, 10-11 continuations */
+        s += 12;
+    }
+#else
+    (void)end;
+#endif
+    return s;
+}
+
 /* Whether s[0..len) is valid UTF-8, as Python's strict decoder has it. */
 static inline int jsonl_valid_utf8(const uint8_t *s, size_t len) {
     const uint8_t *end = s + len;
@@ -95,6 +118,11 @@ static inline int jsonl_valid_utf8(const uint8_t *s, size_t len) {
         while (end - s >= 8 && (memcpy(&w, s, 8), !(w & 0x8080808080808080ULL))) s += 8;
         while (s < end && *s < 0x80) s++;
         if (s == end) break;
+        const uint8_t *run = jsonl_cjk_run(s, end);
+        if (run != s) { /* past it: ASCII, perhaps, next */
+            s = run;
+            continue;
+        }
         /* A three-byte character past U+1000 and outside the surrogates (most of Chinese and
          * Japanese) needs only its continuation bytes looked at. */
         if (end - s >= 3 && (uint8_t)(*s - 0xE1) < 0x0F && *s != 0xED && (s[1] & 0xC0) == 0x80 && (s[2] & 0xC0) == 0x80) {
