@@ -229,6 +229,51 @@ def test_decode_reads_iterators_and_arrays_once(each_kind):
     assert tok.decode([]) == "" and tok.decode_bytes([]) == b""
 
 
+ARRAY_KINDS = "hHiIlLqQ"
+"""The ``array`` typecodes of ints that ``decode`` reads where they lie."""
+
+
+@settings(max_examples=60, deadline=None)
+@given(ids=st.lists(st.integers(0, 700), max_size=40), kind=st.sampled_from(ARRAY_KINDS), data=st.data())
+def test_decode_reads_an_array_of_any_int_kind_as_the_list(tok, ids, kind, data):
+    """An array of every kind of int, and NumPy's, decodes as its list does, and a bad id in
+    it is named as in the list: the C reads the array in place, the message comes from the list.
+    (``tok``'s ids end at 599: some of these are none.)"""
+    for given_ids in (array(kind, ids), memoryview(array(kind, ids))):
+        try:
+            expected: Any = tok.decode(ids), tok.decode_bytes(ids)
+        except TokenIdError as e:
+            with pytest.raises(TokenIdError, match=f"^{re.escape(str(e))}$"):
+                tok.decode(given_ids)
+            with pytest.raises(TokenIdError, match=f"^{re.escape(str(e))}$"):
+                tok.decode_bytes(given_ids)
+        else:
+            assert (tok.decode(given_ids), tok.decode_bytes(given_ids)) == expected
+    if kind in "hilq" and ids:
+        at = data.draw(st.integers(0, len(ids) - 1))
+        valid = [i % (tok.max_id + 1) for i in ids]
+        negative = array(kind, valid[:at] + [-1] + valid[at + 1 :])
+        with pytest.raises(TokenIdError, match=f"^token id -1 at index {at} is not in the vocabulary"):
+            tok.decode(negative)
+
+
+def test_decode_reads_numpy_arrays_and_flat_ids_in_place(tok):
+    """A batch's ``FlatIds.ids`` and NumPy arrays of every width decode as their lists do; a
+    2-D or strided array is read as a list of its items."""
+    texts = ["hello world", "naïve café ☕", ""]
+    flat = tok.encode_batch_flat(texts)
+    assert tok.decode(flat.ids) == "".join(texts)
+    np = pytest.importorskip("numpy")
+    ids = tok.encode("hello world, hello again")
+    for dtype in (np.uint16, np.int16, np.uint32, np.int32, np.uint64, np.int64):
+        assert tok.decode(np.array(ids, dtype=dtype)) == "hello world, hello again"
+    assert tok.decode(np.array(ids * 2)[::2]) == tok.decode((ids * 2)[::2])
+    with pytest.raises(TokenIdError, match=r"^token id \[.*\] at index 0 is not an integer$"):
+        tok.decode(np.array([ids, ids]))
+    with pytest.raises(TokenIdError, match=f"^token id {2**64 - 1} at index 1 is not in the vocabulary"):
+        tok.decode(np.array([ids[0], 2**64 - 1], dtype=np.uint64))
+
+
 BAD_ID = [
     (999999, "token id 999999 is not in the vocabulary (0-{top})"),
     (-1, "token id -1 is not in the vocabulary (0-{top})"),

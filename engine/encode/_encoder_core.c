@@ -674,44 +674,103 @@ static inline long int_value(PyObject *o) {
     return PyLong_AsLong(o);
 }
 
-/* The entries of ids (a list or tuple; else any iterable, made a list) joined into a new
- * raw buffer *out of *n bytes, in one pass that grows the buffer. -1 with KeyError for an
- * id that is no entry, TypeError for an item that is not exactly an int (a bool, NumPy's
- * ints: the caller looks again, and words the message). */
+/* The entry of id appended to the raw buffer *buf (*cap bytes, *used of them filled), grown
+ * as needed. -1 if id is no entry (the caller sets the error), -2 when out of memory. */
+static inline int append_entry(const Vocab *v, long long id, uint8_t **buf, size_t *cap, size_t *used) {
+    Span span = id >= 0 && id < (long long)v->nids ? v->spans[id] : (Span){0, NO_ENTRY};
+    if (span.length == NO_ENTRY) return -1;
+    if (*used + span.length + 16 > *cap) { /* 16: room for copying 16 bytes at once */
+        while (*used + span.length + 16 > *cap) *cap *= 2;
+        uint8_t *grown = PyMem_RawRealloc(*buf, *cap);
+        if (!grown) return -2;
+        *buf = grown;
+    }
+    if (span.length <= 16)
+        memcpy(*buf + *used, v->blob + span.start, 16); /* a fixed size: a move, not a call */
+    else
+        memcpy(*buf + *used, v->blob + span.start, span.length);
+    *used += span.length;
+    return 0;
+}
+
+/* The kind of integer a buffer's struct format names (with no byte order, or the native
+ * one): its item size, negative where signed; 0 if it is no integer of 2, 4 or 8 bytes. */
+static int int_format(const Py_buffer *b) {
+    const char *f = b->format ? b->format : "B";
+    if (*f == '@' || *f == '=') f++;
+    if (!f[0] || f[1] || !strchr("hHiIlLqQ", f[0])) return 0;
+    if (b->itemsize != 2 && b->itemsize != 4 && b->itemsize != 8) return 0;
+    return f[0] >= 'a' ? -(int)b->itemsize : (int)b->itemsize;
+}
+
+/* The ids of a one-dimensional, contiguous array of ints (NumPy's, array's, a memoryview)
+ * of the kind int_format names, read where they lie and joined into buf: no Python int made
+ * or read (a list's ids cost a read of each int object: en-mix-6m's under GPT-2 joined in
+ * 11.7 ms from a list, 6.9 from an array). One loop a kind, so none asks the kind per id. */
+#define JOIN_ARRAY(type, id_of)                                                                  \
+    for (Py_ssize_t k = 0; k < count; k++) {                                                     \
+        long long id = id_of(((const type *)b->buf)[k]);                                         \
+        if ((failed = append_entry(v, id, buf, cap, used)) == -1) PyErr_Format(PyExc_KeyError, "%lld", id); \
+        if (failed) return -1;                                                                   \
+    }
+#define AS_IS(x) ((long long)(x))
+#define AS_SIGNED(x) ((x) > (uint64_t)LLONG_MAX ? -1 : (long long)(x))
+static int join_array(const Vocab *v, const Py_buffer *b, int kind, uint8_t **buf, size_t *cap, size_t *used) {
+    Py_ssize_t count = b->len / b->itemsize;
+    int failed = 0;
+    switch (kind) {
+    case 2: JOIN_ARRAY(uint16_t, AS_IS) break;
+    case -2: JOIN_ARRAY(int16_t, AS_IS) break;
+    case 4: JOIN_ARRAY(uint32_t, AS_IS) break;
+    case -4: JOIN_ARRAY(int32_t, AS_IS) break;
+    case 8: JOIN_ARRAY(uint64_t, AS_SIGNED) break;
+    default: JOIN_ARRAY(int64_t, AS_IS)
+    }
+    return 0;
+}
+
+/* The entries of ids joined into a new raw buffer *out of *n bytes, in one pass that grows
+ * the buffer. ids is a list or tuple of ints, or an array of them (join_array); anything
+ * else is TypeError, left unread (an iterator keeps its items for the caller). -1 with
+ * KeyError for an id that is no entry, TypeError for an item that is not exactly an int (a
+ * bool, NumPy's ints) or an array of another kind: the caller looks again, and words the
+ * message. */
 static int join_ids(const Vocab *v, PyObject *ids, uint8_t **out, size_t *n) {
-    PyObject *seq = PySequence_Fast(ids, "decode takes a sequence of ids");
-    if (!seq) return -1;
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
-    PyObject **items = PySequence_Fast_ITEMS(seq);
+    int listed = PyList_CheckExact(ids) || PyTuple_CheckExact(ids);
+    Py_buffer view = {0};
+    int kind = 0;
+    if (!listed) {
+        if (!PyObject_CheckBuffer(ids) || PyObject_GetBuffer(ids, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "decode takes a list, a tuple or an array of ids");
+            return -1;
+        }
+        if (view.ndim > 1 || !(kind = int_format(&view))) {
+            PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_TypeError, "an array of ids must be of integers");
+            return -1;
+        }
+    }
+    Py_ssize_t count = listed ? PySequence_Fast_GET_SIZE(ids) : view.len / view.itemsize;
     size_t cap = 4 * (size_t)count + 64, used = 0;
     uint8_t *buf = PyMem_RawMalloc(cap);
-    for (Py_ssize_t k = 0; buf && k < count; k++) {
+    int failed = buf ? 0 : -2;
+    if (buf && !listed) {
+        failed = join_array(v, &view, kind, &buf, &cap, &used);
+        PyBuffer_Release(&view);
+    }
+    PyObject **items = listed ? PySequence_Fast_ITEMS(ids) : NULL;
+    for (Py_ssize_t k = 0; buf && listed && !failed && k < count; k++) {
         long id = PyLong_CheckExact(items[k]) ? int_value(items[k]) : -2;
-        Span span = id >= 0 && id < (long)v->nids ? v->spans[id] : (Span){0, NO_ENTRY};
-        if (span.length == NO_ENTRY) {
+        if ((failed = append_entry(v, id, &buf, &cap, &used)) == -1) {
             PyErr_Clear();
             if (id == -2) PyErr_SetString(PyExc_TypeError, "token ids must be ints");
             else PyErr_SetObject(PyExc_KeyError, items[k]);
-            PyMem_RawFree(buf);
-            Py_DECREF(seq);
-            return -1;
         }
-        if (used + span.length + 16 > cap) { /* 16: room for copying 16 bytes at once */
-            while (used + span.length + 16 > cap) cap *= 2;
-            uint8_t *grown = PyMem_RawRealloc(buf, cap);
-            if (!grown) PyMem_RawFree(buf);
-            buf = grown;
-            if (!buf) break;
-        }
-        if (span.length <= 16)
-            memcpy(buf + used, v->blob + span.start, 16); /* a fixed size: a move, not a call */
-        else
-            memcpy(buf + used, v->blob + span.start, span.length);
-        used += span.length;
     }
-    Py_DECREF(seq);
-    if (!buf) {
-        PyErr_NoMemory();
+    if (failed) {
+        PyMem_RawFree(buf);
+        if (failed == -2) PyErr_NoMemory();
         return -1;
     }
     *out = buf;

@@ -1,7 +1,8 @@
-"""Token ids given to ``decode``: read once (``listed``) and joined in one pass in C
-(``_encoder_core.Vocab``), which fails on any id that is not a Python int (a bool is not)
-with an entry; only then are they made Python ints, or the ``TokenIdError`` names the first
-bad one and its index (``as_ids``). ``TokenTexts`` joins the texts of whole tokens so.
+"""Token ids given to ``decode``: a list, a tuple or an array of ints read where it lies,
+anything else read once (``listed``), and joined in one pass in C (``_encoder_core.Vocab``),
+which fails on any id that is not a Python int (a bool is not) with an entry; only then
+are they made Python ints, or the ``TokenIdError`` names the first bad one and its index
+(``as_ids``); ``joined`` does all of it. ``TokenTexts`` joins the texts of whole tokens so.
 One id looked up (every tokenizer's and trainer's ``token``) is checked by ``as_id``, in
 the same words without the index."""
 
@@ -9,7 +10,8 @@ from __future__ import annotations
 
 import operator
 import reprlib
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
+from typing import Any, TypeVar
 
 from engine.encode._encoder_core import Vocab
 from engine.errors import TokenIdError, one_line
@@ -46,6 +48,25 @@ class TokenTexts:
         except (KeyError, TypeError):
             ids = as_ids(ids, len(self.later) - 1)
             return ids, self._table.decode_bytes(ids)
+
+
+T = TypeVar("T")
+
+
+def joined(join: Callable[[Any], T], ids: Iterable[int], top: int, known: Container[int] | None = None) -> T:
+    """``join`` (a ``Vocab``'s ``decode`` or ``decode_bytes``) of ``ids``: a list, a tuple or a
+    one-dimensional array of ints (NumPy's, ``array``'s, a ``memoryview`` such as
+    ``FlatIds.ids``) read where it lies, with no Python int made; anything else read once as
+    a list. An id that is no entry of ``0``-``top`` (and of ``known``): ``TokenIdError``."""
+    if type(ids) is not list and type(ids) is not tuple:
+        try:
+            return join(ids)
+        except (KeyError, TypeError):  # not an array of ints (left unread), or a bad id in it
+            ids = listed(ids)
+    try:
+        return join(ids)
+    except (KeyError, TypeError):
+        return join(as_ids(ids, top, known))
 
 
 def listed(ids: Iterable[int]) -> list[int]:

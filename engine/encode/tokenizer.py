@@ -54,7 +54,7 @@ from engine.encode._encoder_core import (
     utf8_reaches,
 )
 from engine.encode.flat import UINT32, FlatIds, flat_ids
-from engine.encode.token_ids import as_id, as_ids, listed
+from engine.encode.token_ids import as_id, joined
 from engine.errors import ModelFileError, SettingsError
 from engine.formats import rank_files
 from engine.formats import tokenizer_files as formats
@@ -1340,22 +1340,12 @@ class Tokenizer:
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of ``ids`` joined; ``TokenIdError`` names the first bad id and where it is."""
-        if type(ids) is not list and type(ids) is not tuple:
-            ids = listed(ids)
-        try:
-            return self._table.decode_bytes(ids)
-        except (KeyError, TypeError):
-            return self._table.decode_bytes(as_ids(ids, self.max_id, self.vocab))
+        return joined(self._table.decode_bytes, ids, self.max_id, self.vocab)
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of ``ids``; invalid UTF-8 (a token may hold half a character) becomes U+FFFD.
         ``TokenIdError`` names the first bad id and where it is."""
-        if type(ids) is not list and type(ids) is not tuple:
-            ids = listed(ids)
-        try:
-            return self._table.decode(ids)
-        except (KeyError, TypeError):
-            return self._table.decode(as_ids(ids, self.max_id, self.vocab))
+        return joined(self._table.decode, ids, self.max_id, self.vocab)
 
 
 def _piece(encoder: Encoder, unit: Unit, width: int) -> bytes:
