@@ -25,30 +25,36 @@ Rows, for each model and corpus (read as bytes, so zh-xiyouji keeps its CRLF lin
 - ``start-up``: seconds to load the model (``load``) and to make the first, tiny encode
   (``first call``), timed apart from the rest.
 
-Each cell is measured in a process of its own (the Rust peers size their thread pools once a
-process: ``RAYON_NUM_THREADS``, ``FASTOKENS_BPE_THREADS``). Every encoder is loaded and
-**initialized before any timing**: one tiny encode through the very call the row times
-(gigatoken and fastokens defer 50-150 ms of set-up to their first call). Then the row's call is
-timed twice: *cold*, its first real encode in the process (caches empty but for the tiny text),
-and *warm*, the same text a second time (the peers keep caches across calls, gigatoken even
-across its tokenizers in one process, so a cold encode is only the first one a process makes).
-Each timed call is given its text made anew from the file's bytes, as new text comes: a str
-that a peer built with PyO3 has read (tiktoken, gigatoken, fastokens...) keeps its UTF-8 inside
-it, and reading that very object again skips making it, which no new text does. The calls: with
-one thread, bpe-tui ``encode`` / ``encode_batch_flat(docs, workers=1)``, tiktoken, riptoken,
-bpe-openai and kitoken ``encode`` (of each document), gigatoken ``encode`` /
-``encode_batch(parallel=False)``, fastokens ``encode`` / ``encode_batch_flat``, quicktok
-``encode`` / ``encode_batch(docs, 1)``, tokie ``encode`` (of each document); with more, every
-peer's batch call (bpe-tui ``encode_batch([text], workers=N)`` / ``encode_batch_flat(docs,
-workers=N)``, tiktoken and bpe-openai ``encode_batch(num_threads=N)``, gigatoken
-``encode_batch``, fastokens ``encode_batch_flat``, quicktok ``encode_batch(texts, N)``,
-riptoken ``encode_batch``, tokie ``encode_batch``, kitoken ``encode_all``), on a list of one
-text for the one document. Each peer returns what its call returns: lists of ints, NumPy or
-awkward arrays (gigatoken), flat arrays and offsets (fastokens, quicktok, bpe-tui's documents),
-Encodings (tokie). Where a peer has both, documents are timed by the flat call, the form the
-fastest peers give; ``bench_encode.py`` times bpe-tui's lists of documents (``encode_batch``).
+Each peer is measured in a process of its own, cell by cell: one peer's memory never serves
+another's calls (bpe-tui keeps the memory its large results free for the next, which in a
+shared process had let a peer timed after it take 80 pages new to the process on GPT-4's
+en-mix-6m rather than 3,800, and encode it cold in 33 ms rather than 43), and the Rust peers
+size their thread pools once a process (``RAYON_NUM_THREADS``, ``FASTOKENS_BPE_THREADS``).
+The parent writes the JSONL files and tiktoken's ids once, to check every peer's against.
+Every encoder is loaded and **initialized before any timing**: one tiny encode through the
+very call the row times (gigatoken and fastokens defer 50-150 ms of set-up to their first
+call). Then the row's call is timed twice: *cold*, its first real encode in the process
+(caches empty but for the tiny text), and *warm*, the same text a second time (the peers keep
+caches across calls, so a cold encode is only the first one a process makes), the cold
+call's ids still held, as a loop of ``ids = encode(text)`` holds the last call's; both are
+checked after. Each timed call is given its text made anew from the file's bytes, as new
+text comes: a str that a peer built with PyO3 has read (tiktoken, gigatoken, fastokens...)
+keeps its UTF-8 inside it, and reading that very object again skips making it, which no new
+text does. The calls: with one thread, bpe-tui ``encode_batch_flat([text])`` /
+``encode_batch_flat(docs)``, tiktoken, riptoken, bpe-openai and kitoken ``encode`` (of each
+document), gigatoken ``encode`` / ``encode_batch(parallel=False)``, fastokens ``encode_batch_flat`` (of a
+list of one text for the one document), quicktok ``encode`` / ``encode_batch(docs, 1)``, tokie ``encode`` (of
+each document); with more, every peer's batch call (bpe-tui ``encode_batch_flat([text],
+workers=N)`` / ``encode_batch_flat(docs, workers=N)``, tiktoken and bpe-openai
+``encode_batch(num_threads=N)``, gigatoken ``encode_batch``, fastokens ``encode_batch_flat``,
+quicktok ``encode_batch(texts, N)``, riptoken ``encode_batch``, tokie ``encode_batch``,
+kitoken ``encode_all``), on a list of one text for the one document. Each peer returns what
+its call returns: lists of ints, NumPy or awkward arrays (gigatoken), flat arrays and offsets
+(fastokens, quicktok, bpe-tui), Encodings (tokie). Where a peer has both, it is timed by the
+call that gives one buffer, the form the fastest peers give; ``bench_encode.py`` times
+bpe-tui's lists (``encode``, ``encode_batch``).
 
-The peers take turns going first process by process. A cell is the best of ``--rounds``
+The peers take turns going first round by round. A cell is the best of ``--rounds``
 processes (the least disturbed by other work on a shared machine): MB/s of UTF-8 text
 (decode: of text made) by wall time, and the CPU seconds of the process (all its threads).
 The ratio is bpe-tui's speed over the fastest peer's, by wall time and by CPU time. The load
@@ -130,12 +136,12 @@ def bpe_tui_calls(name: str, threads: int, scratch: Path) -> dict[str, Callable[
     def jsonl(path: Path) -> DatasetIds:
         return dataset_ids(tok, expand_inputs([str(path)]), workers=threads)
 
-    one = tok.encode if threads == 1 else (lambda text: tok.encode_batch([text], threads)[0])
-    return {
-        "one document": one,
+    return {  # the ids in one buffer, as the fastest peers give them
+        "one document": lambda text: tok.encode_batch_flat([text], threads),
         "documents": lambda docs: tok.encode_batch_flat(docs, threads),
         "JSONL file": jsonl,
         "decode": tok.decode,
+        "decode input": lambda flat: flat.ids,
     }
 
 
@@ -170,12 +176,12 @@ def gigatoken_calls(name: str, threads: int, scratch: Path) -> dict[str, Callabl
 
 def fastokens_calls(name: str, threads: int, scratch: Path) -> dict[str, Callable[[Any], Any]]:
     tok = models.fastokens_tokenizer(name)
-    one = (lambda text: tok.encode(text).ids) if threads == 1 else (lambda text: tok.encode_batch_flat([text]))
     return {
-        "one document": one,
+        "one document": lambda text: tok.encode_batch_flat([text]),
         "documents": tok.encode_batch_flat,
         "JSONL file": lambda path: tok.encode_batch_flat(_read_jsonl(path)),
         "decode": tok.decode,
+        "decode input": lambda flat: ids_of(flat, 1)[0],  # its decode takes a list
     }
 
 
@@ -235,9 +241,7 @@ def tokie_calls(name: str, threads: int, scratch: Path) -> dict[str, Callable[[A
 
     if name == "gpt2":
         raise Unavailable("tokie's ids differ from tiktoken's under GPT-2 (its tokenizer.json as bpe-tui writes it)")
-    path = scratch / f"{name}.json"
-    models.bpe_tui(name).save(path)
-    enc = tokie.Tokenizer.from_json(str(path))
+    enc = tokie.Tokenizer.from_json(str(scratch / f"{name}.json"))  # written by the parent
 
     def one(text: str) -> list[int]:
         return enc.encode(text, add_special_tokens=False).ids
@@ -297,71 +301,97 @@ def ids_of(out: Any, count: int) -> list[list[int]]:
     return [list(out)]
 
 
-# -- the child: one thread count -------------------------------------------------------------
+# -- the child: one peer in one cell -------------------------------------------------------
 
 
 def child(args: argparse.Namespace) -> None:
-    """One process: one thread count, model, corpus and shape, every installed peer in turn
-    (order rotated by ``--round``). All are loaded and initialized (one tiny encode through the
-    row's call) before any timing; then each encodes the row's input twice, cold and warm.
-    Prints the results and the notes on peers left out."""
-    threads, name, corpus, shape = args.child, args.models[0], args.corpora[0], args.shape
+    """One process: one peer, thread count, model, corpus and shape. The peer is loaded and
+    initialized (one tiny encode through the row's call), then encodes the row's input twice,
+    cold and warm, both results kept until both are checked (so that no memory the check
+    frees is there for the warm call to take). Prints the results and the notes on the peer."""
+    peer, threads, name, corpus, shape = args.peer, args.child, args.models[0], args.corpora[0], args.shape
+    scratch: Path = args.scratch
     raw = (CORPORA / f"{corpus}.txt").read_bytes()
     text = raw.decode("utf-8")
-    docs = documents(text)
+
+    def given() -> Any:
+        """The row's input made anew from the file's bytes: no encoder has read its strs.
+        A str read through PyO3 (tiktoken, gigatoken, fastokens...) keeps its UTF-8 in it
+        for good, and an encode of that very object again skips making it, as no new text
+        does: en-mix-6m as one new str takes gigatoken 24 ms warm, the same str 13."""
+        fresh = raw.decode("utf-8")
+        return {"one document": fresh, "documents": documents(fresh), "JSONL file": scratch / f"{corpus}.jsonl"}[shape]
+
+    tiny = {"one document": TINY, "documents": [TINY, TINY], "JSONL file": scratch / "tiny.jsonl"}[shape]
+    size = len(raw) if shape == "one document" else sum(len(d.encode("utf-8")) for d in documents(text))
+    row = dict(threads=threads, corpus=corpus, model=name, bytes=size, peer=peer)
     results: list[dict[str, Any]] = []
     notes: list[str] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        scratch = Path(tmp)
-        jsonl, tiny_jsonl = scratch / f"{corpus}.jsonl", scratch / "tiny.jsonl"
+    try:
+        load, _, calls = timed(partial(CALLS[peer], name, threads, scratch))
+    except Unavailable as e:
+        print(json.dumps({"results": [], "notes": [f"{peer}: {e}"]}))
+        return
+    first, _, _ = timed(partial(calls[shape], tiny))
+    if shape == "one document":
+        results.append(dict(row, shape="start-up", warm=False, wall=load, cpu=first))
+    timings, outs = [], []
+    try:
+        for _ in ("cold", "warm"):
+            wall, cpu, out = timed(partial(calls[shape], given()))
+            timings.append((wall, cpu))
+            outs.append(out)
+    except Exception as e:  # a limit of the peer's (bpe-openai takes no text of a million characters)
+        notes.append(f"{peer}: {type(e).__name__}: {str(e)[:100]} ({name}, {corpus}, {shape}); left out")
+        timings = []
+    reference = _reference(scratch / _reference_name(name, corpus, shape)) if timings else []
+    if timings and not all(_same(out, reference) for out in outs):
+        notes.append(f"{peer}: ids differ from tiktoken's ({name}, {corpus}, {shape}); left out")
+        timings = []
+    results += [dict(row, shape=shape, warm=warm, wall=wall, cpu=cpu) for warm, (wall, cpu) in zip((False, True), timings, strict=False)]
+    if timings and shape == "one document" and threads == 1:  # decode what was encoded
+        ids = calls.get("decode input", lambda out: out)(outs[0])  # in the form the peer decodes, not timed
+        del outs
+        wall, cpu, back = timed(partial(calls["decode"], ids))
+        if back == text:
+            results.append(dict(row, shape="decode", warm=False, wall=wall, cpu=cpu))
+        else:
+            notes.append(f"{peer}: decoding does not give the text back ({name}, {corpus}); left out")
+    print(json.dumps({"results": results, "notes": notes}))
+
+
+def _reference_name(name: str, corpus: str, shape: str) -> str:
+    return f"{name}-{corpus}-{'one' if shape == 'one document' else 'documents'}.npz"
+
+
+def prepare(scratch: Path, name: str, corpus: str) -> None:
+    """What the children of a model and corpus read, made once: the JSONL file, bpe-tui's
+    ``tokenizer.json`` for tokie, and tiktoken's ids of the texts to check every peer's
+    against (the one document, and each document)."""
+    import numpy as np
+
+    text = (CORPORA / f"{corpus}.txt").read_bytes().decode("utf-8")
+    docs = documents(text)
+    jsonl = scratch / f"{corpus}.jsonl"
+    if not jsonl.exists():
         with open(jsonl, "w", encoding="utf-8") as f:
             f.writelines(json.dumps({"text": d}, ensure_ascii=False) + "\n" for d in docs)
-        tiny_jsonl.write_text(json.dumps({"text": TINY}) + "\n", encoding="utf-8")
+    if not (scratch / f"{name}.json").exists():
+        models.bpe_tui(name).save(scratch / f"{name}.json")
+    encoding = models.tiktoken_encoding(name)
+    for shape, texts in (("one document", [text]), ("documents", docs)):
+        rows = [encoding.encode(t, allowed_special="all") for t in texts]
+        offsets = np.cumsum([0] + [len(r) for r in rows], dtype=np.int64)
+        ids = np.fromiter((i for r in rows for i in r), dtype=np.uint32, count=int(offsets[-1]))
+        np.savez(scratch / _reference_name(name, corpus, shape), ids=ids, offsets=offsets)
 
-        def given() -> Any:
-            """The row's input made anew from the file's bytes: no encoder has read its strs.
-            A str read through PyO3 (tiktoken, gigatoken, fastokens...) keeps its UTF-8 in it
-            for good, and an encode of that very object again skips making it, as no new text
-            does: en-mix-6m as one new str takes gigatoken 24 ms warm, the same str 13."""
-            fresh = raw.decode("utf-8")
-            return {"one document": fresh, "documents": documents(fresh), "JSONL file": jsonl}[shape]
 
-        tiny = {"one document": TINY, "documents": [TINY, TINY], "JSONL file": tiny_jsonl}[shape]
-        size = len(text.encode("utf-8")) if shape == "one document" else sum(len(d.encode("utf-8")) for d in docs)
-        reference = {"one document": [text], "documents": docs, "JSONL file": docs}[shape]
-        tiktoken = models.tiktoken_encoding(name)  # an encoding of its own, not timed
-        reference_ids = [tiktoken.encode(t, allowed_special="all") for t in reference]
-        peers = installed()
-        order = peers[args.round % len(peers) :] + peers[: args.round % len(peers)]
-        calls: dict[str, dict[str, Callable[[Any], Any]]] = {}
-        row = dict(threads=threads, corpus=corpus, model=name, bytes=size)
-        for peer in order:  # every peer loaded and initialized before any is timed
-            try:
-                load, _, calls[peer] = timed(partial(CALLS[peer], name, threads, scratch))
-            except Unavailable as e:
-                notes.append(f"{peer}: {e}")
-                continue
-            first, _, _ = timed(partial(calls[peer][shape], tiny))
-            if shape == "one document":
-                results.append(dict(row, shape="start-up", peer=peer, warm=False, wall=load, cpu=first))
-        for peer in [p for p in order if p in calls]:
-            for warm in (False, True):
-                try:
-                    wall, cpu, out = timed(partial(calls[peer][shape], given()))
-                except Exception as e:  # a limit of the peer's (bpe-openai takes no text of a million characters)
-                    notes.append(f"{peer}: {type(e).__name__}: {str(e)[:100]} ({name}, {corpus}, {shape}); left out")
-                    break
-                if not _same(out, reference_ids):
-                    notes.append(f"{peer}: ids differ from tiktoken's ({name}, {corpus}, {shape}); left out")
-                    break
-                results.append(dict(row, shape=shape, peer=peer, warm=warm, wall=wall, cpu=cpu))
-                if shape == "one document" and threads == 1 and not warm:  # decode what was encoded
-                    wall, cpu, back = timed(partial(calls[peer]["decode"], out))
-                    if back != text:
-                        notes.append(f"{peer}: decoding does not give the text back ({name}, {corpus}); left out")
-                        continue
-                    results.append(dict(row, shape="decode", peer=peer, warm=False, wall=wall, cpu=cpu))
-    print(json.dumps({"results": results, "notes": notes}))
+def _reference(path: Path) -> list[list[int]]:
+    import numpy as np
+
+    with np.load(path) as saved:
+        ids, offsets = saved["ids"].tolist(), saved["offsets"].tolist()
+    return [ids[a:b] for a, b in zip(offsets, offsets[1:], strict=False)]
 
 
 def _same(out: Any, reference: list[list[int]]) -> bool:
@@ -428,29 +458,36 @@ def main() -> None:
     parser.add_argument("--shapes", nargs="+", default=SHAPES[:3], choices=SHAPES[:3])
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--round", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--peer", choices=PEERS, help=argparse.SUPPRESS)
     parser.add_argument("--shape", choices=SHAPES[:3], help=argparse.SUPPRESS)
+    parser.add_argument("--scratch", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args)
         return
     for name in args.models:  # the peers' plain rank files, written once
         models.tiktoken_file(name)
-    missing = [p for p in PEERS if p not in installed()]
+    peers, missing = installed(), [p for p in PEERS if p not in installed()]
     print(f"before: {machine()}")
     results, notes = [], set()
-    for threads in args.threads:
-        env = dict(os.environ, RAYON_NUM_THREADS=str(threads), FASTOKENS_BPE_THREADS=str(threads))
-        for name in args.models:
-            for corpus in args.corpora:
-                for shape in args.shapes:
-                    for r in range(args.rounds):
-                        command = [sys.executable, __file__, "--child", str(threads), "--round", str(r), "--shape", shape]
-                        command += ["--models", name, "--corpora", corpus]
-                        done = json.loads(subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout)
-                        results += done["results"]
-                        notes.update(done["notes"])
-                print(f"  {threads} thread(s): {corpus} {name} done, load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp)
+        (scratch / "tiny.jsonl").write_text(json.dumps({"text": TINY}) + "\n", encoding="utf-8")
+        for threads in args.threads:
+            env = dict(os.environ, RAYON_NUM_THREADS=str(threads), FASTOKENS_BPE_THREADS=str(threads))
+            for name in args.models:
+                for corpus in args.corpora:
+                    prepare(scratch, name, corpus)
+                    for shape in args.shapes:
+                        for r in range(args.rounds):
+                            for peer in peers[r % len(peers) :] + peers[: r % len(peers)]:
+                                command = [sys.executable, __file__, "--child", str(threads), "--peer", peer, "--shape", shape]
+                                command += ["--models", name, "--corpora", corpus, "--scratch", str(scratch)]
+                                out = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
+                                done = json.loads(out)
+                                results += done["results"]
+                                notes.update(done["notes"])
+                    print(f"  {threads} thread(s): {corpus} {name} done, load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
     best: dict[tuple[Any, ...], dict[str, Any]] = {}  # the best of the rounds, wall and CPU apart
     for r in results:
         key = (r["threads"], r["model"], r["corpus"], r["shape"], r["warm"], r["peer"])
