@@ -114,13 +114,22 @@ def chunks_around(filler: str, around: list[str], shift: int) -> str:
     return text + filler * (CHUNK_CHARS // len(filler) + 1)
 
 
+LINE_PARTS = ["\n", "\r\n", " ", "  ", "\t", "\u3000", "\u00a0", "\u2028", "\x1c", "行", "a", "7", "。", "'s", SPECIALS[0]]
+LINE_ENDS = st.lists(st.sampled_from(LINE_PARTS), max_size=12).map("".join)
+"""Lines and spaces of every kind, with what may follow them, to lie about a chunk's end."""
+FILLERS = [SAMPLE, "西遊記 第一回 靈根孕育源流出", "ab\n\n", "行者道：我去也。\r\n", "行者道：我去也。\n"]
+FILLERS += ["\u3000\u3000行者道。\r\n\r\n", "行者。 \n \n"]
+"""Texts with spaces after letters, with lines and no such spaces, and with neither."""
+
+
 @settings(max_examples=25)
-@given(st.lists(texts, min_size=2, max_size=2), st.integers(0, 40), st.sampled_from([SAMPLE, "西遊記 第一回 靈根孕育源流出", "ab\n\n"]))
+@given(st.lists(st.one_of(texts, LINE_ENDS), min_size=2, max_size=2), st.integers(0, 40), st.sampled_from(FILLERS))
 def test_a_long_text_is_encoded_a_chunk_at_a_time_as_a_whole(tok, around, shift, filler):
     """A text longer than two chunks is made UTF-8 and encoded a chunk at a time, cut where
-    every compiled pattern starts a pre-token whatever follows (a space after an ASCII letter
-    or digit) and no special token lies across: whatever lies about a chunk's end, and with
-    few cuts or none, the ids are the whole text's."""
+    every compiled pattern starts a pre-token whatever follows (a space after a character
+    that is no whitespace; a line's start whose first character is none, under GPT-2 after
+    a newline that follows none) and no special token lies across: whatever lies about a
+    chunk's end, and with few cuts or none, the ids are the whole text's."""
     text = chunks_around(filler, around, shift)
     assert tok.encode(text) == reference_encode(tok, text)
 
@@ -137,6 +146,24 @@ def test_no_chunk_is_cut_inside_whitespace(pattern):
     for shift in range(len(middle) + 4):
         text = chunks_around(SAMPLE, [middle, middle], shift)
         assert tok.encode(text) == reference_encode(tok, text), shift
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "qwen2"])
+def test_no_chunk_is_cut_at_a_line_that_starts_with_whitespace(pattern):
+    """Lines of Chinese (no spaces to cut at) about a chunk's end, at every offset, some
+    starting with whitespace of every kind, under a vocabulary that merges newlines with
+    the whitespace after them: only a line whose first character is no whitespace is cut at
+    (under GPT-2, after a newline that follows none)."""
+    spaces = ["\u3000\u3000", "\u00a0", " ", "\t", "\u2028", "\x1c", "\u2003"]
+    lines = "".join(f"行者道{k}。{'' if k % 3 else chr(13)}\n{spaces[k % len(spaces)] * (k % 2)}\n" for k in range(40)) * 20
+    trainer = Trainer.from_text(lines, 500, pattern=pattern)
+    trainer.run()
+    tok = Tokenizer.from_trainer(trainer)
+    filler = "行者道：我去也。\n"
+    for middle in ("也。\r\n\u3000\u3000\n第", "也。\n\u00a0\n\u3000行", "也\n\u2028\n\x1c\n第"):
+        for shift in range(len(middle.encode()) + 4):
+            text = chunks_around(filler, [middle, middle], shift)
+            assert tok.encode(text) == reference_encode(tok, text), (middle, shift)
 
 
 @pytest.mark.parametrize("shift", range(0, 24, 3))

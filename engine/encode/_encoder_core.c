@@ -1659,22 +1659,45 @@ static int special_across(const Encoder *e, const uint8_t *s, size_t j, size_t r
 
 #define CUT_BYTES 4096 /* how far back from a chunk's end a cut is looked for */
 
+/* Whether the character that starts with byte b may be whitespace: an ASCII space or control
+ * that regex's \s takes, or one of the lead bytes of U+0085, U+00A0, U+1680, U+2000-U+205F and
+ * U+3000 (others of theirs are not, but telling them apart is not worth it here). */
+static inline int may_be_space(uint8_t b) {
+    return b == ' ' || (b >= '\t' && b <= '\r') || b == 0xC2 || (b >= 0xE1 && b <= 0xE3);
+}
+
+/* Whether the character that ends just before s[j] (j > 0) may be whitespace. */
+static inline int space_before(const uint8_t *s, size_t j) {
+    size_t lead = j - 1;
+    while (lead > 0 && j - lead < 4 && (s[lead] & 0xC0) == 0x80) lead--;
+    return may_be_space(s[lead]);
+}
+
 /* The last place in the len bytes at s where the text may be cut, encoded up to there and
- * from there apart with the same ids (0 if none): a space after an ASCII letter or digit,
- * where every compiled pattern starts a pre-token whatever follows, with the bytes after it
- * to tell that no special token lies across it. Looked for in the last CUT_BYTES (English
- * has one every few bytes; Chinese, read byte by byte to its start, took a tenth longer to
- * encode), and only after fresh, less the bytes that tell (those before held no cut). */
+ * from there apart with the same ids (0 if none), with the bytes after it to tell that no
+ * special token lies across it; only after fresh, less the bytes that tell (those before
+ * held no cut). Where every compiled pattern starts a pre-token whatever follows (as
+ * PreTokenizer.safe_cut cuts): a space after a character that is no whitespace, looked for
+ * in the last CUT_BYTES (English has one every few bytes; Chinese, read byte by byte to its
+ * start, took a tenth longer to encode); else the start of a line whose first character is
+ * no whitespace (under GPT-2 only after a newline that follows no whitespace, as its
+ * whitespace runs give their last character to what follows), found with memchr. Chinese
+ * has few spaces, and without lines a long Chinese text was made UTF-8 whole, its buffer
+ * grown to the text's size: memory new to a first encode, out of the processor's cache. */
 static size_t chunk_cut(const Encoder *e, const uint8_t *s, size_t fresh, size_t len) {
     size_t reach = e->nspecials ? (size_t)e->specials[0].len : 1; /* longest first */
     size_t end = len > reach ? len - reach : 0, from = fresh > reach ? fresh - reach : 0;
-    if (end > CUT_BYTES && from < end - CUT_BYTES) from = end - CUT_BYTES;
-    for (size_t j = end; j-- > from && j > 0;) {
-        if (s[j] != ' ') continue;
-        uint8_t c = s[j - 1] | 0x20;
-        if (((c >= 'a' && c <= 'z') || (s[j - 1] >= '0' && s[j - 1] <= '9')) && !special_across(e, s, j, reach)) return j;
+    size_t near = end > CUT_BYTES && from < end - CUT_BYTES ? end - CUT_BYTES : from;
+    for (size_t j = end; j-- > near && j > 0;)
+        if (s[j] == ' ' && !space_before(s, j) && !special_across(e, s, j, reach)) return j;
+    size_t cut = 0;
+    for (const uint8_t *nl = from < end ? memchr(s + from, '\n', end - from) : NULL; nl; nl = memchr(nl + 1, '\n', (size_t)(s + end - nl - 1))) {
+        size_t j = (size_t)(nl - s) + 1; /* a line's start, before end */
+        if (j < end && !may_be_space(s[j]) && (e->pattern != PATTERN_GPT2 || (j > 1 && !space_before(s, j - 1))) && !special_across(e, s, j, reach))
+            cut = j;
+        if (j >= end) break;
     }
-    return 0;
+    return cut;
 }
 
 /* Whether the PAD bytes after end can be read: they lie on the 4 KB page of the byte before
