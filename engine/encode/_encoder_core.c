@@ -304,11 +304,11 @@ static size_t first_tokens(const MergeRanks *m, const uint8_t *s, size_t n, uint
     size_t k = 0;
     int last_byte = -1; /* the byte the last token is, if it is one */
     for (size_t i = 0, len; i < n; i += len) {
-        const WholeChar *c = s[i] >= 0xC2 ? whole_char_at(&m->chars, s, n, i, &len) : NULL;
+        WholeChar c = s[i] >= 0xC2 ? whole_char_at(&m->chars, s, n, i, &len) : 0;
         if (c) {
-            ids[k] = c->ids[0];
+            ids[k] = whole_char_id(c, 0);
             if (k) ranks[k - 1] = rank_of(m, ids[k - 1], ids[k]);
-            if (c->nids > 1) ranks[k] = NO_RANK, ids[++k] = c->ids[1]; /* a finished character's tokens never merge */
+            if (whole_char_nids(c) > 1) ranks[k] = NO_RANK, ids[++k] = whole_char_id(c, 1); /* a finished character's tokens never merge */
             k++;
             last_byte = -1;
         } else {

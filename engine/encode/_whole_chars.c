@@ -137,7 +137,7 @@ int whole_chars_build(WholeChars *w, const uint32_t byte_ids[256], const uint32_
             mark(e.before, &as_right, edges[0][k], top, last);
             mark(e.after, &as_left, edges[1][k], top, first);
         }
-        w->index[cp] = (WholeChar){{ids[0], n > 1 ? ids[1] : 0}, (uint16_t)n, edges_index(w, &e, &count, slots, cap), 0};
+        w->index[cp] = whole_char(ids[0], n > 1 ? ids[1] : 0, n, edges_index(w, &e, &count, slots, cap));
     }
     free(slots);
     free(first);

@@ -19,17 +19,28 @@ typedef struct {
     uint64_t after[4];
 } Edges;
 
-/* A character of two or three bytes, merged on its own into ids[0..nids) (nids 0: none,
- * start from its bytes), and its Edges. */
-typedef struct {
-    uint32_t ids[2];
-    uint16_t nids;
-    uint16_t edges;
-    uint32_t unused;
-} WholeChar;
+/* A character of two or three bytes, merged on its own into one id or two (none: start
+ * from its bytes), and its Edges, in 8 bytes: the ids 21 bits each (every id lies below
+ * 0x110000), how many of them, then the index of its Edges (whole_char). A text's characters
+ * take half the processor's cache that 16-byte entries did, whose reads were a tenth of
+ * merging Chinese text under o200k the first time. 0: none. */
+typedef uint64_t WholeChar;
+
+static inline WholeChar whole_char(uint32_t id0, uint32_t id1, uint32_t nids, uint32_t edges) {
+    return (uint64_t)id0 | (uint64_t)id1 << 21 | (uint64_t)nids << 42 | (uint64_t)edges << 44;
+}
+
+/* Its id k (0 or 1), and how many it has. */
+static inline uint32_t whole_char_id(WholeChar c, int k) {
+    return (uint32_t)(c >> 21 * k) & 0x1FFFFF;
+}
+
+static inline uint32_t whole_char_nids(WholeChar c) {
+    return (uint32_t)(c >> 42) & 3;
+}
 
 typedef struct {
-    WholeChar *index; /* for each code point below 0x10000, 16 bytes: one load a character */
+    WholeChar *index; /* for each code point below 0x10000: one load a character */
     Edges *edges;
 } WholeChars;
 
@@ -49,8 +60,8 @@ static inline int whole_char_bit(const uint64_t *bits, uint8_t b) {
 }
 
 /* The WholeChar of the character at s[i] (s holding n bytes), if its merges come first
- * between the bytes around it; its length in *len. NULL: start from its bytes. */
-static inline const WholeChar *whole_char_at(const WholeChars *w, const uint8_t *s, size_t n, size_t i, size_t *len) {
+ * between the bytes around it; its length in *len. 0: start from its bytes. */
+static inline WholeChar whole_char_at(const WholeChars *w, const uint8_t *s, size_t n, size_t i, size_t *len) {
     uint8_t b = s[i];
     uint32_t cp;
     if (b >= 0xC2 && b < 0xE0 && i + 1 < n && (s[i + 1] & 0xC0) == 0x80) {
@@ -58,16 +69,16 @@ static inline const WholeChar *whole_char_at(const WholeChars *w, const uint8_t 
         *len = 2;
     } else if (b >= 0xE0 && b < 0xF0 && i + 2 < n && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
         cp = (uint32_t)(b & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
-        if (cp < 0x800) return NULL; /* an overlong form: not the bytes of that character */
+        if (cp < 0x800) return 0; /* an overlong form: not the bytes of that character */
         *len = 3;
     } else {
-        return NULL;
+        return 0;
     }
-    const WholeChar *c = &w->index[cp];
-    if (!c->nids) return NULL;
-    const Edges *e = &w->edges[c->edges];
-    if (i > 0 && whole_char_bit(e->before, s[i - 1])) return NULL;
-    if (i + *len < n && whole_char_bit(e->after, s[i + *len])) return NULL;
+    WholeChar c = w->index[cp];
+    if (!c) return 0;
+    const Edges *e = &w->edges[c >> 44];
+    if (i > 0 && whole_char_bit(e->before, s[i - 1])) return 0;
+    if (i + *len < n && whole_char_bit(e->after, s[i + *len])) return 0;
     return c;
 }
 
