@@ -460,6 +460,23 @@ def test_a_batchs_ids_are_copied_into_new_memory_by_the_threads_together(monkeyp
         assert sum(n for _, n in fillers) == total and max(n for _, n in fillers) < total
 
 
+def test_a_long_texts_ids_take_the_memory_of_the_last_freed(tok):
+    """One thread's flat ids of a long Chinese text, encoded again while the last result
+    lives and once more after it is freed, land in the first result's memory: it kept room
+    for more ids than its own (the encoder asks room a chunk at a time, an id a byte), so no
+    memory new to the process is faulted in a call."""
+    np = pytest.importorskip("numpy")
+    text = "行者道：我去也。\n" * 40_000
+    first = tok.encode_batch_flat([text], 1)
+    assert len(first.ids) >= 1 << 18  # large enough to be kept
+    address = np.frombuffer(first.ids, np.uint32).ctypes.data
+    second = tok.encode_batch_flat([text], 1)
+    del first
+    third = tok.encode_batch_flat([text], 1)
+    assert np.frombuffer(third.ids, np.uint32).ctypes.data == address
+    assert unflattened(third) == unflattened(second) == [tok.encode(text)]
+
+
 def packed(ids: list[int], typecode: str) -> bytes:
     values = array(typecode, ids)
     if sys.byteorder == "big":

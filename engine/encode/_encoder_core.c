@@ -1491,8 +1491,6 @@ static inline int out_room(Encoder *e, size_t need) {
  * than the table's lookup costs (a warm en-mix-6m 277-282 MB/s with it, 302-310 without).
  * 0 or -1 (no memory). */
 static int encode_piece(Encoder *e, const uint8_t *text, ptrdiff_t len) {
-    /* A pre-token has at most one id a byte; a hot slot's ids are copied whole. */
-    if (out_room(e, e->out_len + (size_t)len + HOT_IDS)) return -1;
     const uint32_t *byte_ids = e->ranks->byte_ids;
     const Cache *cache = e->shared ? &e->shared->cache : &e->own;
     uint32_t *out = e->out + e->out_len;
@@ -1506,6 +1504,12 @@ static int encode_piece(Encoder *e, const uint8_t *text, ptrdiff_t len) {
         HotSlot *hot = e->hot;
         int bits = e->hot_bits;
         ptrdiff_t count = pretoken_ends(text, len, ends[0], e->pattern, ends + 1, BATCH);
+        /* Room a batch at a time (a pre-token has at most one id a byte; a hot slot's ids are
+         * copied whole), not for the whole piece: a long text's ids then fit in memory with
+         * room for them and a little more (take_out), as the last result's kept. */
+        e->out_len = (size_t)(out - e->out);
+        if (out_room(e, e->out_len + (size_t)(ends[count] - ends[0]) + HOT_IDS)) return -1;
+        out = e->out + e->out_len;
         for (ptrdiff_t k = 0; k < count; k++) {
             const uint8_t *s = text + ends[k];
             size_t n = (size_t)(ends[k + 1] - ends[k]);
@@ -1923,6 +1927,7 @@ typedef struct {
     PyObject_HEAD
     uint32_t *ids; /* PyMem_Raw memory, or NULL for none */
     Py_ssize_t n;
+    size_t room;   /* the ids that memory has room for: n and up */
 } PackedIds;
 
 static uint32_t no_ids[1];
@@ -1937,7 +1942,7 @@ static size_t kept_count;
 #define KEPT_LEAST ((size_t)1 << 18) /* 1 MB */
 #define KEPT_MOST ((size_t)1 << 24)  /* 64 MB */
 
-static void keep_ids(uint32_t *ids, size_t n) {
+static void keep_ids(uint32_t *ids, size_t n) { /* n: its room */
     if (n < KEPT_LEAST || n > KEPT_MOST) {
         PyMem_RawFree(ids);
         return;
@@ -1958,7 +1963,7 @@ static uint32_t *kept(size_t least, size_t *n) {
 }
 
 static void PackedIds_dealloc(PackedIds *p) {
-    keep_ids(p->ids, (size_t)p->n);
+    keep_ids(p->ids, p->room);
     Py_TYPE(p)->tp_free((PyObject *)p);
 }
 
@@ -1986,8 +1991,9 @@ static PyTypeObject PackedIdsType = {
     .tp_as_buffer = &PackedIds_buffer,
 };
 
-/* A PackedIds of the n ids at ids (PyMem_Raw memory, its own from now on, freed on failure). */
-static PyObject *packed_ids(uint32_t *ids, size_t n) {
+/* A PackedIds of the n ids at ids, with room for room (PyMem_Raw memory, its own from now on,
+ * freed on failure). */
+static PyObject *packed_ids_in(uint32_t *ids, size_t n, size_t room) {
     PackedIds *p = PyObject_New(PackedIds, &PackedIdsType);
     if (!p) {
         PyMem_RawFree(ids);
@@ -1995,7 +2001,12 @@ static PyObject *packed_ids(uint32_t *ids, size_t n) {
     }
     p->ids = ids;
     p->n = (Py_ssize_t)n;
+    p->room = room;
     return (PyObject *)p;
+}
+
+static PyObject *packed_ids(uint32_t *ids, size_t n) {
+    return packed_ids_in(ids, n, n);
 }
 
 /* Room for n ids (n > 0): the kept block when it fits (its room past them given back), else
@@ -2011,19 +2022,26 @@ static uint32_t *ids_room(size_t n, int populated) {
 }
 
 /* e->out's ids packed, handed over: a cold encode of en-mix-6m's documents faulted in 1,600
- * pages for a copy and took a tenth longer. The encoder reserves a new buffer for its next text. */
+ * pages for a copy and took a tenth longer. The encoder reserves a new buffer for its next
+ * text, the memory of this one once it is freed (kept_ids) if that has room. Room never
+ * written past an eighth more than the ids is given back (the pages it kept); up to that it
+ * stays, for the next text as long asks room a batch of pre-tokens ahead, and memory with
+ * room for exactly the last text's ids was outgrown at its end and moved: a warm encode of
+ * zh-xiyouji faulted in 650 pages a call. */
 static PyObject *take_out(Encoder *e) {
     uint32_t *ids = e->out;
-    if (e->out_len < e->out_cap) { /* the room never written given back (the pages it kept) */
-        uint32_t *fit = e->out_len ? PyMem_RawRealloc(ids, e->out_len * sizeof(uint32_t)) : NULL;
-        if (fit || !e->out_len) {
+    size_t room = e->out_cap, fits = e->out_len + e->out_len / 8;
+    if (room > fits) {
+        uint32_t *fit = fits ? PyMem_RawRealloc(ids, fits * sizeof(uint32_t)) : NULL;
+        if (fit || !fits) {
             if (!fit) PyMem_RawFree(ids);
             ids = fit;
+            room = fits;
         }
     }
     e->out = NULL;
     e->out_cap = 0;
-    return packed_ids(ids, e->out_len);
+    return packed_ids_in(ids, e->out_len, room);
 }
 
 /* Set the exception of a failed encode of text: err SURROGATE raises the UnicodeEncodeError
@@ -2167,7 +2185,7 @@ static PyObject *encode_many_as(Encoder *e, PyObject *texts, int width, int join
         size_t room = HOT_IDS; /* the bytes of the texts' characters as the str holds them: about as many ids as the UTF-8 at most */
         for (Py_ssize_t k = 0; k < count; k++) room += (size_t)views[k].len * (size_t)views[k].kind + (size_t)marks[k];
         if (room >= KEPT_LEAST) keep_freed_lists(); /* the next batch's room is this one's memory */
-        if (kept_ids && room >= kept_count) e->out = kept(kept_count, &e->out_cap);
+        if (kept_ids && kept_count / 2 <= room) e->out = kept(kept_count, &e->out_cap); /* no more than twice the room */
         else if (reserve((void **)&e->out, &e->out_cap, room, sizeof(uint32_t), 0)) {
             release_encoder(e);
             PyErr_NoMemory();
