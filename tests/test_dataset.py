@@ -89,7 +89,7 @@ def test_ids_are_encode_of_each_document(gpt2, corpus, tmp_path, monkeypatch, eo
     assert summary.bytes_read == sum(f.stat().st_size for f in files)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*(f.name for f in files), "ids.bin", "ids.bin.json"])
     held = dataset_ids(gpt2, expand_inputs(files), text_field="body", eot=eot_id, workers=workers)
-    assert held.ids == out.read_bytes()
+    assert held.ids == out.read_bytes() and held.ids.readonly
     assert (held.dtype, held.tokens, held.documents, held.bytes_read, held.bad_records) == (
         summary.dtype,
         summary.tokens,
@@ -109,6 +109,24 @@ def test_ids_in_memory_refuse_bad_input_as_the_file_does(gpt2, tmp_path):
     held = dataset_ids(gpt2, expand_inputs([path]), eot=50256, skip_bad_records=True, workers=2)
     assert np.frombuffer(held.ids, held.dtype).tolist() == expected_ids(gpt2, ["one", "three"], 50256)
     assert (held.documents, held.bad_records) == (2, 1)
+
+
+@pytest.mark.parametrize("resizes", [True, False])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.binary(max_size=40), max_size=12))
+def test_ids_in_memory_are_the_batches_joined_in_a_mapping_that_grows(monkeypatch, resizes, parts):
+    """``dataset_ids`` joins its batches as they come into one mapping, grown past its first
+    room where it lies or, where a mapping cannot be resized, copied into a larger one."""
+    monkeypatch.setattr(dataset, "JOINED_ROOM", 16)
+    if not resizes:
+        monkeypatch.setattr(dataset, "_resized", lambda mapping, size: False)
+    joined = dataset._Joined()
+    for part in parts:
+        joined.add(part)
+    view = joined.view()
+    assert view.readonly and view == b"".join(parts) and bytes(view) == b"".join(parts)
+    if resizes and view:
+        assert view.obj is not None and len(view.obj) == len(view)  # the mapping was cut to the ids
 
 
 PIECES = st.sampled_from(
@@ -297,8 +315,9 @@ def test_a_text_files_blocks_are_encoded_from_their_utf8(gpt2, tmp_path, monkeyp
 @pytest.mark.parametrize("block", [64, 128])  # shorter than a long line, as LINE_BLOCK is than LONG_LINE
 def test_a_long_jsonl_lines_text_is_encoded_in_pieces(gpt2, tmp_path, monkeypatch, workers, block):
     """A JSONL line longer than ``LONG_LINE`` whose text the encoder reads is cut into pieces
-    where a pre-token always starts, which the threads encode together, and the lines after
-    it in its block go on as a block; the ids are those of each whole text, ``eot`` after it.
+    where a pre-token always starts, which the threads encode together (and one thread a
+    piece at a time), and the lines after it in its block go on as a block; the ids are those
+    of each whole text, ``eot`` after it.
     A long line the encoder leaves to Python (a lone surrogate) goes whole, as before."""
     monkeypatch.setattr(T, "LONG_LINE", 200)
     monkeypatch.setattr(T, "PIECE_CHARS", 64)
@@ -320,7 +339,7 @@ def test_a_long_jsonl_lines_text_is_encoded_in_pieces(gpt2, tmp_path, monkeypatc
     texts = [*docs[:3], docs[3].replace("\ud800", "\ufffd"), docs[4]]  # as the file's errors say
     assert np.frombuffer(held.ids, held.dtype).tolist() == expected_ids(gpt2, texts, 50256)
     assert held.documents == len(docs)
-    assert (len(pieces) > 5 and pieces.count(True) == 1) if workers > 1 else not pieces
+    assert len(pieces) > 5 and pieces.count(True) == 1
 
 
 def test_skip_bad_records_and_replace_invalid_utf8(gpt2_dir, gpt2, tmp_path):

@@ -500,11 +500,16 @@ def _last_line_end(data: bytes) -> int:
     return data.rfind(b"\n") + 1
 
 
-def text_pieces(data: bytes, pretok: PreTokenizer, size: int) -> list[bytes]:
+def text_pieces(data: bytes, pretok: PreTokenizer, size: int) -> Iterator[tuple[bytes, bool]]:
     """A text's UTF-8 in pieces of about ``size`` bytes, each ending where a pre-token always
     starts, as a file's blocks are (``_text_blocks``), so each encodes as within the whole;
-    at least one piece."""
-    return list(_text_blocks(io.BytesIO(data), pretok, size)) or [b""]
+    each with whether it is the last (there is at least one), made as they are asked for."""
+    pieces = _text_blocks(io.BytesIO(data), pretok, size)
+    piece = next(pieces, b"")
+    for following in pieces:
+        yield piece, False
+        piece = following
+    yield piece, True
 
 
 def _text_blocks(f: Any, pretok: PreTokenizer, block_size: int) -> Iterator[bytes]:

@@ -779,14 +779,18 @@ class Tokenizer:
 
     def encode_jsonl_blocks(
         self, blocks: Iterable[JsonlBlock], field: str, dtype: str, eot: int | None = None, workers: int | None = None
-    ) -> Iterator[tuple[bytes, int]]:
-        """For each block of whole JSONL lines, in order: the ids of its documents (each the
-        string of its ``field``) packed as ``encode_packed`` does and joined, ``eot`` after
-        each, and how many documents. The compiled encoder reads a line's text straight from
-        its bytes (``Encoder.encode_jsonl``: no str made, decoded or encoded again); the lines
-        it leaves, it hands to the block's reader of one line, which reads it as Python's
-        ``json`` does (see ``JsonlBlock``). A block is a unit for ``workers`` threads, but a
-        block of one line longer than ``LONG_LINE``: its text's pieces are (``_line_pieces``)."""
+    ) -> Iterator[tuple[bytes, int, bool]]:
+        """The ids of the documents of blocks of whole JSONL lines (each the string of its
+        ``field``), in order, packed as ``encode_packed`` packs them, ``eot`` after each: a
+        unit's ids at a time, with how many documents they end and whether the unit ends its
+        block. The compiled encoder reads a line's text straight from its bytes
+        (``Encoder.encode_jsonl``: no str made, decoded or encoded again); the lines it leaves,
+        it hands to the block's reader of one line, which reads it as Python's ``json`` does
+        (see ``JsonlBlock``). A unit is a block, or a piece of the text of a line longer than
+        ``LONG_LINE`` (``_line_pieces``), which ``workers`` threads encode together and one
+        encodes with no buffer the size of the line's ids: en-mix-6m's documents end with a
+        line of 2.4 MB, whose text, ids and their copy were 1,700 pages new to a first call in
+        one thread."""
         width = ID_WIDTHS[dtype]
         mark = -1 if eot is None else eot
         key = field.encode("utf-8")
@@ -798,18 +802,10 @@ class Tokenizer:
                 starts = accumulate((len(line) + 1 for line in lines), initial=offset)
                 texts = (record(line, at) for line, at in zip(lines, starts, strict=False))
                 ids = [self.encode_packed(text, dtype) + tail for text in texts if text is not None]
-                yield b"".join(ids), len(ids)
+                yield b"".join(ids), len(ids), True
             return
-        threads = self.threads(workers)
-        units = zip(blocks, repeat(True)) if threads == 1 else self._line_pieces(blocks, key)
-        parts: list[bytes] = []
-        documents = 0
-        for (packed, done), ends in self._in_threads(units, threads, run):
-            parts.append(packed)
-            documents += done
-            if ends:  # the block's last unit
-                yield b"".join(parts), documents
-                parts, documents = [], 0
+        for (packed, documents), ends in self._in_threads(self._line_pieces(blocks, key), self.threads(workers), run):
+            yield packed, documents, ends
 
     def _line_pieces(self, blocks: Iterable[JsonlBlock], field: bytes) -> Iterator[tuple[JsonlBlock | _LinePiece, bool]]:
         """The JSONL blocks as units, each with whether it ends its block: a block, but for
@@ -826,10 +822,8 @@ class Tokenizer:
             if text is None:
                 yield block, True
                 continue
-            pieces = text_pieces(text, self.pretokenizer, PIECE_CHARS)
             rest = end < len(data)
-            for k, piece in enumerate(pieces):
-                last = k == len(pieces) - 1
+            for piece, last in text_pieces(text, self.pretokenizer, PIECE_CHARS):
                 yield _LinePiece(piece, last), last and not rest
             if rest:
                 yield (data[end:], offset + end, record), True
