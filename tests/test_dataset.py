@@ -22,6 +22,7 @@ from engine import Tokenizer
 from engine.corpus.sources import expand_inputs
 from engine.encode import dataset
 from engine.encode import tokenizer as T
+from engine.encode._encoder_core import join_packed
 from engine.encode.dataset import dataset_ids, encode_dataset, id_dtype
 from engine.errors import CorpusError
 from tests.conftest import CLI_ENV, ROOT, fixture_file, refused, run_cli
@@ -111,22 +112,35 @@ def test_ids_in_memory_refuse_bad_input_as_the_file_does(gpt2, tmp_path):
     assert (held.documents, held.bad_records) == (2, 1)
 
 
-@pytest.mark.parametrize("resizes", [True, False])
-@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(parts=st.lists(st.binary(max_size=40), max_size=12))
-def test_ids_in_memory_are_the_batches_joined_in_a_mapping_that_grows(monkeypatch, resizes, parts):
-    """``dataset_ids`` joins its batches as they come into one mapping, grown past its first
-    room where it lies or, where a mapping cannot be resized, copied into a larger one."""
-    monkeypatch.setattr(dataset, "JOINED_ROOM", 16)
-    if not resizes:
-        monkeypatch.setattr(dataset, "_resized", lambda mapping, size: False)
-    joined = dataset._Joined()
-    for part in parts:
-        joined.add(part)
-    view = joined.view()
-    assert view.readonly and view == b"".join(parts) and bytes(view) == b"".join(parts)
-    if resizes and view:
-        assert view.obj is not None and len(view.obj) == len(view)  # the mapping was cut to the ids
+@settings(max_examples=60)
+@given(
+    width=st.sampled_from([2, 4]),
+    counts=st.lists(st.integers(0, 40), max_size=12),
+    seed=st.integers(0, 2**32 - 1),
+    room=st.sampled_from([0, 8, 1 << 21]),
+)
+def test_ids_in_memory_are_the_batches_joined(width, counts, seed, room):
+    """``dataset_ids`` joins its batches as they come (``join_packed``): the same bytes as
+    ``b"".join``, read as ids of their width; parts that are not whole ids are refused."""
+    rng = np.random.default_rng(seed)
+    dtype = {2: np.uint16, 4: np.uint32}[width]
+    parts = [rng.integers(0, 1 << (8 * width), n, dtype=dtype).tobytes() for n in counts]
+    joined = memoryview(join_packed(iter(parts), width, room))
+    assert joined.readonly and joined.itemsize == width and joined.cast("B") == b"".join(parts)
+    assert joined.tolist() == np.frombuffer(b"".join(parts), dtype).tolist()
+    with pytest.raises(ValueError, match="not whole ids"):
+        join_packed([*parts, b"\0" * (width + 1)], width, room)
+
+
+def test_ids_in_memory_take_the_memory_of_the_last_freed():
+    """A dataset's ids made as the last were freed are joined in their memory (kept for the
+    next), not in memory new to the process."""
+    parts = [bytes(range(256)) * 1024] * 8  # 2 MB
+    first = np.frombuffer(join_packed(parts, 4, 0), np.uint32)
+    at = first.ctypes.data
+    del first
+    again = np.frombuffer(join_packed(parts, 4, 0), np.uint32)
+    assert again.ctypes.data == at and again.tobytes() == b"".join(parts)
 
 
 PIECES = st.sampled_from(

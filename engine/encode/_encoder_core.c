@@ -1927,7 +1927,8 @@ typedef struct {
     PyObject_HEAD
     uint32_t *ids; /* PyMem_Raw memory, or NULL for none */
     Py_ssize_t n;
-    size_t room;   /* the ids that memory has room for: n and up */
+    size_t room;   /* the 4-byte ids that memory has room for: n and up */
+    int width;     /* bytes an id: 4, or 2 (join_packed) */
 } PackedIds;
 
 static uint32_t no_ids[1];
@@ -1972,8 +1973,9 @@ static int PackedIds_getbuffer(PackedIds *p, Py_buffer *view, int flags) {
         PyErr_SetString(PyExc_BufferError, "packed ids are read-only");
         return -1;
     }
-    *view = (Py_buffer){.buf = p->ids ? p->ids : no_ids, .obj = Py_NewRef(p), .len = 4 * p->n, .readonly = 1, .itemsize = 4, .ndim = 1};
-    if ((flags & PyBUF_FORMAT) == PyBUF_FORMAT) view->format = pt_little_endian() ? "I" : "<I";
+    *view = (Py_buffer){.buf = p->ids ? p->ids : no_ids, .obj = Py_NewRef(p), .len = p->width * p->n, .readonly = 1, .itemsize = p->width, .ndim = 1};
+    if ((flags & PyBUF_FORMAT) == PyBUF_FORMAT)
+        view->format = p->width == 2 ? (pt_little_endian() ? "H" : "<H") : (pt_little_endian() ? "I" : "<I");
     if ((flags & PyBUF_ND) == PyBUF_ND) view->shape = &p->n;
     if ((flags & PyBUF_STRIDES) == PyBUF_STRIDES) view->strides = &view->itemsize;
     return 0;
@@ -2002,6 +2004,7 @@ static PyObject *packed_ids_in(uint32_t *ids, size_t n, size_t room) {
     p->ids = ids;
     p->n = (Py_ssize_t)n;
     p->room = room;
+    p->width = 4;
     return (PyObject *)p;
 }
 
@@ -2588,6 +2591,72 @@ static PyObject *unfilled_ids(PyObject *Py_UNUSED(module), PyObject *arg) {
     return n && !ids ? NULL : packed_ids(ids, (size_t)n);
 }
 
+/* join_packed(parts, width, room) -> PackedIds: the buffers an iterable gives, ids packed
+ * width (2 or 4) bytes each, joined as they come, each let go once copied, into memory of
+ * their own: the memory of the last large ids freed (kept_ids) if it holds the first part, so
+ * a dataset's ids made again as the last were freed fault in no new pages; else room bytes
+ * (a guess at them all: memory never written is never faulted in) or a megabyte. Grown by
+ * realloc: a block past glibc's mmap threshold is mapped of its own, and moved without a
+ * copy. b"".join held every part and then made their copy: twice the ids, all of it memory
+ * new to the process; and a room grown by doubling on the heap was moved, copied, twice. Room
+ * for an eighth more is kept (take_out). */
+#define JOIN_LEAST ((size_t)1 << 20) /* bytes: the least first room */
+static PyObject *join_packed(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *parts;
+    int width;
+    Py_ssize_t hint;
+    if (!PyArg_ParseTuple(args, "Oin:join_packed", &parts, &width, &hint)) return NULL;
+    if (width != 2 && width != 4) {
+        PyErr_SetString(PyExc_ValueError, "width must be 2 or 4 bytes");
+        return NULL;
+    }
+    PyObject *it = PyObject_GetIter(parts), *part;
+    if (!it) return NULL;
+    uint8_t *buf = NULL;
+    size_t used = 0, room = 0; /* bytes */
+    while ((part = PyIter_Next(it))) {
+        Py_buffer v;
+        int err = PyObject_GetBuffer(part, &v, PyBUF_SIMPLE);
+        Py_DECREF(part);
+        if (err) break;
+        size_t need = used + (size_t)v.len;
+        if (need > room && !buf && kept_ids && 4 * kept_count >= need) {
+            buf = (uint8_t *)kept_ids;
+            room = 4 * kept_count;
+            kept_ids = NULL;
+        } else if (need > room) {
+            size_t grown = buf ? 2 * room : hint > (Py_ssize_t)JOIN_LEAST ? (size_t)hint : JOIN_LEAST;
+            grown = (grown > need ? grown : need + 3) & ~(size_t)3;
+            uint8_t *p = PyMem_RawRealloc(buf, grown);
+            if (!p) {
+                PyBuffer_Release(&v);
+                PyErr_NoMemory();
+                break;
+            }
+            buf = p;
+            room = grown;
+        }
+        if (v.len) memcpy(buf + used, v.buf, (size_t)v.len);
+        used = need;
+        PyBuffer_Release(&v);
+    }
+    Py_DECREF(it);
+    if (!PyErr_Occurred() && used % (size_t)width) PyErr_SetString(PyExc_ValueError, "a part is not whole ids");
+    if (PyErr_Occurred()) {
+        PyMem_RawFree(buf);
+        return NULL;
+    }
+    size_t fits = (used + used / 8 + 3) & ~(size_t)3;
+    uint8_t *fit;
+    if (room > fits && fits && (fit = PyMem_RawRealloc(buf, fits))) {
+        buf = fit;
+        room = fits;
+    }
+    PyObject *out = packed_ids_in((uint32_t *)buf, used / (size_t)width, room / 4);
+    if (out) ((PackedIds *)out)->width = width;
+    return out;
+}
+
 /* kept_room(n) -> bool: whether the memory of the last large PackedIds freed would hold n ids:
  * join_ends copies into it at memory speed, which two threads copying at once do not pass. */
 static PyObject *kept_room(PyObject *Py_UNUSED(module), PyObject *arg) {
@@ -2793,6 +2862,7 @@ static PyObject *utf8_reaches(PyObject *Py_UNUSED(module), PyObject *const *args
 static PyMethodDef module_methods[] = {
     {"join_ends", join_ends, METH_VARARGS, "Parts of texts' ids from Encoder.encode_ends joined: all the ids, and the texts' offsets in them."},
     {"unfilled_ids", unfilled_ids, METH_O, "Room for n ids, for threads to copy a batch's parts into (fill_ids)."},
+    {"join_packed", join_packed, METH_VARARGS, "Buffers of packed ids joined as they come, in memory of their own."},
     {"kept_room", kept_room, METH_O, "Whether the memory of the last large ids freed would hold n ids."},
     {"fill_ids", fill_ids, METH_VARARGS, "Copy parts' ids into room from unfilled_ids() from at on, without the GIL."},
     {"unit_ends", unit_ends, METH_VARARGS, "Where the units of a list or tuple of texts for the encoding threads end."},

@@ -1,6 +1,6 @@
 """Types of the compiled encoder (engine/encode/_encoder_core.c, engine/corpus/_pretokenize_core.c)."""
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import overload
 
 from typing_extensions import Buffer
@@ -109,7 +109,7 @@ class Encoder:
 class PackedIds(Buffer):
     """Token ids an encoder made, handed over with their memory: read through the buffer
     protocol as little-endian 4-byte unsigned ints (format ``"I"`` on a little-endian
-    machine, ``"<I"`` elsewhere)."""
+    machine, ``"<I"`` elsewhere), or 2-byte ones (``"H"``) from ``join_packed``."""
 
     def __buffer__(self, flags: int, /) -> memoryview: ...
 
@@ -123,6 +123,13 @@ def join_ends(parts: Sequence[tuple[Buffer, bytes]], filled: PackedIds | None = 
 def unfilled_ids(n: int, /) -> PackedIds:
     """Room for ``n`` ids, not yet put, for threads to copy a batch's parts into together
     (``fill_ids``)."""
+
+def join_packed(parts: Iterable[Buffer], width: int, room: int, /) -> PackedIds:
+    """The buffers ``parts`` gives, ids packed ``width`` (2 or 4) bytes each, joined as they
+    come, each let go once copied, into memory of their own: the last large ids' freed, if it
+    holds the first part, else ``room`` bytes (a guess at them all), grown as needed; read
+    through the buffer protocol as ids of that width. ValueError if they are not whole
+    ids."""
 
 def kept_room(n: int, /) -> bool:
     """Whether the memory of the last large ids freed (kept for the next) would hold ``n``

@@ -17,7 +17,6 @@ whole: bad input, a full disk or Ctrl-C leaves neither.
 from __future__ import annotations
 
 import json
-import mmap
 import os
 import struct
 from collections import deque
@@ -30,6 +29,7 @@ from typing import Any
 
 from engine.corpus.shards import CountSettings, plan_shards, shard_jsonl_blocks, shard_text_blocks, source_texts, trim_heap
 from engine.corpus.sources import JSONL, TEXT, Source, optional
+from engine.encode._encoder_core import join_packed
 from engine.encode.tokenizer import ID_WIDTHS, JsonlBlock, TextBlock, Tokenizer
 from engine.formats.atomic import atomic_file, atomic_write, check_writable_file
 
@@ -40,6 +40,11 @@ of them per encoding thread are all that is held."""
 TRIM_BATCHES = 16
 """Batches between heap trims: glibc keeps what the texts and ids freed, so without a trim
 resident memory grows with the input; a trim on every batch costs the threads time."""
+
+JOINED_ROOM_MOST = 1 << 30
+"""The most room ``dataset_ids`` asks for its ids before it has them: address space only,
+until written; more is grown into (a block that large is mapped of its own, and moved, not
+copied)."""
 
 NPY_HEADER = 128
 """Bytes reserved for a ``.npy`` header: its shape is known only at the end."""
@@ -152,68 +157,10 @@ def dataset_ids(
     write (its options, the same), for a caller that wants them as an array rather than a
     file. ``CorpusError`` names the file (and line) of bad input."""
     run = _Encoding(tokenizer, sources, text_field, eot, workers, errors, skip_bad_records)
-    ids = _Joined()
-    for data, _ in run.batches():
-        ids.add(data)
-    return DatasetIds(ids.view(), run.dtype, run.tokens, run.documents, run.read[0], run.bad)
-
-
-class _Joined:
-    """Byte strings joined as they come, each let go once copied, in one private anonymous
-    mapping: grown where it lies (``mmap.resize``, Linux's mremap: it moves pages, copying
-    none) or, where it cannot be, copied into one twice the size. ``b"".join`` held every
-    batch and then made their copy, twice the ids in memory new to the process, and a page
-    new to it costs 3 us on a virtual machine: a first ``dataset_ids`` of en-mix-6m's
-    documents under cl100k faulted in 8,031 pages, 7,150 so."""
-
-    def __init__(self) -> None:
-        self.map: mmap.mmap | None = None
-        self.size = 0
-
-    def add(self, data: bytes) -> None:
-        end = self.size + len(data)
-        if self.map is None or end > len(self.map):
-            self._grow(max(end, 2 * self.size, JOINED_ROOM))
-        assert self.map is not None
-        self.map[self.size : end] = data
-        self.size = end
-
-    def _grow(self, room: int) -> None:
-        if self.map is not None and _resized(self.map, room):
-            return
-        grown = _private_mapping(room)
-        if self.map is not None:
-            grown[: self.size] = memoryview(self.map)[: self.size]
-            self.map.close()
-        self.map = grown
-
-    def view(self) -> memoryview:
-        """The bytes joined, read-only: the mapping cut to them where it can be."""
-        if self.map is None or not self.size:
-            return memoryview(b"")
-        _resized(self.map, self.size)
-        return memoryview(self.map)[: self.size].toreadonly()
-
-
-JOINED_ROOM = 1 << 20
-"""The first room of ``_Joined``'s mapping, in bytes."""
-
-
-def _resized(mapping: mmap.mmap, size: int) -> bool:
-    """Whether ``mapping`` now holds ``size`` bytes, its own kept: not where there is no
-    mremap (macOS), nor an anonymous mapping resized (Windows)."""
-    try:
-        mapping.resize(size)
-    except (OSError, SystemError):
-        return False
-    return True
-
-
-def _private_mapping(size: int) -> mmap.mmap:
-    """Anonymous memory of ``size`` bytes, private where mappings are shared or private: a
-    shared one resized past its first size (Python 3.11 on Linux) is a bus error when read."""
-    private = getattr(mmap, "MAP_PRIVATE", None)
-    return mmap.mmap(-1, size) if private is None else mmap.mmap(-1, size, flags=private)
+    width = ID_WIDTHS[run.dtype]
+    room = min(sum(source.size for source in sources) * width, JOINED_ROOM_MOST)  # an id a byte at most, as a rule
+    packed = join_packed((data for data, _ in run.batches()), width, room)
+    return DatasetIds(memoryview(packed).cast("B"), run.dtype, run.tokens, run.documents, run.read[0], run.bad)
 
 
 def encode_dataset(
