@@ -90,3 +90,21 @@ def test_the_contexts_that_forbid_it():
 @cache
 def gpt2() -> Tokenizer:
     return Tokenizer.from_files(fixture_file("gpt2_vocab.json"), fixture_file("gpt2_merges.txt"))
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_every_merge_of_two_characters(name):
+    """Each merge that joins two characters of one token each, between them and inside a
+    longer run: the compiled loop skips a pair whose left character's followers (a filter of
+    the ids that follow it in a merge) lack the right one, so it must find every such merge."""
+    tok = published(name)
+    one_token = {
+        b
+        for b in tok.vocab.values()
+        if len(b) > 1 and len(b.decode("utf-8", "replace")) == 1 and "\ufffd" not in b.decode("utf-8", "replace")
+    }
+    pairs = [a + b for a, b in tok.merges if a in one_token and b in one_token]
+    assert len(pairs) > 400
+    for piece in pairs:
+        loops_agree(tok, piece)
+    loops_agree(tok, b"".join(pairs))

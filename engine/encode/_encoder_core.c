@@ -302,13 +302,15 @@ static inline uint64_t heap_pop(uint64_t *heap, size_t *size) {
  * ranks[i] the rank of (ids[i], ids[i + 1]) (NO_RANK for the last); k returned. */
 static size_t first_tokens(const MergeRanks *m, const uint8_t *s, size_t n, uint32_t *ids, uint32_t *ranks) {
     size_t k = 0;
-    int last_byte = -1; /* the byte the last token is, if it is one */
+    int last_byte = -1;  /* the byte the last token is, if it is one */
+    WholeChar last = 0; /* the character the last token is, if it is one of one id */
     for (size_t i = 0, len; i < n; i += len) {
         WholeChar c = s[i] >= 0xC2 ? whole_char_at(&m->chars, s, n, i, &len) : 0;
         if (c) {
             ids[k] = whole_char_id(c, 0);
-            if (k) ranks[k - 1] = rank_of(m, ids[k - 1], ids[k]);
-            if (whole_char_nids(c) > 1) ranks[k] = NO_RANK, ids[++k] = whole_char_id(c, 1); /* a finished character's tokens never merge */
+            if (k) ranks[k - 1] = last && !whole_char_may_precede(last, ids[k]) ? NO_RANK : rank_of(m, ids[k - 1], ids[k]);
+            last = c;
+            if (whole_char_nids(c) > 1) ranks[k] = NO_RANK, ids[++k] = whole_char_id(c, 1), last = 0; /* a finished character's tokens never merge */
             k++;
             last_byte = -1;
         } else {
@@ -317,6 +319,7 @@ static size_t first_tokens(const MergeRanks *m, const uint8_t *s, size_t n, uint
             if (k) ranks[k - 1] = last_byte >= 0 ? m->byte_pairs[last_byte << 8 | s[i]] : rank_of(m, ids[k - 1], ids[k]);
             k++;
             last_byte = s[i];
+            last = 0;
         }
     }
     if (k) ranks[k - 1] = NO_RANK;

@@ -137,7 +137,10 @@ int whole_chars_build(WholeChars *w, const uint32_t byte_ids[256], const uint32_
             mark(e.before, &as_right, edges[0][k], top, last);
             mark(e.after, &as_left, edges[1][k], top, first);
         }
-        w->index[cp] = whole_char(ids[0], n > 1 ? ids[1] : 0, n, edges_index(w, &e, &count, slots, cap));
+        uint32_t followers = 0;
+        for (uint32_t k = as_left.start[ids[0]]; n == 1 && k < as_left.start[ids[0] + 1]; k++)
+            followers |= 1u << follower_bit(as_left.other[k]);
+        w->index[cp] = whole_char(ids[0], n > 1 ? ids[1] : followers, n, edges_index(w, &e, &count, slots, cap));
     }
     free(slots);
     free(first);
