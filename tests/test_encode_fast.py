@@ -813,6 +813,22 @@ def test_turning_direct_off_empties_the_cache():
     assert tok.encode("abc") == [ord("a"), 256]
 
 
+def test_long_entries_found_whole():
+    """Direct: a pre-token of over 16 bytes that is an entry no merge makes is that entry
+    (found past a filter of the long entries, then in their table), and one that is not an
+    entry, however like one, is merged."""
+    rng = random.Random(7)
+    words = sorted({"".join(rng.choices("abcdefgh", k=rng.randint(17, 80))) for _ in range(3000)})
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab"} | {257 + k: w.encode() for k, w in enumerate(words)}
+    tok = Tokenizer(vocab, [(b"a", b"b")])
+    tok.direct = True
+    assert [tok.encode(w) for w in words] == [[257 + k] for k in range(len(words))]
+    near = [w[:-1] + ("a" if w[-1] != "a" else "b") for w in words] + [w + "a" for w in words]
+    assert [tok.encode(w) for w in near] == [reference_encode(tok, w) for w in near]
+    text = " ".join(words[:300] + near[:300])
+    assert tok.encode(text) == reference_encode(tok, text)
+
+
 # Entries of 1-18 bytes of "!" and NUL, which differ in their last bytes or only in their
 # length (a short key masks off what lies beyond a pre-token: b"!" and b"!\0" share their words).
 _nul_entries = sorted({b"!" * k + b"\0" * z for k in range(1, 10) for z in range(0, 10) if k + z <= 18}, key=len)

@@ -531,6 +531,10 @@ typedef struct {
     IdTable short_ids; /* bytes -> id: the entries of up to SHORT_BYTES bytes, */
     IdTable long_ids;  /* and the longer ones, few, apart: a long pre-token, most often none,
                         * is told so in a small table (o200k's 3,987 in 128 KB, not 12 MB) */
+    uint64_t *long_filter; /* and before that by a Bloom filter of their hashes, 16 bits an
+                            * entry (8 KB for o200k): the table's slot was a twentieth of a
+                            * first encode of Chinese text under o200k, most pre-tokens long */
+    uint32_t long_filter_mask;
     PyObject **id_objects; /* the int of each entry's id (of id_ints), NULL for an id that is none */
 } Vocab;
 
@@ -568,9 +572,17 @@ static inline int same_entry(const Vocab *v, uint32_t id, const uint8_t *s, size
     return v->spans[id].length == n && !memcmp(v->blob + v->spans[id].start, s, n);
 }
 
+/* The word of the long entries' filter for hash h, and the two bits h sets in it. */
+static inline uint64_t *long_filter_word(const Vocab *v, uint64_t h, uint64_t *bits) {
+    *bits = 1ULL << (h >> 20 & 63) | 1ULL << (h >> 26 & 63);
+    return &v->long_filter[(uint32_t)(h >> 40) & v->long_filter_mask];
+}
+
 /* The id of the n bytes at s (h: pretoken_hash; a, b: their short key, or h and 0), or NO_ID.
  * A short pre-token is told by its key alone, with no look at the entries' bytes. */
 static inline uint32_t vocab_find(const Vocab *v, const uint8_t *s, size_t n, uint64_t h, uint64_t a, uint64_t b) {
+    uint64_t bits;
+    if (n > SHORT_BYTES && (*long_filter_word(v, h, &bits) & bits) != bits) return NO_ID;
     const IdTable *t = n <= SHORT_BYTES ? &v->short_ids : &v->long_ids;
     for (uint32_t i = (uint32_t)h & t->mask;; i = (i + 1) & t->mask) {
         const IdSlot *slot = &t->slots[i];
@@ -597,6 +609,8 @@ static void vocab_put(Vocab *v, const uint8_t *s, size_t n, uint32_t id) {
     uint64_t h = pretoken_hash(n <= SHORT_BYTES ? padded : s, n), a = h, b = 0;
     if (n <= SHORT_BYTES) short_key(padded, n, &a, &b);
     IdTable *t = n <= SHORT_BYTES ? &v->short_ids : &v->long_ids;
+    uint64_t bits;
+    if (n > SHORT_BYTES) *long_filter_word(v, h, &bits) |= bits;
     uint32_t i = (uint32_t)h & t->mask;
     while (t->slots[i].id != NO_ID && !(t->slots[i].length == n && t->slots[i].a == a && t->slots[i].b == b && same_entry(v, t->slots[i].id, s, n)))
         i = (i + 1) & t->mask;
@@ -633,7 +647,11 @@ static int Vocab_init(Vocab *v, PyObject *args, PyObject *Py_UNUSED(kw)) {
     v->spans = PyMem_New(Span, top + 1);
     v->blob = PyMem_Malloc(total + 16); /* join_ids copies 16 bytes at a time */
     v->id_objects = PyMem_New(PyObject *, top + 1);
-    if (!v->spans || !v->blob || !v->id_objects || id_table_init(&v->short_ids, (size_t)(PyDict_GET_SIZE(vocab) - longer)) ||
+    uint32_t words = 1;
+    while (words * 4 < (uint64_t)longer) words *= 2;
+    v->long_filter = PyMem_Calloc(words, sizeof(uint64_t));
+    v->long_filter_mask = words - 1;
+    if (!v->spans || !v->blob || !v->id_objects || !v->long_filter || id_table_init(&v->short_ids, (size_t)(PyDict_GET_SIZE(vocab) - longer)) ||
         id_table_init(&v->long_ids, (size_t)longer)) {
         PyErr_NoMemory();
         return -1;
@@ -661,6 +679,7 @@ static void Vocab_dealloc(Vocab *v) {
     PyMem_Free(v->blob);
     PyMem_Free(v->short_ids.slots);
     PyMem_Free(v->long_ids.slots);
+    PyMem_Free(v->long_filter);
     Py_TYPE(v)->tp_free((PyObject *)v);
 }
 
