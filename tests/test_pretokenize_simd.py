@@ -78,6 +78,45 @@ def test_unicode_texts_split_as_regex(level, family, text):
     _check(text, family)
 
 
+# Runs of CJK ideographs (U+4E00-U+9FFF) and what borders them: the characters just outside
+# that range (U+4DFF a hexagram sign, U+A000 a Yi syllable), others of three bytes with E4 or
+# E9 first, kana, CJK punctuation, a letter of two bytes or four, ASCII letters, digits,
+# spaces and signs.
+IDEOGRAPHS = "一丁七万丈三上下不与西游记第回孫悟空龍鳳鿿鿕"
+BORDERS = [
+    "\u4dff",
+    "\u4dc0",
+    "\u3400",
+    "\ua000",
+    "\u9fff",
+    "\u4e00",
+    "あ",
+    "ア",
+    "，",
+    "。",
+    "「",
+    "」",
+    "é",
+    "𠀀",
+    "a",
+    "Z",
+    "7",
+    " ",
+    "\n",
+    "!",
+    "'s",
+]
+ideograph_run = st.text(st.sampled_from(IDEOGRAPHS), min_size=1, max_size=40)
+ideograph_text = st.lists(st.one_of(ideograph_run, ideograph_run, st.sampled_from(BORDERS)), max_size=30).map("".join)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(max_examples=200)
+@given(text=ideograph_text)
+def test_ideograph_runs_split_as_regex(level, family, text):
+    _check(text, family)
+
+
 @pytest.mark.parametrize("offset", range(0, 70, 3))
 def test_every_piece_at_every_offset_of_a_block(level, offset):
     """Each piece after offset letters, so that it meets a block's edge at each byte."""
