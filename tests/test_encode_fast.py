@@ -81,11 +81,26 @@ def test_compiled_encode_is_the_python_merge_loop(tok, small_caches, text):
         assert small.encode(text + text) == twice
 
 
-@pytest.mark.parametrize("text", ["a" * 1000, " " * 300 + "x", "\n" * 400, "日本語" * 200, "!?" * 300, "1" * 999])
-def test_long_pretokens_are_merged_every_time(tok, text):
-    """Above 255 bytes a pre-token is merged without the cache; above 16 through the heap."""
+@pytest.mark.parametrize(
+    "text",
+    ["a" * 1000, " " * 300 + "x", "\n" * 400, "日本語" * 200, "!?" * 300, "1" * 999, "a" * 4095, "a" * 4096, "日本語" * 1400, "b" * 9000],
+)
+def test_long_pretokens_cached_up_to_4095_bytes(tok, text):
+    """Up to 4,095 bytes a pre-token is cached, its second encode read from the cache; a
+    longer one is merged every time; above 16 tokens through the heap."""
     expected = reference_encode(tok, text)
     assert tok.encode(text) == expected == tok.encode(text)
+    for small in (fresh(tok, True, 1), fresh(tok, False, 2)):  # a cache that holds one or two
+        assert small.encode(text + "." + text) == reference_encode(tok, text + "." + text)
+
+
+@pytest.mark.parametrize(("length", "cached"), [(17, 1), (255, 1), (256, 1), (4095, 1), (4096, 0), (20000, 0)])
+def test_the_longest_pretoken_cached(tok, length, cached):
+    """A pre-token of up to 4,095 bytes (that is no vocabulary entry) takes an entry in the
+    cache; a longer one takes none."""
+    fresh_tok = fresh(tok, True)
+    fresh_tok.encode("z" * length)
+    assert fresh_tok._shared is not None and len(fresh_tok._shared) == cached
 
 
 ascii_runs = st.text(st.characters(max_codepoint=0x7F), min_size=0, max_size=40)

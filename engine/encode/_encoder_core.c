@@ -1085,7 +1085,7 @@ static PyTypeObject VocabType = {
 
 /* ---- Encoder: pre-tokenize, look up, merge, all in C -------------------------------------- */
 
-#define MAX_CACHED 255 /* longer pre-tokens are merged every time, not cached */
+#define MAX_CACHED 4095 /* longer pre-tokens are merged every time, not cached */
 #define ARENA_PER_ENTRY 64 /* arena bytes a cache keeps per entry it may hold */
 #define CLAIM_BYTES 16384  /* arena bytes a writer takes from a cache at once, at most (Claim) */
 #define CLAIM_ENTRIES 256  /* entries a writer takes from a cache at once, at most */
