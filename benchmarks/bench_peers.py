@@ -3,7 +3,7 @@ tiktoken, gigatoken, fastokens, quicktok, riptoken, bpe-openai, tokie and kitoke
 cl100k_base and o200k_base.
 
     python benchmarks/bench_peers.py [--rounds 2] [--models gpt2 cl100k o200k]
-        [--corpora en-mix-6m zh-xiyouji] [--threads 1 2] [--json results.json]
+        [--corpora en-mix-6m zh-xiyouji | FILE.txt ...] [--threads 1 2] [--json results.json]
 
 Every peer encodes with the same vocabulary and the pattern string tiktoken uses
 (``models.py`` builds each model for every peer from the shared fixtures; quicktok and
@@ -98,6 +98,13 @@ SHAPES = ["one document", "documents", "JSONL file", "decode"]
 BUNDLED = {"cl100k": "cl100k_base", "o200k": "o200k_base"}
 """The models quicktok and bpe-openai load from their own files, by their names."""
 TINY = "Hi there"
+
+
+def corpus_file(corpus: str) -> Path:
+    """A corpus's file: a name in ``../shared/corpora`` (``en-mix-6m``), or the path of a
+    UTF-8 text file (its name in the tables: the file's, less its suffix)."""
+    path = Path(corpus)
+    return path if path.suffix and path.is_file() else CORPORA / f"{corpus}.txt"
 
 
 class Unavailable(Exception):
@@ -311,7 +318,8 @@ def child(args: argparse.Namespace) -> None:
     frees is there for the warm call to take). Prints the results and the notes on the peer."""
     peer, threads, name, corpus, shape = args.peer, args.child, args.models[0], args.corpora[0], args.shape
     scratch: Path = args.scratch
-    raw = (CORPORA / f"{corpus}.txt").read_bytes()
+    path = corpus_file(corpus)
+    raw, corpus = path.read_bytes(), path.stem
     text = raw.decode("utf-8")
 
     def given() -> Any:
@@ -370,7 +378,8 @@ def prepare(scratch: Path, name: str, corpus: str) -> None:
     against (the one document, and each document)."""
     import numpy as np
 
-    text = (CORPORA / f"{corpus}.txt").read_bytes().decode("utf-8")
+    path = corpus_file(corpus)
+    text, corpus = path.read_bytes().decode("utf-8"), path.stem
     docs = documents(text)
     jsonl = scratch / f"{corpus}.jsonl"
     if not jsonl.exists():
@@ -453,7 +462,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=2, help="processes per cell, the best kept (default 2)")
     parser.add_argument("--models", nargs="+", default=MODEL_ORDER, choices=list(models.MODELS))
-    parser.add_argument("--corpora", nargs="+", default=["en-mix-6m", "zh-xiyouji"])
+    parser.add_argument("--corpora", nargs="+", default=["en-mix-6m", "zh-xiyouji"], help="names in ../shared/corpora, or text files")
     parser.add_argument("--threads", nargs="+", type=int, default=[1, os.cpu_count() or 1])
     parser.add_argument("--shapes", nargs="+", default=SHAPES[:3], choices=SHAPES[:3])
     parser.add_argument("--json", type=Path, help="also write the results here")
