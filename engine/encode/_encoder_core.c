@@ -1287,15 +1287,15 @@ typedef struct {
  * drops out: the one used less recently (a hit in the second slot makes it the first:
  * without that, a warm encode of en-mix-6m took 20 ms, not 15). It needs no clearing. It
  * starts at 256 KB, so a few short texts keep it small, and once it has taken in as many
- * pre-tokens as it has pairs it becomes 8 MB, its pre-tokens moved over: a pair for each of
- * the 52,325 distinct pre-tokens of en-mix-6m and more (at 2 MB a warm encode of en-mix-6m
- * ran at 255-266 MB/s, at 8 MB 282-292; growing by doubling cost a cold encode a sixth
- * more). Each Encoder has its own: shared by threads, the table's writes on hits would need
+ * pre-tokens as it has pairs it becomes 4 MB, its pre-tokens moved over: 65,536 pairs for the
+ * 52,325 distinct pre-tokens of en-mix-6m (at 2 MB a warm encode of en-mix-6m ran at 255-266
+ * MB/s, at 8 MB 282-292; at 4 MB 2% slower than at 8, and a cold one 6-14% faster: 8 MB were
+ * 2,048 pages to fault in, 3 ms; growing by doubling cost a cold encode a sixth more). Each Encoder has its own: shared by threads, the table's writes on hits would need
  * each read checked (docs/speed.md, one hot table for all the threads). */
 #define HOT_BYTES SHORT_BYTES /* pre-tokens up to this long (and of up to HOT_IDS ids) take a slot */
 #define HOT_IDS 3
 #define HOT_FIRST_BITS 12 /* 4,096 pairs of slots */
-#define HOT_MOST_BITS 17  /* 131,072 */
+#define HOT_MOST_BITS 16  /* 65,536 */
 
 typedef struct {
     uint64_t a, b;  /* the pre-token's bytes, its key (key_lo, key_hi) */
