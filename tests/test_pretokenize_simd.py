@@ -117,6 +117,20 @@ def test_ideograph_runs_split_as_regex(level, family, text):
     _check(text, family)
 
 
+wide3_run = st.text(st.characters(min_codepoint=0x800, max_codepoint=0xFFFF, exclude_categories=("Cs",)), max_size=40)
+WIDE3_BORDERS = ["a", " ", "\n", "é", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\uffff", "𠀀", "😀"]
+
+
+@settings(max_examples=300)
+@given(text=st.lists(st.one_of(wide3_run, st.sampled_from(WIDE3_BORDERS)), max_size=12).map("".join))
+def test_three_byte_characters_made_utf8(level, text):
+    """A str's characters of three UTF-8 bytes (U+0800-U+FFFF), eight at a time where the
+    level has a way: runs of every length beside characters of one, two and four bytes, in
+    strs of 2-byte and 4-byte units, read as their UTF-8 is."""
+    assert "".join(pretokens(text, 0)) == text
+    assert pretoken_count(text, 0) == pretoken_count(text.encode("utf-8"), 0)
+
+
 @pytest.mark.parametrize("offset", range(0, 70, 3))
 def test_every_piece_at_every_offset_of_a_block(level, offset):
     """Each piece after offset letters, so that it meets a block's edge at each byte."""
@@ -171,10 +185,13 @@ print(json.dumps([gpt2.encode(text), Tokenizer.load(f"{fixtures}/o200k_base.tikt
 """
 
 
-def test_the_encoder_gives_the_same_ids_on_each_level(level):
-    """The encoder's own scanner (one more module's copy) under GPT-2's files and o200k's
-    ranks: the same ids as this process's encoder, on the widest level."""
-    fixtures, text = ROOT / "tests/fixtures", ROOT / "tests/fixtures/en-mix-192k.txt"
+def test_the_encoder_gives_the_same_ids_on_each_level(level, tmp_path):
+    """The encoder's own scanner and UTF-8 (one more module's copy) under GPT-2's files and
+    o200k's ranks, on English and Chinese text: the same ids as this process's encoder, on
+    the widest level."""
+    fixtures, text = ROOT / "tests/fixtures", tmp_path / "text.txt"
+    english, chinese = (fixtures / name for name in ("en-mix-192k.txt", "zh-xiyouji-9k.txt"))
+    text.write_text(english.read_text(encoding="utf-8") + chinese.read_text(encoding="utf-8") + "😀", encoding="utf-8")
     env = {**os.environ, "BPE_TUI_PRETOKENIZE_SIMD": level}
     child = [sys.executable, "-c", ENCODE_IN_A_CHILD, str(fixtures), str(text)]
     out = subprocess.run(child, capture_output=True, text=True, env=env, check=True).stdout

@@ -287,6 +287,50 @@ static inline void pt_classify_avx2(const uint8_t *p, int needs, PtMasks *m) {
 }
 
 PT_BLOCK_ENDS(pt_ends_avx2, pt_classify_avx2)
+
+/* The UTF-8 of eight code units of 16 bits, each of a character of three bytes (U+0800-U+FFFF,
+ * no surrogate), into out[0..24): each unit's three bytes made in its own lane, then put in
+ * order by two shuffles of the bytes. */
+static inline void pt_put_wide3(__m128i c, uint8_t *out) {
+    const __m128i low6 = _mm_set1_epi16(0x3F), next = _mm_set1_epi16(0x80);
+    __m128i lead = _mm_or_si128(_mm_srli_epi16(c, 12), _mm_set1_epi16(0xE0));
+    __m128i mid = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(c, 6), low6), next);
+    __m128i last = _mm_or_si128(_mm_and_si128(c, low6), next);
+    __m128i leads_mids = _mm_packus_epi16(lead, mid), lasts = _mm_packus_epi16(last, last);
+    const __m128i from_lm = _mm_setr_epi8(0, 8, -1, 1, 9, -1, 2, 10, -1, 3, 11, -1, 4, 12, -1, 5);
+    const __m128i from_last = _mm_setr_epi8(-1, -1, 0, -1, -1, 1, -1, -1, 2, -1, -1, 3, -1, -1, 4, -1);
+    const __m128i rest_lm = _mm_setr_epi8(13, -1, 6, 14, -1, 7, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i rest_last = _mm_setr_epi8(-1, 5, -1, -1, 6, -1, -1, 7, -1, -1, -1, -1, -1, -1, -1, -1);
+    _mm_storeu_si128((__m128i *)(void *)out, _mm_or_si128(_mm_shuffle_epi8(leads_mids, from_lm), _mm_shuffle_epi8(lasts, from_last)));
+    _mm_storel_epi64((__m128i *)(void *)(out + 16), _mm_or_si128(_mm_shuffle_epi8(leads_mids, rest_lm), _mm_shuffle_epi8(lasts, rest_last)));
+}
+
+/* Whether eight code units are all of characters of three UTF-8 bytes: none below U+0800 or
+ * a surrogate (the top five bits of neither 0 nor 11011). */
+static inline int pt_all_wide3(__m128i c) {
+    __m128i top = _mm_and_si128(c, _mm_set1_epi16((short)0xF800));
+    return !_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi16(top, _mm_setzero_si128()), _mm_cmpeq_epi16(top, _mm_set1_epi16((short)0xD800))));
+}
+
+/* The UTF-8 of the first n code units at u (2 or 4 bytes each: width) into out, eight at a
+ * time while they are characters of three bytes: how many were written (a multiple of 8). */
+static ptrdiff_t pt_wide3_avx2(const void *u, int width, ptrdiff_t n, uint8_t *out) {
+    ptrdiff_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i c;
+        if (width == 2) {
+            c = _mm_loadu_si128((const __m128i *)(const void *)((const uint16_t *)u + i));
+        } else {
+            const uint32_t *w = (const uint32_t *)u + i;
+            __m128i a = _mm_loadu_si128((const __m128i *)(const void *)w), b = _mm_loadu_si128((const __m128i *)(const void *)(w + 4));
+            if (!_mm_testz_si128(_mm_or_si128(a, b), _mm_set1_epi32((int)0xFFFF0000))) break; /* beyond U+FFFF */
+            c = _mm_packus_epi32(a, b);
+        }
+        if (!pt_all_wide3(c)) break;
+        pt_put_wide3(c, out + 3 * i);
+    }
+    return i;
+}
 #pragma GCC pop_options
 
 #pragma GCC push_options
