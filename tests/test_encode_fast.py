@@ -653,7 +653,7 @@ def test_a_texts_list_is_made_in_its_own_memory_or_its_encoders(words):
 
 def test_kept_pieces_fill_a_long_texts_list(tok):
     """``Encoder.encode_into`` keeps the ids of a text's pieces one after another in the
-    encoder (after none when first); ``Encoder.fill_list`` puts spans of them in a list from
+    encoder (after none when first); ``Encoder.fill`` puts spans of them in a list from
     ``unfilled``, from two threads at once: the list ``encode`` gives, of the same ints."""
     text = SAMPLE * 3
     cut = tok.pretokenizer.safe_cut(text[: len(text) // 2])
@@ -665,9 +665,9 @@ def test_kept_pieces_fill_a_long_texts_list(tok):
     tail = ours.encode_into(text, cut, len(text), True)
     assert head + tail == len(expected)
     out = tok._table.unfilled(len(expected))
-    filler = threading.Thread(target=theirs.fill_list, args=(out, [(0, 0, head)]))
+    filler = threading.Thread(target=theirs.fill, args=(out, [(0, 0, head)]))
     filler.start()
-    ours.fill_list(out, [(head, 0, tail)])
+    ours.fill(out, [(head, 0, tail)])
     filler.join()
     assert out == []
     tok._table.filled(out)
@@ -678,12 +678,35 @@ def test_kept_pieces_fill_a_long_texts_list(tok):
     out = tok._table.unfilled(len(expected))
     for bad in ([(0, 0, len(expected) + 1)], [(1, 0, len(expected))], [(0, first + tail, 1)], [(-1, 0, 1)], [(0, 0)]):
         with pytest.raises((IndexError, TypeError)):
-            ours.fill_list(out, bad)
-    ours.fill_list(out, [(first, first, tail), (0, 0, first)])
+            ours.fill(out, bad)
+    ours.fill(out, [(first, first, tail), (0, 0, first)])
     tok._table.filled(out)
     assert out == expected
     with pytest.raises(UnicodeEncodeError):
         ours.encode_into("ab\udc00", 0, 3, True)
+
+
+def test_kept_pieces_fill_packed_ids(tok):
+    """``Encoder.fill`` puts spans of kept ids in room from ``unfilled_ids`` too, from two
+    threads at once: the ids ``encode_packed`` gives; a span that does not fit is refused."""
+    text = SAMPLE * 3
+    cut = tok.pretokenizer.safe_cut(text[: len(text) // 2])
+    expected = tok.encode_packed(text)
+    ours, theirs = tok._new_encoder(), tok._new_encoder()
+    assert ours is not None and theirs is not None
+    head = theirs.encode_into(text, 0, cut, True)
+    tail = ours.encode_into(text, cut, len(text), True)
+    out = unfilled_ids(head + tail)
+    filler = threading.Thread(target=theirs.fill, args=(out, [(0, 0, head)]))
+    filler.start()
+    ours.fill(out, [(head, 0, tail)])
+    filler.join()
+    assert bytes(out) == expected
+    for bad in ([(1, 0, head + tail)], [(0, tail, 1)]):
+        with pytest.raises(IndexError):
+            ours.fill(out, bad)
+    with pytest.raises(TypeError):
+        ours.fill(bytearray(len(expected)), [(0, 0, tail)])
 
 
 @pytest.mark.parametrize("copies", [1, 300])

@@ -2283,10 +2283,10 @@ static PyObject *Encoder_encode_packed(Encoder *e, PyObject *args) {
 
 /* encode_into(text: str, start: int, end: int, first: bool) -> int: the ids of
  * text[start:end] kept in the Encoder after those it holds (after none when first), and how
- * many: a long text's pieces, each thread's in its own Encoder until fill_list puts them in
- * the text's list. Made bytes a piece at a time instead, with the GIL, they were a copy in
+ * many: a long text's pieces, each thread's in its own Encoder until fill puts them in the
+ * text's ids. Made bytes a piece at a time instead, with the GIL, they were a copy in
  * memory new to the process in a second call too (a worker thread's heap: 500-600 pages
- * faulted in for en-mix-6m in two threads). Kept ids of over 32 MB go at fill_list. */
+ * faulted in for en-mix-6m in two threads). Kept ids of over 32 MB go at fill. */
 static PyObject *Encoder_encode_into(Encoder *e, PyObject *args) {
     PyObject *text;
     Py_ssize_t start, end;
@@ -2323,14 +2323,20 @@ static PyObject *Encoder_encode_into(Encoder *e, PyObject *args) {
     return err ? NULL : PyLong_FromSize_t(n);
 }
 
-/* fill_list(out: list[int], spans: list[tuple[int, int, int]]) -> None: for each span (at,
- * offset, count), the count ids encode_into kept from offset on put in the room of out from
- * at on, a list from Vocab.unfilled(), without the GIL: each thread puts its own pieces in
- * the long text's list, and the Encoder's buffer, kept between calls, is the only copy. */
-static PyObject *Encoder_fill_list(Encoder *e, PyObject *args) {
+/* fill(out: list[int] | PackedIds, spans: list[tuple[int, int, int]]) -> None: for each span
+ * (at, offset, count), the count ids encode_into kept from offset on put in the room of out
+ * from at on, a list from Vocab.unfilled() or ids from unfilled_ids(), without the GIL: each
+ * thread puts its own pieces in the long text's ids, and the Encoder's buffer, kept between
+ * calls, is the only copy. */
+static PyObject *Encoder_fill(Encoder *e, PyObject *args) {
     PyObject *out, *list;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &out, &PyList_Type, &list)) return NULL;
-    Py_ssize_t nspans = PyList_GET_SIZE(list), room = ((PyListObject *)out)->allocated;
+    if (!PyArg_ParseTuple(args, "OO!", &out, &PyList_Type, &list)) return NULL;
+    int packed = Py_IS_TYPE(out, &PackedIdsType);
+    if (!packed && !PyList_Check(out)) {
+        PyErr_SetString(PyExc_TypeError, "fill() puts ids in a list from Vocab.unfilled() or in unfilled_ids()");
+        return NULL;
+    }
+    Py_ssize_t nspans = PyList_GET_SIZE(list), room = packed ? ((PackedIds *)out)->n : ((PyListObject *)out)->allocated;
     Py_ssize_t *spans = PyMem_New(Py_ssize_t, 3 * (size_t)nspans + 1);
     if (!spans) return PyErr_NoMemory();
     for (Py_ssize_t k = 0; k < nspans; k++) {
@@ -2342,7 +2348,7 @@ static PyObject *Encoder_fill_list(Encoder *e, PyObject *args) {
         }
     }
     lock_encoder(e);
-    int fits = !PyList_GET_SIZE(out);
+    int fits = packed ? ((PackedIds *)out)->width == 4 : !PyList_GET_SIZE(out);
     Py_ssize_t lo = room, hi = 0; /* the room the spans fill: one thread's pieces lie together */
     for (Py_ssize_t k = 0; fits && k < nspans; k++) {
         Py_ssize_t at = spans[3 * k], offset = spans[3 * k + 1], count = spans[3 * k + 2];
@@ -2353,14 +2359,27 @@ static PyObject *Encoder_fill_list(Encoder *e, PyObject *args) {
         hi = at + count > hi ? at + count : hi;
     }
     if (fits) {
-        PyObject **items = ((PyListObject *)out)->ob_item;
         Py_BEGIN_ALLOW_THREADS
-        if (hi > lo) populate(items + lo, (size_t)(hi - lo) * sizeof(PyObject *)); /* each thread its own part's pages */
-        for (Py_ssize_t k = 0; k < nspans; k++)
-            list_fill(e->vocab->id_objects, items + spans[3 * k], (const uint8_t *)(e->out + spans[3 * k + 1]), (size_t)spans[3 * k + 2], 0, 0);
+        if (packed) {
+            uint32_t *ids = ((PackedIds *)out)->ids;
+            if (hi > lo) populate(ids + lo, (size_t)(hi - lo) * sizeof(uint32_t)); /* each thread its own part's pages */
+            for (Py_ssize_t k = 0; k < nspans; k++) {
+                uint32_t *to = ids + spans[3 * k];
+                const uint32_t *from = e->out + spans[3 * k + 1];
+                size_t count = (size_t)spans[3 * k + 2];
+                if (pt_little_endian()) memcpy(to, from, count * sizeof(uint32_t));
+                else
+                    for (size_t i = 0; i < count; i++) put_le32((uint8_t *)(to + i), from[i]);
+            }
+        } else {
+            PyObject **items = ((PyListObject *)out)->ob_item;
+            if (hi > lo) populate(items + lo, (size_t)(hi - lo) * sizeof(PyObject *));
+            for (Py_ssize_t k = 0; k < nspans; k++)
+                list_fill(e->vocab->id_objects, items + spans[3 * k], (const uint8_t *)(e->out + spans[3 * k + 1]), (size_t)spans[3 * k + 2], 0, 0);
+        }
         Py_END_ALLOW_THREADS
     } else {
-        PyErr_SetString(PyExc_IndexError, "the ids are not all kept, or do not fit in the list there");
+        PyErr_SetString(PyExc_IndexError, "the ids are not all kept, or do not fit in out there");
     }
     release_encoder(e);
     PyMem_Free(spans);
@@ -2734,8 +2753,8 @@ static PyMethodDef Encoder_methods[] = {
      "encode()'s ids as the bytes of a little-endian array of 2- or 4-byte unsigned ints."},
     {"encode_into", (PyCFunction)Encoder_encode_into, METH_VARARGS,
      "Keep the ids of text[start:end] after those kept (after none when first); how many."},
-    {"fill_list", (PyCFunction)Encoder_fill_list, METH_VARARGS,
-     "Put spans (at, offset, count) of the kept ids in a list from Vocab.unfilled(), without the GIL."},
+    {"fill", (PyCFunction)Encoder_fill, METH_VARARGS,
+     "Put spans (at, offset, count) of the kept ids in a list from Vocab.unfilled() or in unfilled_ids(), without the GIL."},
     {"encode_many", (PyCFunction)Encoder_encode_many, METH_VARARGS,
      "encode() of each text (width 0), or encode_packed() (width 2 or 4), the GIL released once for all."},
     {"encode_ends", (PyCFunction)Encoder_encode_ends, METH_O,

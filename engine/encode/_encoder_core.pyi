@@ -78,9 +78,9 @@ class Encoder:
         and ``end`` not negative; ``end`` by default the text's), with no slice made."""
     def encode_into(self, text: str, start: int, end: int, first: bool, /) -> int:
         """Keep the ids of text[start:end] after those kept (after none when first); how many."""
-    def fill_list(self, out: list[int], spans: list[tuple[int, int, int]], /) -> None:
-        """Put each span (at, offset, count) of the kept ids in a list from Vocab.unfilled(),
-        without the GIL."""
+    def fill(self, out: list[int] | PackedIds, spans: list[tuple[int, int, int]], /) -> None:
+        """Put each span (at, offset, count) of the kept ids in a list from
+        ``Vocab.unfilled()`` or in ids from ``unfilled_ids()``, without the GIL."""
     @overload
     def encode_many(self, texts: Sequence[str], /) -> list[list[int]]:
         """``encode`` of each text, the GIL released once for them all."""

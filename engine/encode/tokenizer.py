@@ -679,8 +679,8 @@ class Tokenizer:
             assert encoder is not None  # compiled
             parts: list[tuple[Buffer, bytes]] = [encoder.encode_ends(texts)]
         elif (long := self._one_long_text(texts, threads)) is not None:
-            pieces = self._long_text(long, threads)
-            parts = [(piece, b"") for piece in pieces[:-1]] + [_flat_part(pieces[-1], _LAST)]
+            ids = self._long_ids(long, threads, packed=True)
+            parts = [(ids, struct.pack("N", memoryview(ids).nbytes // 4))]
         elif isinstance(texts, list | tuple):
             parts = [_flat_part(out, kind) for out, kind in self._units_from_both_ends(texts, threads, lists=False)]
         else:
@@ -976,22 +976,13 @@ class Tokenizer:
             return texts[0]
         return None
 
-    def _long_text(self, text: str, threads: int) -> list[bytes]:
-        """The packed ids of a long text's pieces, encoded by ``threads`` threads
-        (``_from_both_ends``)."""
-        parts: dict[int, bytes] = {}
-
-        def encode(encoder: Encoder, k: int, piece: tuple[int, int], first: bool) -> None:
-            parts[k] = encoder.encode_packed(text, 4, *piece)
-
-        self._from_both_ends(self._pieces(text, threads), threads, encode)
-        return [parts[k] for k in range(len(parts))]
-
-    def _long_ids(self, text: str, threads: int) -> list[int]:
-        """A long text's list of ids, encoded by ``threads`` threads (``_from_both_ends``):
-        each keeps its pieces' ids in its encoder (``Encoder.encode_into``), then puts them in
-        the list itself (``Encoder.fill_list``), without the GIL. Made bytes a piece at a
-        time instead, they were copied with the GIL held, into memory new to the process."""
+    def _long_ids(self, text: str, threads: int, packed: bool = False) -> Any:
+        """A long text's ids, encoded by ``threads`` threads (``_from_both_ends``): a list, or
+        ``packed``, ids from ``unfilled_ids`` (the memory of the last large ids freed, when it
+        has room). Each thread keeps its pieces' ids in its encoder (``Encoder.encode_into``),
+        then puts them in the room of the whole itself (``Encoder.fill``), without the GIL.
+        Made bytes a piece at a time instead, they were copied with the GIL held, into memory
+        new to the process, and then once more to be joined."""
         counts: dict[int, int] = {}
         kept: dict[Encoder, list[tuple[int, int]]] = {}  # each encoder's pieces: (k, where its ids start)
 
@@ -1003,21 +994,22 @@ class Tokenizer:
 
         def fill() -> None:
             starts = list(accumulate((counts[k] for k in range(len(counts))), initial=0))
-            out = self._table.unfilled(starts[-1])
+            out = unfilled_ids(starts[-1]) if packed else self._table.unfilled(starts[-1])
             made.append(out)
             ours_first = sorted(kept.items(), key=lambda item: item[0] is not self._encoder)  # this thread fills its own
             jobs = [(encoder, [(starts[k], offset, counts[k]) for k, offset in mine]) for encoder, mine in ours_first]
-            helped = [self._pool(threads).submit(encoder.fill_list, out, spans) for encoder, spans in jobs[1:]]
+            helped = [self._pool(threads).submit(encoder.fill, out, spans) for encoder, spans in jobs[1:]]
             try:
-                jobs[0][0].fill_list(out, jobs[0][1])
+                jobs[0][0].fill(out, jobs[0][1])
             finally:
                 wait(helped)  # no thread still filling out when it goes
             for future in helped:
                 future.result()
 
-        made: list[list[int]] = []
+        made: list[Any] = []
         self._from_both_ends(self._pieces(text, threads), threads, encode, fill)
-        self._table.filled(made[0])
+        if not packed:
+            self._table.filled(made[0])
         return made[0]
 
     def _units_from_both_ends(self, texts: list[str] | tuple[str, ...], threads: int, lists: bool) -> list[tuple[Any, int]]:
