@@ -56,6 +56,11 @@ PIECES = [
     "ftext|>",
     "x\n ",
     " \n\n ",
+    "\r",
+    "/",
+    "\u3000",
+    "\u3000\u3000",
+    "。\r\n",
 ]
 texts = st.lists(st.sampled_from(PIECES), max_size=80).map("".join)
 
@@ -227,6 +232,20 @@ def test_custom_pattern_keeps_the_text_between_matches(text):
 def test_a_safe_cut_changes_no_pretoken(pattern, text, more):
     """Whatever follows, the text before ``safe_cut`` splits as it does inside the whole,
     and the rest as the remainder of the whole."""
+    cut = PreTokenizer(pattern, SPECIALS).safe_cut(text)
+    whole = text + more
+    assert plain_tokens(whole[:cut], pattern) + plain_tokens(whole[cut:], pattern) == plain_tokens(whole, pattern)
+
+
+LINES = ["。", "!", "\n", "\r\n", "/", " ", "\t", "\u3000", "你好", "ab", "12", "<|pad|>", "<|endoftext|>"]
+"""Where lines meet: punctuation before a newline (which it takes in), whitespace after one."""
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+@settings(max_examples=300)
+@given(text=st.lists(st.sampled_from(LINES), max_size=60).map("".join), more=st.lists(st.sampled_from(LINES), max_size=8).map("".join))
+def test_a_safe_cut_between_lines_changes_no_pretoken(pattern, text, more):
+    """As above, on text made of little but line ends, punctuation, slashes and indents."""
     cut = PreTokenizer(pattern, SPECIALS).safe_cut(text)
     whole = text + more
     assert plain_tokens(whole[:cut], pattern) + plain_tokens(whole[cut:], pattern) == plain_tokens(whole, pattern)

@@ -171,11 +171,9 @@ class PreTokenizer:
         Used to stream: the text before the cut is final, the rest waits for more input.
         ``text`` must start at a boundary (the start of the stream or an earlier cut).
         Candidates: the end of a special token; under the compiled patterns also
-        ``cut_rules`` (a space after a non-space, a newline after a non-space or an ASCII
-        letter or digit), and the start of a line that does not start with a space (a
-        newline ends the whitespace before it, and no pre-token starts with one; under GPT-2
-        only where the newline follows a non-space, as its whitespace runs give their last
-        character to what follows them). The last ``longest special token`` characters are
+        ``cut_rules`` (a space after a non-space, a newline or carriage return after a
+        non-space or a letter or digit), and the start of a line (``_last_line_cut``). The
+        last ``longest special token`` characters are
         never cut: more input could still make them part of a longer special token. 0 when
         there is no candidate.
         """
@@ -199,11 +197,13 @@ class PreTokenizer:
     def cut_rules(self) -> tuple[tuple[str, Callable[[str], bool]], ...]:
         """The characters before which a pre-token always starts (outside special tokens),
         each with the test of the character before it that rules the cut out: a space after a
-        non-space; a newline after a non-space (GPT-2) or a letter or digit (the others).
-        None under a pattern that runs through ``regex``."""
+        non-space; a newline or carriage return after a non-space (GPT-2) or a letter or
+        digit (the others: punctuation takes in the newlines after it). None under a pattern
+        that runs through ``regex``."""
         if not self.chunked:
             return ()
-        return ((" ", str.isspace), ("\n", str.isspace if self.family == "gpt2" else _not_alnum))
+        bad_before = str.isspace if self.family == "gpt2" else _not_alnum
+        return ((" ", str.isspace), ("\n", bad_before), ("\r", bad_before))
 
     def pretokens(self, piece: str) -> list[str]:
         """Pre-tokens of one ordinary piece.
@@ -266,10 +266,20 @@ def _last_cut(
             return i
 
 
+_INDENT = regex.compile(r"[^\S\r\n]*")
+"""Whitespace that is no newline: a line's indent."""
+
+
 def _last_line_cut(text: str, floor: int, limit: int, specials: list[tuple[int, int]], lone: bool) -> int:
-    """The last index in ``(floor, limit]`` just after a newline and before a character that
-    is not a space (``lone``: the newline after one that is not), that no special token spans
-    (0 if none)."""
+    """The last index in ``(floor, limit]`` just after a newline where a pre-token starts
+    whatever follows, that no special token spans (0 if none). Under GPT-2 (``lone``): after
+    a newline that follows a non-space, before a non-space (its whitespace runs give their
+    last character to what follows them). Under the others, after the last newline of a
+    whitespace run, where their newline rule (``\\s*[\\r\\n]``) ends it, though an indent
+    follows (a Chinese text's lines may start with ideographic spaces): before a character
+    that is no whitespace, within the text seen; not a ``/`` right after the newline (o200k's
+    punctuation takes in the newlines and slashes after it); after an indent, no special
+    token (the indent would end its text)."""
     starts = [start for start, _ in specials]
     end = min(limit, len(text) - 1)
     while True:
@@ -277,8 +287,17 @@ def _last_line_cut(text: str, floor: int, limit: int, specials: list[tuple[int, 
         if n < 0:
             return 0
         end, cut = n, n + 1
-        if text[cut].isspace() or (lone and (n == 0 or text[n - 1].isspace())):
-            continue
+        if lone:
+            if text[cut].isspace() or n == 0 or text[n - 1].isspace():
+                continue
+        else:
+            indent = _INDENT.match(text, cut)
+            assert indent is not None  # it may be empty
+            after = indent.end()
+            if after == cut and text[cut] in "\r\n/":
+                continue
+            if after > cut and (after >= limit or text[after] in "\r\n" or after in starts):
+                continue
         k = bisect_right(starts, cut - 1) - 1  # the last special token starting before the cut
         if k < 0 or specials[k][1] <= cut:
             return cut

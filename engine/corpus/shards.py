@@ -648,26 +648,39 @@ def _cut_terms(pretok: PreTokenizer) -> tuple[dict[bytes, Callable[[str], bool]]
     return rules, specials, max(map(len, specials), default=1)
 
 
+_INDENT = re.compile(rb"(?:[ \t\x0b\x0c]|\xe3\x80\x80)*")
+"""A line's indent, in UTF-8: spaces, tabs and ideographic spaces."""
+
+
 def _last_cut(data: bytes, pretok: PreTokenizer) -> int:
     """The last place in ``data`` where a block of text can end, told from ``data`` alone and
     far enough from both ends to see every special token that could span it (0 if none):
-    where ``text_cut`` would cut, or at the start of a line that does not start with
-    whitespace (under GPT-2, after a newline that does not follow whitespace either), as
-    ``PreTokenizer.safe_cut`` also cuts. Lines keep a text without spaces (Chinese, whose
-    lines end in a full stop) in blocks of about the size asked for."""
+    where ``text_cut`` would cut, or at the start of a line, as ``PreTokenizer.safe_cut``
+    also cuts: under GPT-2, after a newline that follows no whitespace, before a character
+    that is none; under the others, before the line's first character that is no
+    whitespace, after its indent (not a ``/`` right after the newline, nor a special token
+    after an indent). Lines keep a text without spaces (Chinese, whose lines end in a full
+    stop) in blocks of about the size asked for."""
     rules, specials, reach = _cut_terms(pretok)
-    end = len(data) - reach + 1
+    seen = end = len(data) - reach + 1
     cut = 0
     while (j := max(data.rfind(c, reach + 4, end) for c in rules)) > 0:
         if _cut_ok(data, j, rules[data[j : j + 1]], specials):
             cut = j
             break
         end = j
-    end = len(data) - reach + 1
+    end = seen
+    lone = pretok.family == "gpt2"  # a space run gives its last to what follows
     while (n := data.rfind(b"\n", max(cut, reach + 4), end - 1)) >= 0:  # a line starting at n + 1
-        after = data[n + 1 : n + 5].decode("utf-8", "surrogateescape")[:1]
-        settled = pretok.family != "gpt2" or not _space_before(data, n)  # GPT-2: a space run gives its last to what follows
-        if after and not after.isspace() and settled and not _spanned(data, n + 1, specials):
+        indent = _INDENT.match(data, n + 1)
+        assert indent is not None  # it may be empty
+        at = n + 1 if lone else indent.end()
+        after = data[at : at + 4].decode("utf-8", "surrogateescape")[:1]
+        if at == n + 1:
+            fits = after != "/" and (not lone or not _space_before(data, n))
+        else:
+            fits = at < seen and not any(data.startswith(s, at) for s in specials)
+        if after and not after.isspace() and fits and not _spanned(data, n + 1, specials):
             return n + 1
         end = n + 1
     return cut
