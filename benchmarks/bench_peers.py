@@ -492,8 +492,13 @@ def main() -> None:
                             for peer in peers[r % len(peers) :] + peers[: r % len(peers)]:
                                 command = [sys.executable, __file__, "--child", str(threads), "--peer", peer, "--shape", shape]
                                 command += ["--models", name, "--corpora", corpus, "--scratch", str(scratch)]
-                                out = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
-                                done = json.loads(out)
+                                run = subprocess.run(command, env=env, capture_output=True, text=True)
+                                sys.stderr.write(run.stderr)
+                                if run.returncode:  # a peer that crashes (tokie panics on some texts) sits the cell out
+                                    why = (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1]
+                                    notes.add(f"{peer}: its process failed ({name}, {Path(corpus).stem}, {shape}): {why[:100]}; left out")
+                                    continue
+                                done = json.loads(run.stdout)
                                 results += done["results"]
                                 notes.update(done["notes"])
                     print(f"  {threads} thread(s): {corpus} {name} done, load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
