@@ -555,6 +555,25 @@ def test_one_tokenizer_shared_by_threads(tok):
     assert all(results[k] == expected for k in range(4))
 
 
+def test_long_lists_made_by_threads_at_once(tok):
+    """A list of over 65,536 ids has its pointers made without the GIL: threads making such
+    lists at once each get their text's ids."""
+    texts = [f"{k} " + SAMPLE * (60 + 7 * k) for k in range(3)]
+    expected = [tok.encode(text) for text in texts]
+    assert min(map(len, expected)) > 1 << 16
+    results: dict[int, list[list[int]]] = {}
+
+    def run(k: int) -> None:
+        results[k] = [tok.encode(texts[(k + j) % 3]) for j in range(3)]
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(results[k] == [expected[(k + j) % 3] for j in range(3)] for k in range(3))
+
+
 @settings(max_examples=40)
 @given(st.lists(texts, max_size=12), st.integers(2, 3))
 def test_threads_sharing_a_full_cache_give_encode_of_each(small_caches, batch, workers):
