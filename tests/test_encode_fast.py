@@ -555,6 +555,32 @@ def test_one_tokenizer_shared_by_threads(tok):
     assert all(results[k] == expected for k in range(4))
 
 
+LINES = ["。", "！”", "\n", "\r\n", "\r", "/", " ", "    ", "\t", "\u3000", "你好", "ab", "12", " the", "<|pad|>", "<|endoftext|>"]
+"""Where lines meet: punctuation before a newline (which it takes in), whitespace after one."""
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    text=st.one_of(texts, st.lists(st.sampled_from(LINES), max_size=60).map("".join)),
+    more=st.lists(st.sampled_from(LINES), max_size=8).map("".join),
+)
+def test_an_encoder_cut_changes_no_pretoken(tok, text, more):
+    """``Encoder.cut`` (a long text's pieces for threads, the chunks of one thread): whatever
+    follows, the text up to the cut and from it split into the pre-tokens of the whole."""
+    whole = text + more
+    expected = pretokens(tok, whole)
+    cuts = {tok._own_encoder().cut(whole, 0, at) for at in range(len(whole) + 1)}  # the last before each place
+    assert all(0 <= cut <= len(whole) for cut in cuts)
+    for cut in cuts - {0}:
+        assert pretokens(tok, whole[:cut]) + pretokens(tok, whole[cut:]) == expected
+
+
+def pretokens(tok: Tokenizer, text: str) -> list[str]:
+    """The special tokens of ``text`` and the pre-tokens between them, in order."""
+    pretok = tok.pretokenizer
+    return [p for piece, special in pretok.split_special(text) for p in ([piece] if special else pretok.pretokens(piece))]
+
+
 def test_long_lists_made_by_threads_at_once(tok):
     """A list of over 65,536 ids has its pointers made without the GIL: threads making such
     lists at once each get their text's ids."""

@@ -76,6 +76,9 @@ class Encoder:
         """``encode``'s ids as the bytes of a little-endian array of ``width``-byte (2 or 4)
         unsigned ints; OverflowError if an id does not fit. Of ``text[start:end]`` (``start``
         and ``end`` not negative; ``end`` by default the text's), with no slice made."""
+    def cut(self, text: str, start: int, at: int, /) -> int:
+        """The last place in ``text[start:at]`` where it may be cut without changing its ids,
+        looked for near ``at`` by the rules of the encoder's chunks; 0 if none is found."""
     def encode_into(self, text: str, start: int, end: int, first: bool, /) -> int:
         """Keep the ids of text[start:end] after those kept (after none when first); how many."""
     def fill(self, out: list[int] | PackedIds, spans: list[tuple[int, int, int]], /) -> None:
