@@ -680,13 +680,15 @@ def test_packed_ids_become_the_same_ints(tok):
         tok._table.filled(out)
 
 
-@pytest.mark.parametrize("words", [1000, 60_000, (31 << 20) // 12 + 1000])
+@pytest.mark.parametrize("words", [1000, 3000, 60_000, (31 << 20) // 12 + 1000])
 def test_a_texts_list_is_made_in_its_own_memory_or_its_encoders(words):
     """``encode``'s list is encoded in its own memory: room for an id a UTF-8 byte (up to 31
-    MB), or after a text, for twice its ids a character and a quarter more. Ids that outgrow
-    the room go on in the encoder's buffer, those so far moved there, and are made a list
-    from there (here after English, whose ids a character are a quarter of these: the two
-    larger). Either way they are ``encode_packed``'s, and the encoder's next text is whole."""
+    MB), or after a text of 4,096 characters or more, for twice its ids a character and a
+    quarter more. Ids that outgrow the room go on in the encoder's buffer, those so far moved
+    there, and are made a list from there (here after English, whose ids a character are a
+    third of these: the two largest); ids more than half the room have their pointers made
+    in a block of their own (3,000 words). Either way they are ``encode_packed``'s, and the
+    encoder's next text is whole."""
     tok = gpt2()
     assert tok.encode(SAMPLE) == reference_encode(tok, SAMPLE)
     text = "\0a " * words  # a token a byte, cut into chunks after each "a"

@@ -1337,7 +1337,7 @@ typedef struct {
     size_t out_faulted; /* meanwhile, the ids of out whose pages are faulted in */
     uint32_t *set_aside; /* meanwhile, the encoder's own out */
     size_t set_aside_cap;
-    double ids_a_char;  /* of the last text encode_list made a list of, or 0 */
+    double ids_a_char;  /* of the last text of RATE_CHARS or more encode_list made a list of, or 0 */
 } Encoder;
 
 /* Grow *buf to hold at least need items of size each, keeping its first used (raw
@@ -2098,6 +2098,10 @@ static void encode_error(PyObject *text, int err, int fits) {
  * next list takes it again, where a block mapped of its own is new memory every call. */
 #define LIST_IDS (((size_t)31 << 20) / sizeof(uint32_t))
 #define FREE_POINTERS ((size_t)1 << 16) /* a list of more ids has its pointers made without the GIL */
+/* The least characters of a text whose ids a character guess the next list's room: a short
+ * one's are no guide ("hello world", 2 ids, left en-mix-6m's list half the room its pointers
+ * took: 2,950 pages more faulted in, 35-36 ms a cold encode became 40-41). */
+#define RATE_CHARS ((Py_ssize_t)1 << 12)
 
 /* The list of a str's ids, encoded into the list's own memory: room for ids of 4 bytes is
  * the encoder's output while it encodes without the GIL; then each id becomes its int's
@@ -2105,11 +2109,12 @@ static void encode_error(PyObject *text, int err, int fits) {
  * and the room past them is given back. Ids that outgrow the room go on in the encoder's own
  * buffer (out_room), and are copied into a list from there, as they all were: a cold encode
  * of en-mix-6m faulted in both, 7,066 pages, where this way it faults in 5,448. The room:
- * twice the ids the last text's rate a character gives, and a quarter more (its pointers
- * then fit too), or before any, an id a UTF-8 byte (which no text's ids outnumber); at most
- * LIST_IDS. Sized by UTF-8 alone, the block was larger than a list, and where an earlier
- * list lived, it came from memory new to the process where a list's did not (1,600 pages
- * more in a second encode of en-mix-6m while the first's list and text lived). */
+ * twice the ids the last long text's rate a character gives (RATE_CHARS), and a quarter
+ * more (its pointers then fit too), or before any, an id a UTF-8 byte (which no text's ids
+ * outnumber); at most LIST_IDS. Sized by UTF-8 alone, the block was larger than a list, and
+ * where an earlier list lived, it came from memory new to the process where a list's did
+ * not (1,600 pages more in a second encode of en-mix-6m while the first's list and text
+ * lived). */
 static PyObject *encode_list(Encoder *e, PyObject *text, const StrView *v) {
     size_t bound = v->ascii ? (size_t)v->len : utf8_room(v->kind, v->len);
     bound = bound < LIST_IDS ? bound : LIST_IDS;
@@ -2132,31 +2137,32 @@ static PyObject *encode_list(Encoder *e, PyObject *text, const StrView *v) {
     Py_END_ALLOW_THREADS
     if (in_list) e->out = e->set_aside, e->out_cap = e->set_aside_cap, e->out_in_list = 0;
     e->out_ready = 0; /* out_room asks reserve again */
-    if (!err && v->len) e->ids_a_char = (double)n / (double)v->len;
+    if (!err && v->len >= RATE_CHARS) e->ids_a_char = (double)n / (double)v->len;
     e->set_aside = NULL, e->set_aside_cap = 0;
     PyObject *list = NULL;
     if (err) encode_error(text, err, 1);
     else if (!in_list) list = ids_list(e, 0, n);
     else if ((list = PyList_New(0)) && n) {
-        uint8_t *grown = 8 * n > 4 * room ? PyMem_Realloc(items, 8 * n) : items; /* more ids than half the room */
-        if (grown) {
-            items = grown;
+        /* more ids than half the room: their pointers made straight into a block of their
+         * own, not the ids first copied there by realloc */
+        uint8_t *pointers = 8 * n > 4 * room ? PyMem_Malloc(8 * n) : items;
+        if (pointers) {
             PyObject *const *objects = e->vocab->id_objects;
             /* A long list's without the GIL (the ints are id_ints): two threads' encode() of
              * 1 MB of English each, at once, waited on each other's (2.3-2.5 ms a call, two
              * processes' 2.1-2.4). */
             PyThreadState *saved = n >= FREE_POINTERS ? PyEval_SaveThread() : NULL;
-            for (size_t k = n; k-- > 0;) { /* by bytes: the ids and the pointers share the memory */
+            for (size_t k = n; k-- > 0;) { /* by bytes: the ids and the pointers may share the memory */
                 uint32_t id;
                 memcpy(&id, items + 4 * k, 4);
-                memcpy(items + 8 * k, &objects[id], sizeof(PyObject *));
+                memcpy(pointers + 8 * k, &objects[id], sizeof(PyObject *));
             }
             if (saved) PyEval_RestoreThread(saved);
-            uint8_t *fit = 8 * n < 4 * room ? PyMem_Realloc(items, 8 * n) : NULL; /* the room past them given back */
-            ((PyListObject *)list)->ob_item = (PyObject **)(fit ? fit : items);
+            uint8_t *fit = pointers == items && 8 * n < 4 * room ? PyMem_Realloc(items, 8 * n) : NULL; /* the room past them given back */
+            ((PyListObject *)list)->ob_item = (PyObject **)(fit ? fit : pointers);
             ((PyListObject *)list)->allocated = (Py_ssize_t)n;
             Py_SET_SIZE(list, (Py_ssize_t)n);
-            items = NULL; /* the list's now */
+            if (pointers == items) items = NULL; /* the list's now */
         } else {
             Py_CLEAR(list);
             PyErr_NoMemory();
