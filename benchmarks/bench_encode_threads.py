@@ -24,7 +24,7 @@ Qwen2 vocabulary, so ``llama3`` and ``qwen2`` run cl100k_base's ranks under thos
 patterns (bpe-tui's pre-tokenizer of each family, over ranks of the right size). Parallel
 speed-up needs an idle second core as fast as the first: the load average, two threads of
 SHA-256 against one, and a warm encode on each core alone and on both at once, an encoder
-each (``machine.per_core``: the most two threads could get then), are printed before and
+each (``machine.per_core``: what threads of one process got then), are printed before and
 after.
 """
 
