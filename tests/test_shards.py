@@ -201,6 +201,20 @@ def test_lines_of_a_stream_read_in_blocks_of_any_size(data, block):
     assert all(b.endswith(b"\n") for b in blocks[:-1]) and all(blocks)
 
 
+@pytest.mark.parametrize("pattern", ["gpt2", "gpt4", "o200k"])
+@pytest.mark.parametrize("specials", [SPECIALS, OVERLAPPING, []], ids=["gpt-style", "overlapping", "none"])
+@SPLITS
+@given(text=texts | overlapping_texts | st.lists(texts, max_size=8).map("\n".join), size=st.integers(8, 64))
+def test_a_texts_pieces_are_the_blocks_of_a_file_of_it(pattern, specials, text, size):
+    """``text_pieces`` cuts a text in memory, as views of it, where a file of it is cut into
+    blocks of that size as it is read (``_text_blocks``)."""
+    pretok = PreTokenizer(pattern, specials)
+    data = text.encode("utf-8")
+    pieces = list(shards_module.text_pieces(data, pretok, size))
+    assert [bytes(piece) for piece, _ in pieces] == (list(shards_module._text_blocks(io.BytesIO(data), pretok, size)) or [b""])
+    assert [last for _, last in pieces] == [False] * (len(pieces) - 1) + [True]
+
+
 JSON_PIECES = ['{"text": "a"}', '{"text": 1}', "[1, 2]", '"s"', "NaN", "1e5", " ", "\t", "\r", "\x0b", "\u3000"]
 JSON_PIECES += ["{", "}", ",", ":", '"', "x", "é"]
 

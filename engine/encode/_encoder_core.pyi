@@ -97,7 +97,7 @@ class Encoder:
     def encode_packed_many(self, texts: Sequence[str], width: int, eot: int = -1, ends: Sequence[bool] | None = None, /) -> bytes:
         """The ``encode_packed`` ids of the texts joined, ``eot`` (unless negative) after each
         text whose flag in ``ends`` is true (after each text when ``ends`` is None)."""
-    def encode_utf8(self, data: bytes, width: int, eot: int, /) -> bytes | None:
+    def encode_utf8(self, data: Buffer, width: int, eot: int, /) -> bytes | None:
         """The ids of ``data``, a plain text's UTF-8 (a block cut where a pre-token always
         starts), packed as ``width``-byte little-endian ints, ``eot`` (unless negative) after
         them; None, encoding nothing, if ``data`` is not valid UTF-8."""

@@ -175,7 +175,7 @@ does, given where it starts: its text, or None for a blank line or a record skip
 class _LinePiece(NamedTuple):
     """A piece of the text of a long JSONL line (``LONG_LINE``), and whether it is its last."""
 
-    data: bytes
+    data: memoryview
     last: bool
 
 
