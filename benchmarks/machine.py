@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
+import mmap
 import os
 import statistics
 import threading
@@ -15,8 +17,8 @@ ENGLISH = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" /
 def machine() -> str:
     """The 1-, 5- and 15-minute load averages (other work on the machine skews the times), the
     speed-up of two threads hashing over one, median of 5: near 2x when a second core is
-    free, near 1x when other work holds it; and an encode's time on each core alone and on
-    all at once (``per_core``)."""
+    free, near 1x when other work holds it; an encode's time on each core alone and on all
+    at once (``per_core``); and new memory written by threads and by processes (``faults``)."""
     data = bytes(16 << 20)
 
     def hashing(threads: int) -> float:
@@ -30,7 +32,66 @@ def machine() -> str:
 
     speedup = statistics.median(2 * hashing(1) / hashing(2) for _ in range(5))
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    return f"load average {load}, 2 threads of SHA-256 {speedup:.2f}x one, {per_core()}"
+    return f"load average {load}, 2 threads of SHA-256 {speedup:.2f}x one, {per_core()}, {faults()}"
+
+
+FAULTED = 12 << 20
+"""The new memory ``faults`` writes: about the list of ids of en-mix-6m under GPT-2."""
+
+
+def _written(size: int, parts: int) -> float:
+    """Seconds to write ``size`` bytes of memory new to this process, ``parts`` threads each
+    writing a share (``ctypes.memset`` lets the GIL go), every page faulted in on the way."""
+    buffer = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)  # as malloc maps
+    base = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
+    share = size // parts
+    running = [threading.Thread(target=ctypes.memset, args=(base + k * share, 1, share)) for k in range(parts)]
+    started = time.perf_counter()
+    for t in running:
+        t.start()
+    for t in running:
+        t.join()
+    return time.perf_counter() - started
+
+
+def _in_processes(size: int, parts: int) -> float:
+    """Seconds for ``parts`` processes at once to write ``size`` bytes of new memory, a share
+    each: the slowest one's."""
+    go_read, go_write = os.pipe()
+    results = []
+    for _ in range(parts):
+        done_read, done_write = os.pipe()
+        if os.fork() == 0:  # the child: waits, writes its share, tells its time
+            os.read(go_read, 1)
+            os.write(done_write, repr(_written(size // parts, 1)).encode())
+            os._exit(0)
+        os.close(done_write)
+        results.append(done_read)
+    os.write(go_write, b"x" * parts)
+    times = [float(os.read(fd, 64)) for fd in results]
+    for fd in (go_read, go_write, *results):
+        os.close(fd)
+    for _ in range(parts):
+        os.wait()
+    return max(times)
+
+
+def faults(rounds: int = 5) -> str:
+    """``FAULTED`` bytes of new memory written by one thread, by two threads of this process
+    (half each), and by two processes (half each), medians of ``rounds``: what a cold
+    encode's page faults cost, and whether two threads take them at once as two processes
+    do. A thread started just before its half was written often ran on the starting
+    thread's core until that was done (a C test: two threads 4.3-4.9 ms or 7.8-8.9, one
+    8.2-9.9), so both are started before either writes."""
+    if not hasattr(os, "fork"):
+        return "faults: not measured"
+    one = statistics.median(_written(FAULTED, 1) for _ in range(rounds))
+    threads = statistics.median(_written(FAULTED, 2) for _ in range(rounds))
+    processes = statistics.median(_in_processes(FAULTED, 2) for _ in range(rounds))
+    return (
+        f"{FAULTED >> 20} MB of new memory written in {one * 1e3:.1f} ms by one thread, "
+        f"{threads * 1e3:.1f} by two, {processes * 1e3:.1f} by two processes"
+    )
 
 
 def per_core(rounds: int = 7) -> str:
