@@ -201,6 +201,33 @@ def test_lines_of_a_stream_read_in_blocks_of_any_size(data, block):
     assert all(b.endswith(b"\n") for b in blocks[:-1]) and all(blocks)
 
 
+def last_cut_by_position(data: bytes, pretok: PreTokenizer, start: int, stop: int) -> int:
+    """``_last_cut`` the slow way: every place from the last down, the first where a rule's
+    character or a line's start may be cut."""
+    rules, specials, reach = shards_module._cut_terms(pretok)
+    seen, low, lone = stop - reach + 1, start + reach + 4, pretok.family == "gpt2"
+    for p in range(seen - 1, low - 1, -1):
+        if p - 1 >= low and data[p - 1 : p] == b"\n" and shards_module._line_cut_ok(data, p - 1, stop, seen, lone, specials):
+            return p
+        if data[p : p + 1] in rules and shards_module._cut_ok(data, p, rules[data[p : p + 1]], specials):
+            return p
+    return 0
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "gpt4", "o200k"])
+@pytest.mark.parametrize("specials", [SPECIALS, OVERLAPPING, []], ids=["gpt-style", "overlapping", "none"])
+@SPLITS
+@given(text=texts | overlapping_texts | st.lists(texts, max_size=8).map("\n".join), start=st.integers(0, 40), length=st.integers(0, 200))
+def test_a_blocks_last_cut_is_the_last_place_a_cut_holds(pattern, specials, text, start, length):
+    """``_last_cut`` walks a rule's candidates and the lines' starts from the last down
+    together; it finds the place that trying every place from the last down finds."""
+    pretok = PreTokenizer(pattern, specials)
+    data = text.encode("utf-8")
+    start = min(start, len(data))
+    stop = min(start + length, len(data))
+    assert shards_module._last_cut(data, pretok, start, stop) == last_cut_by_position(data, pretok, start, stop)
+
+
 @pytest.mark.parametrize("pattern", ["gpt2", "gpt4", "o200k"])
 @pytest.mark.parametrize("specials", [SPECIALS, OVERLAPPING, []], ids=["gpt-style", "overlapping", "none"])
 @SPLITS

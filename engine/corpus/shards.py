@@ -666,30 +666,42 @@ def _last_cut(data: bytes, pretok: PreTokenizer, start: int = 0, stop: int | Non
     stop) in blocks of about the size asked for."""
     rules, specials, reach = _cut_terms(pretok)
     stop = len(data) if stop is None else stop
-    seen = end = stop - reach + 1
-    if seen - start <= reach + 4:  # too short to see around any cut
+    seen = stop - reach + 1
+    low = start + reach + 4
+    if seen <= low:  # too short to see around any cut
         return 0
-    cut = 0
-    while (j := max(data.rfind(c, start + reach + 4, end) for c in rules)) > 0:
-        if _cut_ok(data, j, rules[data[j : j + 1]], specials):
-            cut = j
-            break
-        end = j
-    end = seen
     lone = pretok.family == "gpt2"  # a space run gives its last to what follows
-    while (n := data.rfind(b"\n", max(cut, start + reach + 4), end - 1)) >= 0:  # a line starting at n + 1
-        indent = _INDENT.match(data, n + 1, stop)
-        assert indent is not None  # it may be empty
-        at = n + 1 if lone else indent.end()
-        after = data[at : min(at + 4, stop)].decode("utf-8", "surrogateescape")[:1]
-        if at == n + 1:
-            fits = after != "/" and (not lone or not _space_before(data, n))
-        else:
-            fits = at < seen and not any(data.startswith(s, at) for s in specials)
-        if after and not after.isspace() and fits and not _spanned(data, n + 1, specials):
-            return n + 1
-        end = n + 1
-    return cut
+    # The candidates from the last down, a rule's and a line's start merged, the first that
+    # holds taken: each kind walked apart, Chinese prose (no newline after a letter) had each
+    # line's newline tried before the cut at a line's start nearer the end was.
+    last = {c: data.rfind(c, low, seen) for c in rules}  # each rule's last candidate
+    n = data.rfind(b"\n", low, seen - 1)  # a line starting at n + 1
+    while (j := max(last.values(), default=-1)) > 0 or n >= 0:
+        if n >= 0 and n + 1 >= j:
+            if _line_cut_ok(data, n, stop, seen, lone, specials):
+                return n + 1
+            n = data.rfind(b"\n", low, n)
+            continue
+        c = data[j : j + 1]
+        if _cut_ok(data, j, rules[c], specials):
+            return j
+        last[c] = data.rfind(c, low, j)
+    return 0
+
+
+def _line_cut_ok(data: bytes, n: int, stop: int, seen: int, lone: bool, specials: list[bytes]) -> bool:
+    """Whether a block may end at the start of the line after the newline ``data[n]``, the
+    block ending at ``stop`` and seeing special tokens up to ``seen``: see ``_last_cut``
+    (``lone``: GPT-2's rules)."""
+    indent = _INDENT.match(data, n + 1, stop)
+    assert indent is not None  # it may be empty
+    at = n + 1 if lone else indent.end()
+    after = data[at : min(at + 4, stop)].decode("utf-8", "surrogateescape")[:1]
+    if at == n + 1:
+        fits = after != "/" and (not lone or not _space_before(data, n))
+    else:
+        fits = at < seen and not any(data.startswith(s, at) for s in specials)
+    return bool(after) and not after.isspace() and fits and not _spanned(data, n + 1, specials)
 
 
 def _char_before(data: bytes, j: int) -> str:
