@@ -70,8 +70,9 @@ is the same however many processes count it; long enough that a shard's own pre-
 costs little beside its counting."""
 
 LINE_BLOCK = 1 << 18
-"""How much of a JSONL file is read at once: documents are short, and a block is held three
-times over while it is cut into lines."""
+"""How much of a JSONL file (or a plain-text file read for its ids) is read at once:
+documents are short, and a block is held three times over while it is cut into lines; and a
+block is a unit for the encoding threads."""
 
 PROGRESS_BYTES = 1 << 20
 """Bytes read between two progress reports of a shard."""
@@ -293,14 +294,16 @@ def shard_text_blocks(
     shard: Shard, settings: CountSettings, progress: Callable[[int], None] | None
 ) -> Iterator[tuple[Iterator[tuple[bytes, int]], Callable[[bytes, int], list[str]]]]:
     """A plain-text shard's bytes for a reader that encodes UTF-8 itself: blocks of about
-    ``settings.block_bytes`` that each pre-tokenize as within the whole (``_text_blocks``;
-    the settings' pre-tokenizer must be one the compiled code runs, as for
-    ``PretokenTally.utf8_text``), each with the byte of the file it starts at; and what reads
-    a block as ``shard_texts`` would, given that byte (its texts, decoded with the settings'
-    errors, a ``CorpusError`` naming the byte), for one that is not valid UTF-8."""
+    ``settings.block_bytes`` or ``LINE_BLOCK``, the smaller (as a JSONL file's: in blocks of
+    1 MB, zh-xiyouji was two units for two threads, and en-mix-6m seven), that each
+    pre-tokenize as within the whole (``_text_blocks``; the settings' pre-tokenizer must be
+    one the compiled code runs, as for ``PretokenTally.utf8_text``), each with the byte of
+    the file it starts at; and what reads a block as ``shard_texts`` would, given that byte
+    (its texts, decoded with the settings' errors, a ``CorpusError`` naming the byte), for
+    one that is not valid UTF-8."""
 
     def blocks() -> Iterator[tuple[bytes, int]]:
-        for block in _placed(_text_blocks(stream, settings.pretokenizer, settings.block_bytes), start):
+        for block in _placed(_text_blocks(stream, settings.pretokenizer, min(settings.block_bytes, LINE_BLOCK)), start):
             assert isinstance(block.data, bytes)
             yield block.data, block.offset
         reader.flush()  # the last bytes read, told to progress
